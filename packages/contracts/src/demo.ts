@@ -1,0 +1,40 @@
+import { RunSpec, SPEC_VERSION, type RunSpecInput } from "./runSpec";
+
+/**
+ * The seeded demo: a tiny character-level model learns, by GRPO on CPU, to answer
+ * "say X" with the letter X. It needs nothing downloaded and its reward rises within minutes.
+ */
+export const DEMO_SPEC_INPUT: RunSpecInput = {
+  specVersion: SPEC_VERSION,
+  name: "Echo the letter (tiny GRPO demo)",
+  description:
+    "A 2-layer character-level model learns to answer `say k:` with k's by GRPO on CPU. Reward is the fraction of the completion equal to the asked letter.",
+  seed: 1234,
+  actors: [
+    {
+      name: "student",
+      model: { source: "tiny", preset: "tiny-char-2l" },
+      backend: "hf",
+      trainable: true,
+      training: { learningRate: 3e-3, maxGradNorm: 1.0 },
+      sampling: { temperature: 1.0, maxNewTokens: 8 },
+    },
+  ],
+  datasets: [{ name: "letters", source: { kind: "builtin", name: "echo_letter", size: 256 } }],
+  rewards: [{ name: "letter_match", source: { kind: "builtin", name: "letter_match" } }],
+  environments: [
+    {
+      name: "echo",
+      kind: "single_turn",
+      dataset: "letters",
+      actors: ["student"],
+      prompt: { field: "prompt", applyChatTemplate: false },
+      rewards: [{ reward: "letter_match", weight: 1 }],
+    },
+  ],
+  algorithm: { name: "grpo", groupSize: 8 },
+  trainer: { steps: 120, promptsPerStep: 8, episodesPerStep: 4, device: "cpu" },
+  tags: ["demo"],
+};
+
+export const DEMO_SPEC: RunSpec = RunSpec.parse(DEMO_SPEC_INPUT);

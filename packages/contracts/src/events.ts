@@ -1,0 +1,138 @@
+import { z } from "zod";
+
+/**
+ * Events: what the runtime (and the runner, for status changes it decides) reports about a run.
+ *
+ * Wire format: one JSON object per line on the runtime's events file descriptor. Every event
+ * carries a per-run `seq` (strictly increasing, starting at the `--seq-start` the runner passes),
+ * so storage is idempotent on (run, seq) and a browser can resume from its last seq.
+ */
+
+export const RUN_STATES = ["queued", "running", "succeeded", "failed", "cancelled"] as const;
+export const RunState = z.enum(RUN_STATES);
+export type RunState = z.infer<typeof RunState>;
+export const TERMINAL_STATES: readonly RunState[] = ["succeeded", "failed", "cancelled"];
+export const isTerminal = (s: RunState) => TERMINAL_STATES.includes(s);
+
+/** Training phases, so memory can be attributed to the phase that used it. */
+export const Phase = z.enum(["setup", "rollout", "reward", "reference", "update", "weight_sync", "eval", "checkpoint", "idle"]);
+export type Phase = z.infer<typeof Phase>;
+
+const base = {
+  seq: z.number().int().min(1),
+  /** Milliseconds since the Unix epoch, when the event happened. */
+  ts: z.number().int().min(0),
+};
+
+export const StatusEvent = z
+  .object({
+    ...base,
+    type: z.literal("status"),
+    state: RunState,
+    message: z.string().max(10_000).optional(),
+  })
+  .strict();
+
+/** Several scalar metrics at one step, optionally for one actor (e.g. `reward/mean`, `loss`). */
+export const MetricEvent = z
+  .object({
+    ...base,
+    type: z.literal("metric"),
+    step: z.number().int().min(0),
+    actor: z.string().max(64).optional(),
+    values: z.record(z.string().min(1).max(128), z.number()),
+  })
+  .strict();
+
+export const MemoryEvent = z
+  .object({
+    ...base,
+    type: z.literal("memory"),
+    step: z.number().int().min(0),
+    phase: Phase,
+    /** `cpu` for host RAM, `cuda:0`… for accelerators. */
+    device: z.string().min(1).max(32),
+    actor: z.string().max(64).optional(),
+    rssBytes: z.number().min(0).optional(),
+    allocatedBytes: z.number().min(0).optional(),
+    reservedBytes: z.number().min(0).optional(),
+    peakBytes: z.number().min(0).optional(),
+  })
+  .strict();
+
+export const EpisodeMessage = z
+  .object({
+    actor: z.string().max(64),
+    role: z.enum(["system", "user", "assistant"]),
+    content: z.string(),
+    /** True when the actor was trained on these tokens (its own completion). */
+    trained: z.boolean(),
+  })
+  .strict();
+
+export const EpisodeEvent = z
+  .object({
+    ...base,
+    type: z.literal("episode"),
+    step: z.number().int().min(0),
+    environment: z.string().max(64),
+    /** GRPO group (one prompt) and the sample's index within it. */
+    group: z.number().int().min(0),
+    sample: z.number().int().min(0),
+    /** Index of the dataset row, so the same prompt can be followed across steps. */
+    datasetRow: z.number().int().min(0).optional(),
+    messages: z.array(EpisodeMessage),
+    reward: z.number(),
+    rewardComponents: z.record(z.string(), z.number()).default({}),
+    advantage: z.number().optional(),
+  })
+  .strict();
+
+export const LogEvent = z
+  .object({
+    ...base,
+    type: z.literal("log"),
+    level: z.enum(["debug", "info", "warning", "error"]),
+    message: z.string().max(100_000),
+  })
+  .strict();
+
+export const CheckpointEvent = z
+  .object({
+    ...base,
+    type: z.literal("checkpoint"),
+    step: z.number().int().min(0),
+    actor: z.string().max(64).optional(),
+    path: z.string().min(1),
+  })
+  .strict();
+
+export const ErrorEvent = z
+  .object({
+    ...base,
+    type: z.literal("error"),
+    message: z.string().max(100_000),
+    /** Dotted path of the spec field at fault, when the error is about the spec. */
+    field: z.string().max(512).optional(),
+    traceback: z.string().max(200_000).optional(),
+  })
+  .strict();
+
+export const RunEvent = z.discriminatedUnion("type", [
+  StatusEvent,
+  MetricEvent,
+  MemoryEvent,
+  EpisodeEvent,
+  LogEvent,
+  CheckpointEvent,
+  ErrorEvent,
+]);
+export type RunEvent = z.infer<typeof RunEvent>;
+export type RunEventType = RunEvent["type"];
+export type MetricEvent = z.infer<typeof MetricEvent>;
+export type MemoryEvent = z.infer<typeof MemoryEvent>;
+export type EpisodeEvent = z.infer<typeof EpisodeEvent>;
+export type StatusEvent = z.infer<typeof StatusEvent>;
+
+/** Redis stream key of one run's live events; entries have id `<seq>-0` and field `event` (JSON). */
+export const runEventStreamKey = (runId: string) => `troupe:run:${runId}:events`;

@@ -1,0 +1,5 @@
+export * from "./runSpec";
+export * from "./events";
+export * from "./queue";
+export * from "./demo";
+export * from "./issues";

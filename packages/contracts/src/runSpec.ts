@@ -1,0 +1,319 @@
+import { z } from "zod";
+
+/**
+ * RunSpec v1: one JSON document that fully describes a run.
+ *
+ * It is designed for everything in DESIGN.md from the first version (several actors,
+ * environments with round specs, rewards, algorithm, trainer, seed), even where the
+ * runtime does not support a field yet: the runtime rejects unsupported values with a
+ * message naming the field, so the document never has to change shape to grow.
+ */
+
+export const SPEC_VERSION = 1 as const;
+
+/** Names used as references between parts of the spec (actors, datasets, rewards, environments). */
+export const Identifier = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, "must start with a letter or _ and contain only letters, digits, _ . -")
+  .max(64);
+
+export const TinyPreset = z.enum(["tiny-char-2l", "tiny-char-4l"]);
+
+export const ModelSource = z.discriminatedUnion("source", [
+  z
+    .object({
+      source: z.literal("tiny"),
+      /** Built in-process from a config with a character tokenizer; nothing is downloaded. */
+      preset: TinyPreset.default("tiny-char-2l"),
+    })
+    .strict(),
+  z
+    .object({
+      source: z.literal("huggingface"),
+      /** A Hugging Face id (`Qwen/Qwen2.5-0.5B-Instruct`); loaded from the local cache when offline. */
+      id: z.string().min(1),
+      revision: z.string().min(1).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      source: z.literal("local"),
+      /** A folder on the runner host holding a Hugging Face causal LM. */
+      path: z.string().min(1),
+    })
+    .strict(),
+]);
+
+export const SamplingSpec = z
+  .object({
+    temperature: z.number().min(0).max(5).default(1.0),
+    topP: z.number().gt(0).max(1).default(1.0),
+    topK: z.number().int().min(0).default(0),
+    maxNewTokens: z.number().int().min(1).max(131072).default(32),
+  })
+  .strict();
+
+export const LoraSpec = z
+  .object({
+    rank: z.number().int().min(1).max(1024).default(16),
+    alpha: z.number().positive().default(32),
+    dropout: z.number().min(0).max(1).default(0),
+    targetModules: z.array(z.string().min(1)).min(1).default(["q_proj", "k_proj", "v_proj", "o_proj"]),
+  })
+  .strict();
+
+export const SchedulerSpec = z
+  .object({
+    type: z.enum(["constant", "linear", "cosine"]).default("constant"),
+    warmupSteps: z.number().int().min(0).default(0),
+  })
+  .strict();
+
+export const LossType = z.enum(["grpo", "dr_grpo", "dapo", "gspo"]);
+export const AdvantageNorm = z.enum(["group", "batch", "none"]);
+
+export const TrainingSpec = z
+  .object({
+    learningRate: z.number().positive().max(1).default(1e-3),
+    optimizer: z.enum(["adamw", "sgd"]).default("adamw"),
+    weightDecay: z.number().min(0).default(0),
+    betas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).default([0.9, 0.999]),
+    scheduler: SchedulerSpec.default({ type: "constant", warmupSteps: 0 }),
+    maxGradNorm: z.number().positive().default(1.0),
+    klBeta: z.number().min(0).default(0),
+    clipEpsLow: z.number().positive().default(0.2),
+    clipEpsHigh: z.number().positive().default(0.2),
+    lossType: LossType.default("grpo"),
+    advantageNorm: AdvantageNorm.default("group"),
+    iterationsPerBatch: z.number().int().min(1).max(64).default(1),
+    lora: LoraSpec.optional(),
+    offload: z
+      .object({ params: z.boolean().default(false), optimizer: z.boolean().default(false) })
+      .strict()
+      .default({ params: false, optimizer: false }),
+  })
+  .strict();
+
+export const ApiEndpointSpec = z
+  .object({
+    baseUrl: z.string().url(),
+    model: z.string().min(1),
+    /** Name of an environment variable on the runner host that holds the key (never the key itself). */
+    apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
+    timeoutSeconds: z.number().positive().default(60),
+    maxRetries: z.number().int().min(0).default(3),
+  })
+  .strict();
+
+export const ActorSpec = z
+  .object({
+    name: Identifier,
+    model: ModelSource,
+    backend: z.enum(["hf", "vllm", "openai"]).default("hf"),
+    api: ApiEndpointSpec.optional(),
+    trainable: z.boolean().default(true),
+    training: TrainingSpec.default(TrainingSpec.parse({})),
+    sampling: SamplingSpec.default(SamplingSpec.parse({})),
+    placement: z
+      .object({ gpus: z.array(z.number().int().min(0)).default([]) })
+      .strict()
+      .default({ gpus: [] }),
+  })
+  .strict()
+  .superRefine((actor, ctx) => {
+    if (actor.backend === "openai" && !actor.api) {
+      ctx.addIssue({ code: "custom", path: ["api"], message: "an openai-backend actor needs `api` (baseUrl, model)" });
+    }
+    if (actor.backend === "openai" && actor.trainable) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["trainable"],
+        message: "an actor behind an API cannot be trained: set trainable to false",
+      });
+    }
+  });
+
+export const BuiltinDatasetName = z.enum(["echo_letter", "reverse_word"]);
+
+export const DatasetSource = z.discriminatedUnion("kind", [
+  z
+    .object({
+      kind: z.literal("builtin"),
+      /** Toy tasks generated in-process from the seed, for demos and learning checks. */
+      name: BuiltinDatasetName,
+      size: z.number().int().min(1).max(1_000_000).default(256),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal("file"),
+      /** Path on the runner host, relative to the run's work folder or absolute. */
+      path: z.string().min(1),
+      format: z.enum(["jsonl", "csv", "parquet"]),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal("huggingface"),
+      id: z.string().min(1),
+      config: z.string().min(1).optional(),
+      split: z.string().min(1).default("train"),
+    })
+    .strict(),
+]);
+
+export const DatasetSpec = z
+  .object({
+    name: Identifier,
+    source: DatasetSource,
+    /** Fraction (0..1) of rows held out for evaluation; 0 means no eval split. */
+    evalFraction: z.number().min(0).lt(1).default(0),
+  })
+  .strict();
+
+export const BuiltinRewardName = z.enum(["letter_match", "exact_match", "length_penalty"]);
+
+export const RewardSpec = z
+  .object({
+    name: Identifier,
+    source: z.discriminatedUnion("kind", [
+      z
+        .object({
+          kind: z.literal("builtin"),
+          name: BuiltinRewardName,
+          params: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).default({}),
+        })
+        .strict(),
+      z
+        .object({
+          kind: z.literal("python"),
+          /** Python source defining the entrypoint; runs out of process with limits. */
+          code: z.string().min(1),
+          entrypoint: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default("reward"),
+        })
+        .strict(),
+    ]),
+    /** `completion`: f(prompt, completion, **row); `conversation`: f(conversation, actor_name, **row). */
+    scope: z.enum(["completion", "conversation"]).default("completion"),
+    timeoutSeconds: z.number().positive().max(600).default(10),
+    memoryMb: z.number().int().min(16).max(65536).default(512),
+  })
+  .strict();
+
+export const EnvironmentReward = z
+  .object({ reward: Identifier, weight: z.number().default(1) })
+  .strict();
+
+export const EnvironmentSpec = z
+  .object({
+    name: Identifier,
+    kind: z.enum(["single_turn", "collaborative", "parallel", "adversarial"]).default("single_turn"),
+    dataset: Identifier,
+    /** Actors taking part, by name. A single-turn environment has exactly one. */
+    actors: z.array(Identifier).min(1),
+    /** Who speaks when, e.g. `Bob -> Alice -> (Bob/Alice)*5`. Required for collaborative environments. */
+    roundSpec: z.string().min(1).optional(),
+    prompt: z
+      .object({
+        /** Dataset column holding the prompt text. */
+        field: z.string().min(1).default("prompt"),
+        /** Jinja template over dataset fields; overrides `field` when set. */
+        template: z.string().min(1).optional(),
+        applyChatTemplate: z.boolean().default(true),
+      })
+      .strict()
+      .default({ field: "prompt", applyChatTemplate: true }),
+    systemPrompts: z.record(Identifier, z.string()).default({}),
+    rewards: z.array(EnvironmentReward).min(1),
+    /** Share of each batch drawn from this environment when several are combined. */
+    weight: z.number().positive().default(1),
+    maxTurns: z.number().int().min(1).max(1024).default(16),
+  })
+  .strict();
+
+export const AlgorithmSpec = z
+  .object({
+    name: z.enum(["grpo", "gspo", "dr_grpo", "dapo"]).default("grpo"),
+    /** Completions sampled per prompt; advantages are normalised within each group. */
+    groupSize: z.number().int().min(2).max(1024).default(8),
+  })
+  .strict();
+
+export const TrainerSpec = z
+  .object({
+    steps: z.number().int().min(1).max(10_000_000).default(100),
+    /** Prompts per step; each yields `groupSize` completions. */
+    promptsPerStep: z.number().int().min(1).max(65536).default(4),
+    evalEvery: z.number().int().min(0).default(0),
+    checkpointEvery: z.number().int().min(0).default(0),
+    /** Episodes (transcripts) recorded per step, for the run page. */
+    episodesPerStep: z.number().int().min(0).max(4096).default(4),
+    device: z.enum(["auto", "cpu", "cuda"]).default("auto"),
+    /** Torch intra-op threads on CPU; 0 lets torch decide. */
+    cpuThreads: z.number().int().min(0).max(512).default(0),
+    maxDurationSeconds: z.number().int().positive().optional(),
+  })
+  .strict();
+
+export const RunSpec = z
+  .object({
+    specVersion: z.literal(SPEC_VERSION),
+    name: z.string().min(1).max(200),
+    description: z.string().max(10_000).default(""),
+    seed: z.number().int().min(0).max(2 ** 31 - 1).default(0),
+    actors: z.array(ActorSpec).min(1),
+    datasets: z.array(DatasetSpec).min(1),
+    rewards: z.array(RewardSpec).min(1),
+    environments: z.array(EnvironmentSpec).min(1),
+    algorithm: AlgorithmSpec.default(AlgorithmSpec.parse({})),
+    trainer: TrainerSpec.default(TrainerSpec.parse({})),
+    tags: z.array(z.string().min(1).max(64)).default([]),
+  })
+  .strict()
+  .superRefine((spec, ctx) => {
+    const unique = (items: { name: string }[], key: string) => {
+      const seen = new Set<string>();
+      items.forEach((item, i) => {
+        if (seen.has(item.name)) {
+          ctx.addIssue({ code: "custom", path: [key, i, "name"], message: `duplicate name "${item.name}"` });
+        }
+        seen.add(item.name);
+      });
+      return seen;
+    };
+    const actors = unique(spec.actors, "actors");
+    const datasets = unique(spec.datasets, "datasets");
+    const rewards = unique(spec.rewards, "rewards");
+    unique(spec.environments, "environments");
+    spec.environments.forEach((env, i) => {
+      if (!datasets.has(env.dataset)) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "dataset"], message: `unknown dataset "${env.dataset}"` });
+      }
+      env.actors.forEach((a, j) => {
+        if (!actors.has(a)) {
+          ctx.addIssue({ code: "custom", path: ["environments", i, "actors", j], message: `unknown actor "${a}"` });
+        }
+      });
+      env.rewards.forEach((r, j) => {
+        if (!rewards.has(r.reward)) {
+          ctx.addIssue({ code: "custom", path: ["environments", i, "rewards", j, "reward"], message: `unknown reward "${r.reward}"` });
+        }
+      });
+      if (env.kind === "single_turn" && env.actors.length !== 1) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "actors"], message: "a single_turn environment has exactly one actor" });
+      }
+      if (env.kind === "collaborative" && !env.roundSpec) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "roundSpec"], message: "a collaborative environment needs a roundSpec" });
+      }
+    });
+    if (!spec.actors.some((a) => a.trainable)) {
+      ctx.addIssue({ code: "custom", path: ["actors"], message: "at least one actor must be trainable" });
+    }
+  });
+
+/** A RunSpec as written by a person or a client (defaults may be omitted). */
+export type RunSpecInput = z.input<typeof RunSpec>;
+/** A RunSpec with every default filled in: what is frozen on a Run row. */
+export type RunSpec = z.output<typeof RunSpec>;
+export type ActorSpec = z.output<typeof ActorSpec>;
+export type EnvironmentSpec = z.output<typeof EnvironmentSpec>;
