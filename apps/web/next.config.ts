@@ -1,0 +1,19 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { NextConfig } from "next";
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+const nextConfig: NextConfig = {
+  // Our workspace packages ship TypeScript source, so Next compiles them with the app.
+  transpilePackages: ["@troupe/contracts", "@troupe/db"],
+  // Node-only libraries with native bits, workers or dynamic requires: load them from node_modules at run time.
+  serverExternalPackages: ["pg", "bullmq", "ioredis", "@prisma/client", "@prisma/adapter-pg", "@prisma/driver-adapter-utils"],
+  // npm workspaces hoist dependencies to the repo root; tell Next where the root is.
+  turbopack: { root: repoRoot },
+  outputFileTracingRoot: repoRoot,
+  poweredByHeader: false,
+  reactStrictMode: true,
+};
+
+export default nextConfig;

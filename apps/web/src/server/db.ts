@@ -1,0 +1,12 @@
+import { createDb } from "@troupe/db";
+import { serverEnv } from "../env";
+
+export type Db = ReturnType<typeof createDb>;
+
+// One Prisma client per process; cached on globalThis so dev hot reloads don't open new pools.
+const cache = globalThis as unknown as { troupeWebDb?: Db };
+
+export function getDb(): Db {
+  cache.troupeWebDb ??= createDb(serverEnv().DATABASE_URL);
+  return cache.troupeWebDb;
+}

@@ -1,0 +1,14 @@
+# The web app; applies migrations and seeds the demo on start.
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+COPY packages ./packages
+COPY apps/web ./apps/web
+COPY apps/runner/package.json ./apps/runner/package.json
+COPY e2e/package.json ./e2e/package.json
+COPY prisma ./prisma
+COPY tsconfig.base.json ./
+RUN npm ci --no-fund --no-audit && npm run -w @troupe/db generate && npm run -w @troupe/web build
+ENV NODE_ENV=production
+EXPOSE 3000
+CMD ["sh", "-c", "npm run -s -w @troupe/db migrate && npm run -s -w @troupe/db seed && cd apps/web && exec npx next start -p ${PORT:-3000}"]

@@ -1,0 +1,124 @@
+// Runs every test: TypeScript unit + integration (vitest, real Postgres + Redis), the Python
+// runtime (pytest, including the learning check), the web build, and the browser tests
+// (Playwright in Debian's Chromium against a real web + runner). Benchmarks are not run here.
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ensureServices } from "./lib/services.mjs";
+import { freePort } from "./lib/services.mjs";
+import { run, startService, waitForHttp } from "./lib/proc.mjs";
+
+const root = resolve(fileURLToPath(import.meta.url), "../..");
+const testDir = join(root, ".troupe/test");
+const reports = join(testDir, "reports");
+rmSync(reports, { recursive: true, force: true });
+mkdirSync(reports, { recursive: true });
+const only = process.argv.slice(2); // e.g. `scripts/test.sh vitest pytest` runs a subset
+const wanted = (suite) => only.length === 0 || only.includes(suite);
+
+/** Reads passed/failed counts from each runner's machine-readable report. */
+const counters = {
+  vitest: () => {
+    const r = JSON.parse(readFileSync(join(reports, "vitest.json"), "utf8"));
+    return { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests };
+  },
+  pytest: () => {
+    const xml = readFileSync(join(reports, "pytest.xml"), "utf8");
+    const suites = [...xml.matchAll(/<testsuite [^>]*>/g)].map((m) => m[0]);
+    const attr = (s, k) => Number((s.match(new RegExp(`${k}="(\\d+)"`)) ?? [])[1] ?? 0);
+    const sum = (k) => suites.reduce((a, s) => a + attr(s, k), 0);
+    const failed = sum("failures") + sum("errors");
+    return { passed: sum("tests") - failed - sum("skipped"), failed, skipped: sum("skipped") };
+  },
+  e2e: () => {
+    const r = JSON.parse(readFileSync(join(reports, "e2e.json"), "utf8"));
+    return { passed: r.stats.expected + r.stats.flaky, failed: r.stats.unexpected, skipped: r.stats.skipped };
+  },
+};
+
+async function main() {
+  const results = [];
+  const record = (suite, code, extra = "") => {
+    let counts = { passed: 0, failed: code === 0 ? 0 : 1, skipped: 0 };
+    try {
+      if (counters[suite]) counts = counters[suite]();
+    } catch {}
+    if (code !== 0 && counts.failed === 0) counts.failed = 1; // a crash before any test ran still fails
+    results.push({ suite, code, ...counts, extra });
+  };
+
+  const services = await ensureServices({
+    dataDir: join(testDir, "data"),
+    dbName: "troupe_test",
+    recreateDb: true,
+    persistRedis: false,
+  });
+  const env = {
+    DATABASE_URL: services.databaseUrl,
+    REDIS_URL: services.redisUrl,
+    HF_HUB_OFFLINE: "1",
+    TROUPE_WORK_DIR: join(testDir, "runs"),
+  };
+  let web, runner;
+  try {
+    const migrate = await run("npm", ["run", "-s", "-w", "@troupe/db", "migrate"], { cwd: root, env, label: "migrate test database" });
+    if (migrate !== 0) throw new Error("migrations failed");
+
+    if (wanted("vitest")) {
+      const code = await run(
+        "npx",
+        ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${join(reports, "vitest.json")}`],
+        { cwd: root, env, label: "vitest: contracts, db, runner, web (unit + integration)" },
+      );
+      record("vitest", code);
+    }
+
+    if (wanted("pytest")) {
+      const code = await run(
+        join(root, ".venv/bin/python"),
+        ["-m", "pytest", "-q", "-p", "no:cacheprovider", `--junitxml=${join(reports, "pytest.xml")}`, "gpu-runtime/tests", "kernels/tests"],
+        { cwd: root, env, label: "pytest: runtime, kernels, learning check" },
+      );
+      record("pytest", code === 5 ? 1 : code); // 5 = no tests collected: a defect, not a pass
+    }
+
+    if (wanted("e2e")) {
+      const build = await run("npm", ["run", "-s", "-w", "@troupe/web", "build"], { cwd: root, env, label: "next build" });
+      record("build", build);
+      if (build === 0) {
+        const port = await freePort();
+        const baseUrl = `http://127.0.0.1:${port}`;
+        await run("npm", ["run", "-s", "-w", "@troupe/db", "seed"], { cwd: root, env, label: "seed demo" });
+        web = startService("web", "npx", ["next", "start", "-p", String(port)], { cwd: join(root, "apps/web"), env: { ...env, PORT: String(port) } });
+        runner = startService("runner", "npx", ["tsx", "src/main.ts"], { cwd: join(root, "apps/runner"), env });
+        await waitForHttp(`${baseUrl}/api/health`, { service: web });
+        const code = await run("npx", ["playwright", "test", "--config", "e2e/playwright.config.ts"], {
+          cwd: root,
+          env: { ...env, TROUPE_BASE_URL: baseUrl, TROUPE_E2E_REPORT: join(reports, "e2e.json") },
+          label: "playwright: browser tests in Chromium",
+        });
+        record("e2e", code);
+      }
+    }
+  } catch (e) {
+    console.error(`error: ${e instanceof Error ? e.message : e}`);
+    results.push({ suite: "setup", code: 1, passed: 0, failed: 1, skipped: 0 });
+  } finally {
+    if (runner) await runner.stop();
+    if (web) await web.stop();
+    await services.stop();
+  }
+
+  console.log("\n=== summary ===");
+  for (const r of results) {
+    console.log(`${r.suite.padEnd(8)} ${r.code === 0 ? "ok  " : "FAIL"}  ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped`);
+  }
+  const total = (k) => results.reduce((a, r) => a + r[k], 0);
+  console.log(`${total("passed")} passed, ${total("failed")} failed, ${total("skipped")} skipped`);
+  process.exit(results.length > 0 && results.every((r) => r.code === 0) ? 0 : 1);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
