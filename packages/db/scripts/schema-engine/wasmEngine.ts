@@ -22,8 +22,56 @@ const require = createRequire(import.meta.url);
 
 let instantiated = false;
 
+/**
+ * A Rust panic in the engine calls `PRISMA_WASM_PANIC_REGISTRY.set_message` and then traps: the
+ * pending promise never settles and the instance is unusable. We keep the message, fail the
+ * operation in flight with it, and refuse further calls in this process.
+ */
+let panicMessage: string | undefined;
+const panicListeners = new Set<(message: string) => void>();
+
+interface PanicRegistry {
+  set_message(message: string): void;
+}
+
+function installPanicRegistry(): void {
+  const holder = globalThis as { PRISMA_WASM_PANIC_REGISTRY?: PanicRegistry };
+  const previous = holder.PRISMA_WASM_PANIC_REGISTRY; // Prisma's own wasm modules may share it
+  holder.PRISMA_WASM_PANIC_REGISTRY = {
+    set_message(message: string) {
+      panicMessage = message;
+      for (const listener of panicListeners) listener(message);
+      previous?.set_message(message);
+    },
+  };
+}
+
+/** Runs one engine operation; rejects with the engine's panic message if it panics meanwhile. */
+export async function guardAgainstPanic<T>(operation: () => Promise<T>): Promise<T> {
+  if (panicMessage !== undefined) {
+    throw new Error(`the schema engine crashed earlier in this process and cannot be used again: ${panicMessage}`);
+  }
+  let listener: ((message: string) => void) | undefined;
+  const panicked = new Promise<never>((_, reject) => {
+    listener = (message) => reject(new Error(`the schema engine crashed (a bug to report): ${message}`));
+    panicListeners.add(listener);
+  });
+  try {
+    return await Promise.race([operation(), panicked]);
+  } catch (error) {
+    // A synchronous panic rejects the operation with a bare "unreachable"; say what happened.
+    if (panicMessage !== undefined && !(error instanceof Error && error.message.includes(panicMessage))) {
+      throw new Error(`the schema engine crashed (a bug to report): ${panicMessage}`, { cause: error });
+    }
+    throw error;
+  } finally {
+    if (listener) panicListeners.delete(listener);
+  }
+}
+
 function instantiateOnce(): void {
   if (instantiated) return;
+  installPanicRegistry();
   const prismaPackageJson = require.resolve("prisma/package.json");
   const wasmPath = prismaPackageJson.replace(/package\.json$/, "build/schema_engine_bg.wasm");
   const wasmModule = new WebAssembly.Module(readFileSync(wasmPath));
@@ -34,6 +82,11 @@ function instantiateOnce(): void {
   glue.__wbg_set_wasm(instance.exports);
   (instance.exports.__wbindgen_start as () => void)();
   instantiated = true;
+}
+
+/** True once the engine panicked in this process (the instance must not be touched again). */
+export function schemaEngineCrashed(): boolean {
+  return panicMessage !== undefined;
 }
 
 /** The engine's version (a prisma-engines commit hash); proves the wasm loads. */

@@ -1,0 +1,33 @@
+import type { EventStoreDb } from "@troupe/db";
+import type { Redis } from "ioredis";
+import type { RunnerEnv } from "./env";
+import type { GpuSlots } from "./gpus/gpuSlots";
+import type { RunnerLog } from "./log";
+
+/** Why the runner asks a child to stop. */
+export type StopReason =
+  /** A person (web or API) cancelled the run. */
+  | "cancel"
+  /** The runner itself is shutting down (SIGTERM/SIGINT). */
+  | "shutdown"
+  /** The run row is no longer ours (another runner's sweeper failed it); stop wasting the GPU. */
+  | "lost";
+
+/** What the rest of the runner may do to a run it is supervising. */
+export interface ActiveRun {
+  requestStop(reason: StopReason): void;
+}
+
+/** Everything a feature module needs, passed explicitly (no globals), so tests build their own. */
+export interface RunnerContext {
+  db: EventStoreDb;
+  /** Commands connection (streams, publish); never used for blocking reads or subscriptions. */
+  redis: Redis;
+  env: RunnerEnv;
+  gpus: GpuSlots;
+  /** Runs this runner process is supervising right now, by run id. */
+  active: Map<string, ActiveRun>;
+  log: RunnerLog;
+  /** Extra environment for runtime children (tests point PYTHONPATH at a stand-in runtime). */
+  childEnv?: Record<string, string>;
+}

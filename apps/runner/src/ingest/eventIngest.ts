@@ -1,0 +1,87 @@
+import { RunEvent, isTerminal, type StatusEvent } from "@troupe/contracts";
+import { appendToStream, storeEvents, type EventStoreDb } from "@troupe/db";
+import type { Redis } from "ioredis";
+import { Batcher } from "../io/batcher";
+import type { LogSink } from "./logSink";
+
+type ErrorEvent = Extract<RunEvent, { type: "error" }>;
+
+/** Longest event line accepted (an episode with long conversations is big, but not this big). */
+export const MAX_EVENT_LINE_CHARS = 8 << 20;
+
+/**
+ * Turns the runtime's events pipe into stored events: each line is parsed with the contracts'
+ * `RunEvent` schema; a line that is not a valid event becomes a warning in the run's log (the
+ * run goes on). Valid events are batched (every 200 ms or 500 events), stored in Postgres
+ * (idempotent) and then appended to the run's Redis stream.
+ */
+export class EventIngest {
+  /** The runtime's own final status event, if it sent one. */
+  terminalStatus: StatusEvent | null = null;
+  /** The last `error` event, for the failure message. */
+  lastError: ErrorEvent | null = null;
+  received = 0;
+  private readonly batcher: Batcher<RunEvent>;
+
+  constructor(
+    db: EventStoreDb,
+    redis: Redis,
+    private readonly runId: string,
+    private readonly seqStart: number,
+    private readonly log: LogSink,
+    onError: (error: unknown) => void,
+  ) {
+    this.batcher = new Batcher({
+      maxItems: 500,
+      maxDelayMs: 200,
+      flush: async (events) => {
+        await storeEvents(db, runId, events);
+        await appendToStream(redis, runId, events);
+      },
+      onError,
+    });
+  }
+
+  handleLine(line: string, truncated: boolean): void {
+    if (line.trim() === "") return;
+    const event = parseEventLine(truncated ? null : line);
+    if (!event.ok) {
+      this.log.write("runner", `warning: ignored a malformed event line (${event.reason}): ${preview(line)}`);
+      return;
+    }
+    const e = event.value;
+    if (e.seq < this.seqStart) {
+      this.log.write("runner", `warning: ignored event seq ${e.seq}, below --seq-start ${this.seqStart}: ${preview(line)}`);
+      return;
+    }
+    this.received += 1;
+    if (e.type === "status" && isTerminal(e.state)) this.terminalStatus = e;
+    if (e.type === "error") this.lastError = e;
+    this.batcher.push(e);
+  }
+
+  drain(): Promise<void> {
+    return this.batcher.drain();
+  }
+}
+
+type Parsed = { ok: true; value: RunEvent } | { ok: false; reason: string };
+
+/** Parses one events line; never throws. NUL characters (which jsonb refuses) become U+FFFD. */
+export function parseEventLine(line: string | null): Parsed {
+  if (line === null) return { ok: false, reason: "line too long" };
+  let json: unknown;
+  try {
+    json = JSON.parse(line, (_key, value: unknown) =>
+      typeof value === "string" && value.includes("\u0000") ? value.replaceAll("\u0000", "\uFFFD") : value,
+    );
+  } catch (error) {
+    return { ok: false, reason: `not JSON: ${(error as Error).message}` };
+  }
+  const result = RunEvent.safeParse(json);
+  if (result.success) return { ok: true, value: result.data };
+  const issue = result.error.issues[0]!;
+  return { ok: false, reason: `${issue.path.join(".") || "event"}: ${issue.message}` };
+}
+
+const preview = (line: string) => (line.length > 300 ? `${line.slice(0, 300)}…` : line);

@@ -1,0 +1,111 @@
+import type { ActiveRun, RunnerContext, StopReason } from "../context";
+import { EventIngest, MAX_EVENT_LINE_CHARS } from "../ingest/eventIngest";
+import { LogSink, MAX_LOG_LINE_CHARS } from "../ingest/logSink";
+import { runtimeCommand } from "../process/runtimeCommand";
+import { RuntimeProcess, type ChildExit } from "../process/runtimeProcess";
+import { startHeartbeat } from "./heartbeat";
+import type { OutcomeFacts } from "./outcome";
+
+export interface SuperviseInput {
+  runId: string;
+  workDir: string;
+  specPath: string;
+  /** First seq the runtime may use (the runner's `running` event took the one before). */
+  seqStart: number;
+  gpuIds: readonly number[];
+}
+
+export type SupervisionResult = Omit<OutcomeFacts, "runnerId" | "cancelRequested" | "cancelGraceMs">;
+
+/**
+ * Runs the runtime for one claimed run and watches it until it is over: events and log lines
+ * are ingested as they come, the heartbeat is kept, and a stop request (cancel, shutdown, lost
+ * ownership) becomes SIGTERM, then SIGKILL after TROUPE_CANCEL_GRACE_MS. `run()` returns once
+ * the process has exited, its pipes have ended and everything it wrote is stored.
+ */
+export class RunSupervisor implements ActiveRun {
+  private stopReason: StopReason | null = null;
+  private process: RuntimeProcess | null = null;
+  private killTimer: NodeJS.Timeout | null = null;
+  private killedAfterGrace = false;
+
+  constructor(private readonly ctx: RunnerContext, private readonly input: SuperviseInput) {}
+
+  requestStop(reason: StopReason): void {
+    if (this.stopReason) return;
+    this.stopReason = reason;
+    this.ctx.log.info(`run=${this.input.runId} stop requested (${reason}): sending SIGTERM`);
+    if (this.process) this.terminate(this.process);
+  }
+
+  async run(): Promise<SupervisionResult> {
+    const { ctx, input } = this;
+    const onStoreError = (error: unknown) => ctx.log.warn(`run=${input.runId} storing output failed (will retry): ${(error as Error).message}`);
+    const logs = new LogSink(ctx.db, input.runId, await LogSink.firstFreeLineNo(ctx.db, input.runId), onStoreError);
+    const events = new EventIngest(ctx.db, ctx.redis, input.runId, input.seqStart, logs, onStoreError);
+
+    let exit: ChildExit | null = null;
+    if (!this.stopReason) {
+      const child = RuntimeProcess.start(
+        runtimeCommand(ctx.env, { ...input, childEnv: ctx.childEnv }),
+        {
+          onEventLine: (line, truncated) => events.handleLine(line, truncated),
+          onStdout: (line, truncated) => logs.write("stdout", line, truncated),
+          onStderr: (line, truncated) => logs.write("stderr", line, truncated),
+        },
+        { maxEventLineChars: MAX_EVENT_LINE_CHARS, maxLogLineChars: MAX_LOG_LINE_CHARS },
+      );
+      this.process = child;
+      if (this.stopReason) this.terminate(child); // a stop that raced the spawn
+      if (child.pid !== undefined) {
+        await ctx.db.run.updateMany({ where: { id: input.runId, runnerId: ctx.env.runnerId }, data: { pid: child.pid } });
+      }
+      const heartbeat = startHeartbeat(ctx, input.runId, {
+        onCancelRequested: () => this.requestStop("cancel"),
+        onLost: () => this.requestStop("lost"),
+      });
+      try {
+        exit = await child.finished;
+      } finally {
+        if (this.killTimer) clearTimeout(this.killTimer);
+        await heartbeat.stop();
+      }
+      logs.write("runner", exitLine(exit, child.pid));
+    }
+
+    let runnerError: string | undefined;
+    for (const [what, sink] of [["events", events], ["log lines", logs]] as const) {
+      try {
+        await sink.drain();
+      } catch (error) {
+        runnerError ??= `could not store the run's ${what}: ${(error as Error).message}`;
+      }
+    }
+
+    return {
+      exit,
+      terminalStatus: events.terminalStatus,
+      lastError: events.lastError,
+      stopReason: this.stopReason,
+      killedAfterGrace: this.killedAfterGrace,
+      tail: logs.tail.text(),
+      ...(runnerError ? { runnerError } : {}),
+    };
+  }
+
+  private terminate(child: RuntimeProcess): void {
+    child.signal("SIGTERM");
+    this.killTimer = setTimeout(() => {
+      if (child.hasExited) return;
+      this.killedAfterGrace = true;
+      this.ctx.log.warn(`run=${this.input.runId} runtime ignored SIGTERM for ${this.ctx.env.cancelGraceMs} ms: sending SIGKILL`);
+      child.signal("SIGKILL");
+    }, this.ctx.env.cancelGraceMs);
+  }
+}
+
+function exitLine(exit: ChildExit, pid: number | undefined): string {
+  if (exit.spawnError) return `runtime could not be started: ${exit.spawnError}`;
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  return `runtime (pid ${pid}) ${how}${exit.pipesCut ? "; its output pipes were still open and were cut" : ""}`;
+}

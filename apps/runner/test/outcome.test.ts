@@ -1,0 +1,70 @@
+import type { StatusEvent } from "@troupe/contracts";
+import { describe, expect, it } from "vitest";
+import { decideOutcome, type OutcomeFacts } from "../src/run/outcome";
+
+const facts = (over: Partial<OutcomeFacts> = {}): OutcomeFacts => ({
+  runnerId: "r1",
+  exit: { code: 0, signal: null },
+  terminalStatus: null,
+  lastError: null,
+  stopReason: null,
+  cancelRequested: false,
+  killedAfterGrace: false,
+  cancelGraceMs: 10_000,
+  tail: "line a\nline b",
+  ...over,
+});
+const status = (state: StatusEvent["state"], message?: string): StatusEvent => ({ seq: 9, ts: 1, type: "status", state, ...(message ? { message } : {}) });
+
+describe("decideOutcome", () => {
+  it("adopts the runtime's own final status without a new event", () => {
+    const o = decideOutcome(facts({ terminalStatus: status("succeeded", "done") }));
+    expect(o).toMatchObject({ to: "succeeded", error: null, message: "done" });
+    expect(o.recordedEvent?.seq).toBe(9);
+  });
+
+  it("uses the runtime's last error event (with its spec field) when it reported failure", () => {
+    const o = decideOutcome(
+      facts({ exit: { code: 2, signal: null }, terminalStatus: status("failed"), lastError: { seq: 8, ts: 1, type: "error", message: "bad value", field: "trainer.steps" } }),
+    );
+    expect(o).toMatchObject({ to: "failed", error: "spec field `trainer.steps`: bad value" });
+  });
+
+  it("fails a crash with the exit code and the log tail", () => {
+    const o = decideOutcome(facts({ exit: { code: 7, signal: null } }));
+    expect(o.to).toBe("failed");
+    expect(o.recordedEvent).toBeUndefined();
+    expect(o.error).toContain("exited with code 7 without reporting a final status");
+    expect(o.error).toContain("Last log lines:\nline a\nline b");
+  });
+
+  it("names the signal that killed it", () => {
+    expect(decideOutcome(facts({ exit: { code: null, signal: "SIGSEGV" } })).error).toContain("was killed by SIGSEGV");
+  });
+
+  it("a requested cancel without a runtime status is cancelled, naming the SIGKILL", () => {
+    const o = decideOutcome(facts({ exit: { code: null, signal: "SIGKILL" }, stopReason: "cancel", killedAfterGrace: true, cancelGraceMs: 500 }));
+    expect(o.to).toBe("cancelled");
+    expect(o.error).toContain("SIGKILL after not stopping within 500 ms of SIGTERM");
+  });
+
+  it("a runtime that finished as the cancel arrived stays succeeded", () => {
+    expect(decideOutcome(facts({ terminalStatus: status("succeeded"), cancelRequested: true })).to).toBe("succeeded");
+  });
+
+  it("a runner shutdown without a runtime status is a failure that says so", () => {
+    const o = decideOutcome(facts({ exit: { code: null, signal: "SIGKILL" }, stopReason: "shutdown", killedAfterGrace: true }));
+    expect(o.to).toBe("failed");
+    expect(o.error).toMatch(/^Runner r1 shut down/);
+  });
+
+  it("a runner error wins over anything the runtime said", () => {
+    const o = decideOutcome(facts({ terminalStatus: status("succeeded"), runnerError: "could not store events: db away" }));
+    expect(o).toMatchObject({ to: "failed" });
+    expect(o.error).toContain("db away");
+  });
+
+  it("a runtime that could not be started says why", () => {
+    expect(decideOutcome(facts({ exit: { code: null, signal: null, spawnError: "spawn nope ENOENT" } })).error).toContain("could not be started (spawn nope ENOENT)");
+  });
+});

@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { runtimeCommand } from "../src/process/runtimeCommand";
+import { runFiles } from "../src/run/materialise";
+
+describe("runtimeCommand", () => {
+  it("builds the runtime CLI of the common conventions", () => {
+    const cmd = runtimeCommand(
+      { python: "/opt/py" },
+      { specPath: "/w/r1/spec.json", workDir: "/w/r1", seqStart: 3, gpuIds: [1, 3] },
+      { DATABASE_URL: "postgresql://secret", REDIS_URL: "redis://x", HF_HUB_OFFLINE: "1", PATH: "/bin" },
+    );
+    expect(cmd.executable).toBe("/opt/py");
+    expect(cmd.args).toEqual(["-m", "troupe", "run", "/w/r1/spec.json", "--events-fd", "3", "--seq-start", "3", "--work-dir", "/w/r1"]);
+    expect(cmd.cwd).toBe("/w/r1");
+    expect(cmd.env).toMatchObject({ PYTHONUNBUFFERED: "1", HF_HUB_OFFLINE: "1", CUDA_VISIBLE_DEVICES: "1,3", PATH: "/bin" });
+    expect(cmd.env.DATABASE_URL).toBeUndefined();
+    expect(cmd.env.REDIS_URL).toBeUndefined();
+  });
+
+  it("hides every GPU from a CPU run", () => {
+    const cmd = runtimeCommand({ python: "p" }, { specPath: "s", workDir: "w", seqStart: 2, gpuIds: [] }, {});
+    expect(cmd.env.CUDA_VISIBLE_DEVICES).toBe("");
+  });
+
+  it("refuses a run id that is not a safe folder name", () => {
+    expect(runFiles("/w", "abc_DEF-1").workDir).toBe("/w/abc_DEF-1");
+    expect(() => runFiles("/w", "../etc")).toThrow(/not a safe folder name/);
+  });
+});

@@ -1,0 +1,7 @@
+// @troupe/db: the Prisma client and the small database helpers web and runner share.
+// One job per file; each module is re-exported by one line here.
+export { createDb, type Db } from "./client";
+export * from "./generated/prisma/client";
+export { DEMO_EXPERIMENT_ID, seedDemo, type SeedOutcome } from "./seedDemo";
+export * from "./events/index";
+export * from "./runs";
