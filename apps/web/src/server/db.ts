@@ -1,7 +1,7 @@
-import { createDb } from "@troupe/db";
+import { createDb, type Db } from "@troupe/db";
 import { serverEnv } from "../env";
 
-export type Db = ReturnType<typeof createDb>;
+export type { Db };
 
 // One Prisma client per process; cached on globalThis so dev hot reloads don't open new pools.
 const cache = globalThis as unknown as { troupeWebDb?: Db };

@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { RunSpec } from "@troupe/contracts";
-import { RunSummary } from "../../runs/server/schemas";
 
 /** What a card shows about a spec: who acts where, how long, which algorithm. */
 export const ExperimentSpecSummary = z.object({
@@ -39,7 +38,6 @@ export const ExperimentDetail = ExperimentListItem.extend({
   createdAt: z.date(),
   /** The stored spec as saved (JSON). */
   spec: z.unknown(),
-  recentRuns: z.array(RunSummary),
 });
 
 /**

@@ -22,6 +22,8 @@ export const RunListInput = z
   .object({
     /** Id of the last run of the previous page. */
     cursor: z.string().min(1).nullish(),
+    /** Sent by tRPC's infinite queries; pages only go forward (older runs). */
+    direction: z.enum(["forward", "backward"]).optional(),
     limit: z.number().int().min(1).max(100).default(20),
     status: RunState.optional(),
     experimentId: z.string().min(1).optional(),

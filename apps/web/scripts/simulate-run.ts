@@ -1,0 +1,127 @@
+/**
+ * Dev tool: plays a made-up run into the database and its Redis stream, the way a runner would,
+ * so the run page can be looked at (and its live charts watched) without the Python runtime.
+ *
+ *   DATABASE_URL=… REDIS_URL=… npx tsx apps/web/scripts/simulate-run.ts [--steps 40] [--interval-ms 250] [--fail] [--experiment ID]
+ *
+ * Prints the run id first, then plays one step per interval.
+ */
+import { parseArgs } from "node:util";
+import { DEMO_SPEC, runEventStreamKey, type RunEvent, type StatusEvent } from "@troupe/contracts";
+import { appendToStream, createDb, expireStream, storeEvents, transitionRun } from "@troupe/db";
+import { Redis } from "ioredis";
+import { parseServerEnv } from "../src/env";
+
+const { values } = parseArgs({
+  options: {
+    steps: { type: "string", default: "40" },
+    "interval-ms": { type: "string", default: "250" },
+    fail: { type: "boolean", default: false },
+    experiment: { type: "string" },
+  },
+});
+const steps = Number(values.steps);
+const intervalMs = Number(values["interval-ms"]);
+
+const env = parseServerEnv(process.env);
+const db = createDb(env.DATABASE_URL);
+const redis = new Redis(env.REDIS_URL);
+
+const spec = { ...DEMO_SPEC, trainer: { ...DEMO_SPEC.trainer, steps } };
+const queued: StatusEvent = { seq: 1, ts: Date.now(), type: "status", state: "queued", message: "simulated" };
+const run = await db.run.create({
+  data: {
+    experimentId: values.experiment ?? (await db.experiment.findFirst({ where: { isDemo: true }, select: { id: true } }))?.id ?? null,
+    name: `${spec.name} (simulated)`,
+    spec,
+    specVersion: spec.specVersion,
+    seed: spec.seed,
+    source: "seed",
+    tags: ["simulated"],
+    lastSeq: 1,
+    events: { create: [{ seq: 1, type: "status", ts: new Date(queued.ts), payload: queued }] },
+  },
+});
+console.log(run.id);
+await appendToStream(redis, run.id, [queued]);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const running = await transitionRun(db, run.id, { from: ["queued"], to: "running", extra: { startedAt: new Date(), runnerId: "simulator" } });
+if (running) await appendToStream(redis, run.id, [running]);
+
+let seq = (running?.seq ?? 1) + 1;
+let lineNo = 0;
+const letters = "abcdefghij";
+// A reproducible pseudo-random walk, so two simulations look alike.
+let state = 7;
+const rand = () => ((state = (state * 48271) % 2147483647) / 2147483647);
+
+for (let step = 1; step <= steps; step++) {
+  const progress = step / steps;
+  const mean = Math.min(1, 0.12 + 0.8 * progress * progress + (rand() - 0.5) * 0.08);
+  const now = Date.now();
+  const events: RunEvent[] = [
+    { seq: seq++, ts: now, type: "memory", step, phase: "rollout", device: "cpu", rssBytes: 700e6 + step * 1.5e6 + rand() * 20e6 },
+    { seq: seq++, ts: now, type: "memory", step, phase: "reward", device: "cpu", rssBytes: 690e6 + step * 1.5e6 + rand() * 5e6 },
+    { seq: seq++, ts: now, type: "memory", step, phase: "update", device: "cpu", rssBytes: 880e6 + step * 1.6e6 + rand() * 30e6 },
+    {
+      seq: seq++,
+      ts: now,
+      type: "metric",
+      step,
+      actor: "student",
+      values: { "reward/mean": mean, "reward/std": 0.25 * (1 - progress) + 0.05, loss: 1.8 * Math.exp(-3 * progress) + rand() * 0.1, kl: 0.01 * progress },
+    },
+  ];
+  for (let sample = 0; sample < 2; sample++) {
+    const letter = letters[(step + sample) % letters.length]!;
+    const good = Math.round(8 * Math.min(1, mean + (rand() - 0.5) * 0.2));
+    const completion = letter.repeat(good) + "<script>alert(1)</script>".slice(0, 8 - good);
+    events.push({
+      seq: seq++,
+      ts: now,
+      type: "episode",
+      step,
+      environment: "echo",
+      group: sample,
+      sample: 0,
+      datasetRow: (step * 3 + sample) % 256,
+      messages: [
+        { actor: "student", role: "user", content: `say ${letter}:`, trained: false },
+        { actor: "student", role: "assistant", content: completion, trained: true },
+      ],
+      reward: good / 8,
+      rewardComponents: { letter_match: good / 8 },
+      advantage: good / 8 - mean,
+    });
+  }
+  await storeEvents(db, run.id, events);
+  await appendToStream(redis, run.id, events);
+  await db.logLine.create({
+    data: { runId: run.id, lineNo: ++lineNo, stream: "stdout", text: `step ${step}/${steps} reward=${mean.toFixed(3)}`, ts: new Date() },
+  });
+  if (step % 10 === 0) {
+    await db.logLine.create({ data: { runId: run.id, lineNo: ++lineNo, stream: "stderr", text: `warning: simulated warning at step ${step}`, ts: new Date() } });
+  }
+  await db.run.update({ where: { id: run.id }, data: { heartbeatAt: new Date() } });
+  await sleep(intervalMs);
+}
+
+const logTail = (await db.logLine.findMany({ where: { runId: run.id }, orderBy: { lineNo: "desc" }, take: 20 }))
+  .reverse()
+  .map((l) => l.text)
+  .join("\n");
+const end = values.fail
+  ? await transitionRun(db, run.id, {
+      from: ["running"],
+      to: "failed",
+      message: "RuntimeError: simulated failure",
+      error: "RuntimeError: simulated failure after the last step (exit code 1)",
+      logTail,
+    })
+  : await transitionRun(db, run.id, { from: ["running"], to: "succeeded", message: "done" });
+if (end) await appendToStream(redis, run.id, [end]);
+await expireStream(redis, run.id);
+console.error(`run ${run.id} ${end?.state ?? "?"}; stream ${runEventStreamKey(run.id)}`);
+await redis.quit();
+await db.$disconnect();

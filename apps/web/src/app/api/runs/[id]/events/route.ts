@@ -1,0 +1,72 @@
+import { isTerminal } from "@troupe/contracts";
+import { runEventFeed } from "../../../../../features/live/server/runEventFeed";
+import { HEARTBEAT_MS, parseCursor, SSE_HEARTBEAT, SSE_RETRY_MS, sseMessage } from "../../../../../features/live/server/sse";
+import { getDb } from "../../../../../server/db";
+import { createRedisConnection } from "../../../../../server/redis";
+
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+
+/**
+ * Live events of one run as Server-Sent Events: backfill from Postgres after the client's cursor,
+ * then follow the run's Redis stream; ends after the terminal status event.
+ */
+export async function GET(request: Request, { params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  const url = new URL(request.url);
+  const after = parseCursor(request.headers.get("last-event-id"), url.searchParams.get("after"));
+  if (after === null) {
+    return Response.json({ error: "`after` (or Last-Event-ID) must be a non-negative integer" }, { status: 400 });
+  }
+  const db = getDb();
+  const run = await db.run.findUnique({ where: { id }, select: { status: true, lastSeq: true } });
+  if (!run) return Response.json({ error: `run ${id} not found` }, { status: 404 });
+  // A finished run whose events the client already has: 204 tells EventSource to stop reconnecting.
+  if (isTerminal(run.status) && after >= run.lastSeq) return new Response(null, { status: 204 });
+
+  const redis = createRedisConnection();
+  const abort = new AbortController();
+  const encoder = new TextEncoder();
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+
+  const stop = () => {
+    if (abort.signal.aborted) return;
+    abort.abort();
+    clearInterval(heartbeat);
+    redis.disconnect(); // also rejects a pending blocking read
+  };
+  request.signal.addEventListener("abort", stop);
+
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (text: string) => {
+        if (!abort.signal.aborted) controller.enqueue(encoder.encode(text));
+      };
+      send(`retry: ${SSE_RETRY_MS}\n\n`);
+      heartbeat = setInterval(() => send(SSE_HEARTBEAT), HEARTBEAT_MS);
+      try {
+        for await (const event of runEventFeed({ db, redis, runId: id, after, signal: abort.signal })) {
+          send(sseMessage(event));
+        }
+      } catch (error) {
+        if (!abort.signal.aborted) console.error(`[sse] run ${id}:`, error);
+      } finally {
+        const wasOpen = !abort.signal.aborted;
+        stop();
+        if (wasOpen) controller.close();
+      }
+    },
+    cancel() {
+      stop();
+    },
+  });
+
+  return new Response(body, {
+    headers: {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-cache, no-transform",
+      Connection: "keep-alive",
+      "X-Accel-Buffering": "no",
+    },
+  });
+}

@@ -1,0 +1,65 @@
+import { TRPCError } from "@trpc/server";
+import { createTRPCRouter, publicProcedure } from "../../../server/api/trpc";
+import { launchRun } from "./launch";
+import {
+  ExperimentByIdInput,
+  ExperimentDetail,
+  ExperimentListInput,
+  ExperimentListOutput,
+  LaunchInput,
+  LaunchOutput,
+} from "./schemas";
+import { summarizeSpec } from "./summary";
+
+export const experimentRouter = createTRPCRouter({
+  /** Experiments for the dashboard: the demo first, then the most recently edited. */
+  list: publicProcedure
+    .input(ExperimentListInput)
+    .output(ExperimentListOutput)
+    .query(async ({ ctx, input }) => {
+      const rows = await ctx.db.experiment.findMany({
+        orderBy: [{ isDemo: "desc" }, { updatedAt: "desc" }],
+        take: input.limit,
+        include: { _count: { select: { runs: true } } },
+      });
+      return {
+        items: rows.map((e) => ({
+          id: e.id,
+          name: e.name,
+          description: e.description,
+          isDemo: e.isDemo,
+          updatedAt: e.updatedAt,
+          runCount: e._count.runs,
+          ...summarizeSpec(e.spec),
+        })),
+      };
+    }),
+
+  byId: publicProcedure
+    .input(ExperimentByIdInput)
+    .output(ExperimentDetail)
+    .query(async ({ ctx, input }) => {
+      const e = await ctx.db.experiment.findUnique({
+        where: { id: input.id },
+        include: { _count: { select: { runs: true } } },
+      });
+      if (!e) throw new TRPCError({ code: "NOT_FOUND", message: `experiment ${input.id} not found` });
+      return {
+        id: e.id,
+        name: e.name,
+        description: e.description,
+        isDemo: e.isDemo,
+        createdAt: e.createdAt,
+        updatedAt: e.updatedAt,
+        runCount: e._count.runs,
+        spec: e.spec,
+        ...summarizeSpec(e.spec),
+      };
+    }),
+
+  /** Validate the experiment's spec with the overrides applied, create the run and enqueue it. */
+  launch: publicProcedure
+    .input(LaunchInput)
+    .output(LaunchOutput)
+    .mutation(({ ctx, input }) => launchRun(ctx, input)),
+});

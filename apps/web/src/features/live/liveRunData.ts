@@ -1,0 +1,110 @@
+import type { RunEvent, RunState, StatusEvent } from "@troupe/contracts";
+import { bucketByStep, type BucketedPoint } from "../../lib/buckets";
+
+/**
+ * What the run page has received live (SSE), kept apart from the history it loaded via tRPC.
+ * Both are keyed (metrics by name+actor+step, memory by seq), so an event that is in both the
+ * history and the live stream is drawn once.
+ */
+
+export interface LiveMemorySample {
+  seq: number;
+  step: number;
+  phase: string;
+  device: string;
+  actor: string;
+  rssBytes: number | null;
+}
+
+export const seriesKey = (name: string, actor: string) => `${name}\u0000${actor}`;
+
+export class LiveRunData {
+  /** seriesKey → step → value. */
+  readonly metrics = new Map<string, Map<number, number>>();
+  readonly memory = new Map<number, LiveMemorySample>();
+  lastStatus: StatusEvent | null = null;
+  /** Episodes or logs arrived since the last check (panels refetch). */
+  episodesSeen = 0;
+
+  /** Applies events; returns true when something a chart or header shows changed. */
+  apply(events: readonly RunEvent[]): boolean {
+    let changed = false;
+    for (const e of events) {
+      if (e.type === "metric") {
+        for (const [name, value] of Object.entries(e.values)) {
+          const key = seriesKey(name, e.actor ?? "");
+          let series = this.metrics.get(key);
+          if (!series) this.metrics.set(key, (series = new Map()));
+          series.set(e.step, value);
+        }
+        changed = true;
+      } else if (e.type === "memory") {
+        this.memory.set(e.seq, {
+          seq: e.seq,
+          step: e.step,
+          phase: e.phase,
+          device: e.device,
+          actor: e.actor ?? "",
+          rssBytes: e.rssBytes ?? null,
+        });
+        changed = true;
+      } else if (e.type === "status") {
+        if (!this.lastStatus || e.seq > this.lastStatus.seq) this.lastStatus = e;
+        changed = true;
+      } else if (e.type === "episode") {
+        this.episodesSeen += 1;
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  /** Actors that have reported metric `name` live. */
+  actorsOf(name: string): string[] {
+    const actors: string[] = [];
+    for (const key of this.metrics.keys()) {
+      const [n, actor] = key.split("\u0000");
+      if (n === name) actors.push(actor ?? "");
+    }
+    return actors;
+  }
+}
+
+export interface HistorySeries {
+  bucketed: boolean;
+  points: readonly BucketedPoint[];
+}
+
+/**
+ * History points followed by live ones. When the history was bucketed, live points inside its step
+ * range are already summarised there and are skipped; otherwise a live point replaces the stored one
+ * at the same step. Capped at `maxPoints` by bucketing again.
+ */
+export function mergeSeries(
+  history: HistorySeries | undefined,
+  live: ReadonlyMap<number, number> | undefined,
+  maxPoints: number,
+): BucketedPoint[] {
+  const byStep = new Map<number, BucketedPoint>();
+  for (const p of history?.points ?? []) byStep.set(p.step, p);
+  const lastHistoryStep = history?.points.at(-1)?.step ?? -Infinity;
+  for (const [step, value] of live ?? []) {
+    if (history?.bucketed && step <= lastHistoryStep) continue;
+    byStep.set(step, { step, value, min: value, max: value });
+  }
+  const sorted = [...byStep.values()].sort((a, b) => a.step - b.step);
+  return bucketByStep(sorted, maxPoints);
+}
+
+const stage = (s: RunState) => (s === "queued" ? 0 : s === "running" ? 1 : 2);
+
+/**
+ * The status further along (queued → running → an end state). The run row and the live stream don't
+ * move in lockstep, so the page shows whichever is ahead and its badge never steps back. Between two
+ * end states the row (the database) wins.
+ */
+export function furthest(live: RunState | undefined, stored: RunState | undefined): RunState | undefined {
+  if (!live) return stored;
+  if (!stored) return live;
+  return stage(live) > stage(stored) ? live : stored;
+}

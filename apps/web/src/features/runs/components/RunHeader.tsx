@@ -1,0 +1,117 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import type { RunState } from "@troupe/contracts";
+import Link from "next/link";
+import { StatusBadge } from "../../../components/StatusBadge";
+import { formatDateTime, formatMetric, runDuration } from "../../../lib/format";
+import { useNow } from "../../../lib/useNow";
+import { errorMessage } from "../../../trpc/errors";
+import { useTRPC } from "../../../trpc/react";
+import type { RunDetail } from "../server/schemas";
+
+export function RunHeader({
+  run,
+  status,
+  connected,
+  latest,
+}: {
+  run: RunDetail;
+  status: RunState;
+  connected: boolean;
+  /** The newest reward point drawn (live), which may be ahead of the loaded run row. */
+  latest: { step: number; value: number } | undefined;
+}) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const now = useNow(1000);
+  const cancel = useMutation(
+    trpc.run.cancel.mutationOptions({
+      onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.run.byId.queryKey({ runId: run.id }) }),
+    }),
+  );
+  const cancellable = status === "queued" || status === "running";
+  const liveIsNewer = latest !== undefined && latest.step >= (run.lastStep ?? 0);
+  const step = liveIsNewer ? latest.step : (run.lastStep ?? 0);
+  const lastReward = liveIsNewer ? latest.value : run.lastReward;
+  const cancelRequested = status === "running" && run.cancelRequestedAt !== null;
+
+  return (
+    <header className="run-header">
+      <div>
+        <div className="run-title">
+          <h1>{run.name}</h1>
+          <StatusBadge status={status} testId="run-status" />
+          {!(status === "succeeded" || status === "failed" || status === "cancelled") && (
+            <span className={`live-dot${connected ? " on" : ""}`} title="live updates">
+              {connected ? "live" : "connecting"}
+            </span>
+          )}
+        </div>
+        <div className="facts">
+          <span>
+            <b>id</b>
+            <code>{run.id}</code>
+          </span>
+          {run.experimentId && (
+            <span>
+              <b>experiment</b>
+              <Link href={`/experiments/${run.experimentId}`}>{run.experimentName}</Link>
+            </span>
+          )}
+          <span>
+            <b>step</b>
+            {step}
+            {run.totalSteps !== null && ` / ${run.totalSteps}`}
+          </span>
+          <span>
+            <b>last reward</b>
+            {formatMetric(lastReward)}
+          </span>
+          <span>
+            <b>seed</b>
+            {run.seed}
+          </span>
+          <span>
+            <b>created</b>
+            {formatDateTime(run.createdAt)}
+          </span>
+          <span>
+            <b>started</b>
+            {formatDateTime(run.startedAt)}
+          </span>
+          <span>
+            <b>finished</b>
+            {formatDateTime(run.finishedAt)}
+          </span>
+          <span>
+            <b>duration</b>
+            {runDuration(run, now)}
+          </span>
+          {run.runnerId && (
+            <span>
+              <b>runner</b>
+              {run.runnerId}
+            </span>
+          )}
+        </div>
+      </div>
+      <div style={{ textAlign: "right" }}>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => cancel.mutate({ runId: run.id })}
+          disabled={!cancellable || cancel.isPending || cancelRequested}
+          data-testid="run-cancel"
+        >
+          {cancelRequested ? "Cancelling…" : cancel.isPending ? "Cancelling…" : "Cancel run"}
+        </button>
+        {cancel.error && (
+          <div className="field-error" role="alert">
+            {errorMessage(cancel.error)}
+          </div>
+        )}
+      </div>
+    </header>
+  );
+}

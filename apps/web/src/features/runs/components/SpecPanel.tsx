@@ -1,0 +1,13 @@
+/** The frozen RunSpec, as JSON text. */
+export function SpecPanel({ spec }: { spec: unknown }) {
+  return (
+    <section className="panel">
+      <details>
+        <summary>Run spec (frozen at launch)</summary>
+        <pre className="spec" data-testid="run-spec">
+          {JSON.stringify(spec, null, 2)}
+        </pre>
+      </details>
+    </section>
+  );
+}

@@ -1,0 +1,27 @@
+import type { ReactNode } from "react";
+
+/**
+ * A titled chart wrapper. `data-points` carries how many points are drawn, so a browser test can
+ * watch a chart grow without reading SVG.
+ */
+export function ChartFrame(props: {
+  testId: string;
+  title: string;
+  points: number;
+  note?: string;
+  emptyText: string;
+  children: ReactNode;
+}) {
+  return (
+    <section className="panel chart" data-testid={props.testId} data-points={props.points}>
+      <h2>
+        <span>{props.title}</span>
+        {props.note && <span className="muted small">{props.note}</span>}
+      </h2>
+      {props.points === 0 ? <div className="chart-empty">{props.emptyText}</div> : props.children}
+    </section>
+  );
+}
+
+export const SERIES_COLOURS = ["#2456c7", "#c2410c", "#15803d", "#7e22ce", "#0e7490", "#b91c1c"];
+export const CHART_HEIGHT = 260;

@@ -1,0 +1,172 @@
+import { TRPCError } from "@trpc/server";
+import { EpisodeMessage } from "@troupe/contracts";
+import { z } from "zod";
+import { createTRPCRouter, publicProcedure } from "../../../server/api/trpc";
+import type { Db } from "../../../server/db";
+import { cancelRun } from "./cancel";
+import {
+  RunCancelOutput,
+  RunDetail,
+  RunEpisodesInput,
+  RunEpisodesOutput,
+  RunIdInput,
+  RunListInput,
+  RunListOutput,
+  RunLogsInput,
+  RunLogsOutput,
+  RunMemoryInput,
+  RunMemoryOutput,
+  RunMetricsInput,
+  RunMetricsOutput,
+} from "./schemas";
+import { loadMemorySeries, loadMetricSeries } from "./series";
+import { lastRewards, listRunSummaries, runSummarySelect, toRunSummary } from "./summaries";
+
+const StoredMessages = z.array(EpisodeMessage);
+const StoredComponents = z.record(z.string(), z.number());
+
+async function requireRun(ctx: { db: Db }, runId: string) {
+  const run = await ctx.db.run.findUnique({ where: { id: runId }, select: { id: true } });
+  if (!run) throw new TRPCError({ code: "NOT_FOUND", message: `run ${runId} not found` });
+}
+
+export const runRouter = createTRPCRouter({
+  list: publicProcedure
+    .input(RunListInput)
+    .output(RunListOutput)
+    .query(({ ctx, input }) =>
+      listRunSummaries(ctx.db, {
+        where: {
+          ...(input.status ? { status: input.status } : {}),
+          ...(input.experimentId ? { experimentId: input.experimentId } : {}),
+        },
+        limit: input.limit,
+        cursor: input.cursor,
+      }),
+    ),
+
+  byId: publicProcedure
+    .input(RunIdInput)
+    .output(RunDetail)
+    .query(async ({ ctx, input }) => {
+      const run = await ctx.db.run.findUnique({
+        where: { id: input.runId },
+        select: {
+          ...runSummarySelect,
+          specVersion: true,
+          seed: true,
+          priority: true,
+          gpus: true,
+          tags: true,
+          source: true,
+          error: true,
+          logTail: true,
+          attempt: true,
+          lastSeq: true,
+          runnerId: true,
+          cancelRequestedAt: true,
+          heartbeatAt: true,
+        },
+      });
+      if (!run) throw new TRPCError({ code: "NOT_FOUND", message: `run ${input.runId} not found` });
+      const rewards = await lastRewards(ctx.db, [run.id]);
+      return {
+        ...toRunSummary(run, rewards.get(run.id) ?? null),
+        specVersion: run.specVersion,
+        spec: run.spec,
+        seed: run.seed,
+        priority: run.priority,
+        gpus: run.gpus,
+        tags: run.tags,
+        source: run.source,
+        error: run.error,
+        logTail: run.logTail,
+        attempt: run.attempt,
+        lastSeq: run.lastSeq,
+        runnerId: run.runnerId,
+        cancelRequestedAt: run.cancelRequestedAt,
+        heartbeatAt: run.heartbeatAt,
+      };
+    }),
+
+  cancel: publicProcedure
+    .input(RunIdInput)
+    .output(RunCancelOutput)
+    .mutation(({ ctx, input }) => cancelRun(ctx, input.runId)),
+
+  metrics: publicProcedure
+    .input(RunMetricsInput)
+    .output(RunMetricsOutput)
+    .query(async ({ ctx, input }) => {
+      await requireRun(ctx, input.runId);
+      return { series: await loadMetricSeries(ctx.db, input.runId, input.names, input.maxPoints) };
+    }),
+
+  memory: publicProcedure
+    .input(RunMemoryInput)
+    .output(RunMemoryOutput)
+    .query(async ({ ctx, input }) => {
+      await requireRun(ctx, input.runId);
+      return { series: await loadMemorySeries(ctx.db, input.runId, input.device, input.maxPoints) };
+    }),
+
+  logs: publicProcedure
+    .input(RunLogsInput)
+    .output(RunLogsOutput)
+    .query(async ({ ctx, input }) => {
+      await requireRun(ctx, input.runId);
+      const select = { lineNo: true, stream: true, text: true, ts: true } as const;
+      const lines =
+        input.afterLineNo === undefined
+          ? (
+              await ctx.db.logLine.findMany({
+                where: { runId: input.runId },
+                orderBy: { lineNo: "desc" },
+                take: input.limit,
+                select,
+              })
+            ).reverse()
+          : await ctx.db.logLine.findMany({
+              where: { runId: input.runId, lineNo: { gt: input.afterLineNo } },
+              orderBy: { lineNo: "asc" },
+              take: input.limit,
+              select,
+            });
+      return { lines, lastLineNo: lines.at(-1)?.lineNo ?? null };
+    }),
+
+  episodes: publicProcedure
+    .input(RunEpisodesInput)
+    .output(RunEpisodesOutput)
+    .query(async ({ ctx, input }) => {
+      await requireRun(ctx, input.runId);
+      const steps = await ctx.db.$queryRaw<{ step: number }[]>`
+        SELECT DISTINCT step FROM "Episode" WHERE "runId" = ${input.runId} ORDER BY step DESC LIMIT 50`;
+      const recentSteps = steps.map((s) => Number(s.step));
+      const step = input.step ?? recentSteps[0] ?? null;
+      if (step === null) return { step: null, recentSteps, episodes: [] };
+      const rows = await ctx.db.episode.findMany({
+        where: { runId: input.runId, step },
+        orderBy: [{ groupIndex: "asc" }, { sampleIndex: "asc" }],
+        take: input.limit,
+      });
+      return {
+        step,
+        recentSteps,
+        episodes: rows.map((e) => ({
+          seq: e.seq,
+          step: e.step,
+          environment: e.environment,
+          group: e.groupIndex,
+          sample: e.sampleIndex,
+          datasetRow: e.datasetRow,
+          // Stored JSON is re-validated: the page renders it as text, and a bad row should not break it.
+          messages: StoredMessages.safeParse(e.messages).data ?? [],
+          reward: e.reward,
+          rewardComponents: StoredComponents.safeParse(e.rewardComponents).data ?? {},
+          advantage: e.advantage,
+          ts: e.ts,
+        })),
+      };
+    }),
+});

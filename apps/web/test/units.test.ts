@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { parseServerEnv } from "../src/env";
+import { furthest, mergeSeries, LiveRunData } from "../src/features/live/liveRunData";
+import { parseCursor, sseMessage } from "../src/features/live/server/sse";
+import { applyOverrides, gpusFor, queuePriority } from "../src/features/experiments/server/launch";
+import { bucketByStep } from "../src/lib/buckets";
+import { DEMO_SPEC } from "@troupe/contracts";
+
+const pt = (step: number, value: number) => ({ step, value, min: value, max: value });
+
+describe("bucketByStep", () => {
+  it("keeps a short series as it is", () => {
+    const points = [pt(1, 1), pt(2, 2)];
+    expect(bucketByStep(points, 10)).toEqual(points);
+  });
+  it("cuts a long series into at most maxPoints buckets keeping last, min and max", () => {
+    const points = Array.from({ length: 10 }, (_, i) => pt(i + 1, i % 2 ? -(i + 1) : i + 1));
+    const out = bucketByStep(points, 5);
+    expect(out).toEqual([
+      { step: 2, value: -2, min: -2, max: 1 },
+      { step: 4, value: -4, min: -4, max: 3 },
+      { step: 6, value: -6, min: -6, max: 5 },
+      { step: 8, value: -8, min: -8, max: 7 },
+      { step: 10, value: -10, min: -10, max: 9 },
+    ]);
+  });
+});
+
+describe("mergeSeries (history + live)", () => {
+  it("draws a point that is both in the history and live once, in step order", () => {
+    const merged = mergeSeries({ bucketed: false, points: [pt(1, 1), pt(2, 2)] }, new Map([[2, 2], [3, 3]]), 1000);
+    expect(merged.map((p) => p.step)).toEqual([1, 2, 3]);
+  });
+  it("skips live points inside a bucketed history's range", () => {
+    const merged = mergeSeries({ bucketed: true, points: [pt(50, 1), pt(100, 2)] }, new Map([[99, 9], [101, 3]]), 1000);
+    expect(merged.map((p) => p.step)).toEqual([50, 100, 101]);
+  });
+  it("applies live metric, memory and status events keyed, so replays change nothing", () => {
+    const live = new LiveRunData();
+    const events = [
+      { seq: 5, ts: 0, type: "metric" as const, step: 1, actor: "a", values: { loss: 2 } },
+      { seq: 6, ts: 0, type: "memory" as const, step: 1, phase: "update" as const, device: "cpu", rssBytes: 10 },
+      { seq: 7, ts: 0, type: "status" as const, state: "running" as const },
+    ];
+    live.apply(events);
+    live.apply(events);
+    expect(live.actorsOf("loss")).toEqual(["a"]);
+    expect(live.memory.size).toBe(1);
+    expect(live.lastStatus?.state).toBe("running");
+  });
+});
+
+describe("furthest status", () => {
+  it("never steps back from what either source has seen", () => {
+    expect(furthest("succeeded", "running")).toBe("succeeded");
+    expect(furthest("running", "succeeded")).toBe("succeeded");
+    expect(furthest("running", "queued")).toBe("running");
+    expect(furthest(undefined, "queued")).toBe("queued");
+    expect(furthest("cancelled", "failed")).toBe("failed");
+  });
+});
+
+describe("SSE helpers", () => {
+  it("frames an event with its seq as the id", () => {
+    expect(sseMessage({ seq: 3, ts: 1, type: "log", level: "info", message: "a\nb" })).toBe(
+      'id: 3\ndata: {"seq":3,"ts":1,"type":"log","level":"info","message":"a\\nb"}\n\n',
+    );
+  });
+  it("prefers Last-Event-ID over ?after and refuses garbage", () => {
+    expect(parseCursor("12", "3")).toBe(12);
+    expect(parseCursor(null, "3")).toBe(3);
+    expect(parseCursor(null, null)).toBe(0);
+    expect(parseCursor("-1", null)).toBeNull();
+    expect(parseCursor(null, "abc")).toBeNull();
+  });
+});
+
+describe("launch helpers", () => {
+  it("writes overrides into the spec without touching the rest", () => {
+    const spec = { seed: 1, trainer: { steps: 10, promptsPerStep: 4 } };
+    expect(applyOverrides(spec, { steps: 3 })).toEqual({ seed: 1, trainer: { steps: 3, promptsPerStep: 4 } });
+    expect(applyOverrides(spec, { seed: 9 })).toEqual({ seed: 9, trainer: { steps: 10, promptsPerStep: 4 } });
+    expect(spec.trainer.steps).toBe(10);
+  });
+  it("maps priority 0..100 onto BullMQ's 1-is-first scale", () => {
+    expect(queuePriority(100)).toBe(1);
+    expect(queuePriority(0)).toBe(101);
+  });
+  it("asks for no GPU on CPU", () => {
+    expect(gpusFor(DEMO_SPEC)).toBe(0);
+  });
+});
+
+describe("env", () => {
+  it("names the missing or wrong variable", () => {
+    expect(() => parseServerEnv({ REDIS_URL: "redis://x" })).toThrow(/DATABASE_URL is required/);
+    expect(() => parseServerEnv({ DATABASE_URL: "mysql://x", REDIS_URL: "redis://x" })).toThrow(/DATABASE_URL must be a postgresql:\/\/ URL/);
+    expect(() => parseServerEnv({ DATABASE_URL: "postgresql://x", REDIS_URL: "redis://x", PORT: "http" })).toThrow(/PORT/);
+    expect(parseServerEnv({ DATABASE_URL: "postgresql://x", REDIS_URL: "redis://x" }).PORT).toBe(3000);
+  });
+});
