@@ -9,7 +9,8 @@ import { freePort } from "./lib/services.mjs";
 import { run, startService, waitForHttp } from "./lib/proc.mjs";
 
 const root = resolve(fileURLToPath(import.meta.url), "../..");
-const testDir = join(root, ".troupe/test");
+// TROUPE_TEST_DIR lets several checkouts or sessions test side by side without sharing services.
+const testDir = process.env.TROUPE_TEST_DIR ? resolve(process.env.TROUPE_TEST_DIR) : join(root, ".troupe/test");
 const reports = join(testDir, "reports");
 rmSync(reports, { recursive: true, force: true });
 mkdirSync(reports, { recursive: true });
@@ -92,7 +93,9 @@ async function main() {
         web = startService("web", "npx", ["next", "start", "-p", String(port)], { cwd: join(root, "apps/web"), env: { ...env, PORT: String(port) } });
         runner = startService("runner", "npx", ["tsx", "src/main.ts"], { cwd: join(root, "apps/runner"), env });
         await waitForHttp(`${baseUrl}/api/health`, { service: web });
-        const code = await run("npx", ["playwright", "test", "--config", "e2e/playwright.config.ts"], {
+        // TROUPE_E2E_GREP runs only the browser tests whose title matches.
+        const grep = process.env.TROUPE_E2E_GREP ? ["--grep", process.env.TROUPE_E2E_GREP] : [];
+        const code = await run("npx", ["playwright", "test", "--config", "e2e/playwright.config.ts", ...grep], {
           cwd: root,
           env: { ...env, TROUPE_BASE_URL: baseUrl, TROUPE_E2E_REPORT: join(reports, "e2e.json") },
           label: "playwright: browser tests in Chromium",
