@@ -1,0 +1,30 @@
+"""Troupe runtime: multi-agent RL for LLMs driven by a RunSpec, reporting JSON-line events.
+
+    from troupe import run_spec
+    result = run_spec("spec.json")          # or a dict; events kept in result.events
+    print(result.state, result.metrics("reward/mean"))
+
+Importing `troupe` is light (no torch); the training loop imports torch/transformers when a run starts.
+"""
+
+from .events import EventWriter
+from .run import EXIT_CANCELLED, EXIT_FAILED, EXIT_SPEC, EXIT_SUCCEEDED, RunResult, StopRequest, run_spec
+from .spec import FieldIssue, SpecError, check_supported, load_spec, validate_spec
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EXIT_CANCELLED",
+    "EXIT_FAILED",
+    "EXIT_SPEC",
+    "EXIT_SUCCEEDED",
+    "EventWriter",
+    "FieldIssue",
+    "RunResult",
+    "SpecError",
+    "StopRequest",
+    "check_supported",
+    "load_spec",
+    "run_spec",
+    "validate_spec",
+]

@@ -1,0 +1,83 @@
+"""`python -m troupe run SPEC.json [--events-fd N | --events FILE] [--seq-start N] [--work-dir DIR]`
+
+Events go, one JSON object per line, to the file descriptor or file given (stdout when neither);
+human-readable log lines go to stderr. `python -m troupe validate SPEC.json` prints the spec
+with defaults filled, or the field-named problems (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from .events import EventWriter, stderr_echo
+from .run import EXIT_SPEC, StopRequest, run_spec
+from .spec import SpecError, check_supported, load_spec
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m troupe", description="Troupe runtime: run a RunSpec.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a RunSpec and report events")
+    run.add_argument("spec", help="path to the RunSpec JSON")
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--events-fd", type=int, help="write events to this inherited file descriptor")
+    where.add_argument("--events", type=Path, help="write events to this file (created or truncated)")
+    run.add_argument("--seq-start", type=int, default=1, help="seq of the first event (default 1)")
+    run.add_argument("--work-dir", type=Path, help="folder for relative paths and checkpoints (default: the spec's folder)")
+    check = sub.add_parser("validate", help="fill defaults and check a RunSpec without running it")
+    check.add_argument("spec", help="path to the RunSpec JSON")
+    return parser
+
+
+def _open_events(args: argparse.Namespace) -> TextIO:
+    if args.events_fd is not None:
+        return os.fdopen(args.events_fd, "w", encoding="utf-8", buffering=1)
+    if args.events is not None:
+        return args.events.open("w", encoding="utf-8", buffering=1)
+    return sys.stdout
+
+
+def _install_stop_handlers(stop: StopRequest) -> None:
+    def handler(signum: int, _frame: object) -> None:
+        name = signal.Signals(signum).name
+        # No event written here: the loop reports the cancellation once the current step is done.
+        print(f"[info] {name} received: finishing the current step, then stopping", file=sys.stderr, flush=True)
+        stop.set(name)
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "validate":
+        try:
+            spec = load_spec(args.spec)
+            check_supported(spec)
+        except SpecError as e:
+            for issue in e.issues:
+                print(f"{issue.path}: {issue.message}", file=sys.stderr)
+            return EXIT_SPEC
+        print(json.dumps(spec, indent=2))
+        return 0
+    if args.seq_start < 1:
+        print("--seq-start must be >= 1", file=sys.stderr)
+        return EXIT_SPEC
+    stop = StopRequest()
+    _install_stop_handlers(stop)
+    stream = _open_events(args)
+    events = EventWriter(stream, seq_start=args.seq_start, echo=stderr_echo)
+    result = run_spec(args.spec, events=events, work_dir=args.work_dir, stop=stop)
+    if stream is not sys.stdout:
+        stream.close()
+    return result.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""GRPO-family math as pure functions of tensors, so each can be checked against a hand computation.
+
+Shapes: B sequences (prompts x group size, grouped contiguously), T completion positions.
+`mask` is 1 on completion tokens the policy chose (up to and including EOS), 0 on padding.
+"""
+
+from __future__ import annotations
+
+import torch
+
+SUPPORTED_LOSS_TYPES = ("grpo", "dr_grpo", "dapo")
+ADVANTAGE_EPS = 1e-4
+
+
+def effective_loss_type(algorithm_name: str, loss_type: str) -> str:
+    """The actor's `training.lossType` when set away from the default "grpo", else `algorithm.name`.
+
+    Both fields exist in RunSpec v1; with defaults filled we cannot tell "left at grpo" from
+    "chose grpo", so "grpo" means "follow the algorithm".
+    """
+    return loss_type if loss_type != "grpo" else algorithm_name
+
+
+def loss_type_issue(algorithm_name: str, loss_type: str) -> str | None:
+    if loss_type != "grpo" and algorithm_name != "grpo" and loss_type != algorithm_name:
+        return (
+            f'"{loss_type}" disagrees with algorithm.name "{algorithm_name}": set them equal, '
+            'or leave lossType at "grpo" to follow algorithm.name'
+        )
+    return None
+
+
+def group_advantages(rewards: torch.Tensor, group_size: int, norm: str = "group", eps: float = ADVANTAGE_EPS) -> torch.Tensor:
+    """Advantages of B = groups x group_size rewards (groups contiguous).
+
+    group: (r - group mean) / (group std + eps)  (std with Bessel's correction, as TRL)
+    batch: (r - group mean) / (batch std + eps)
+    none:  r - group mean                        (Dr. GRPO)
+    """
+    if rewards.dim() != 1 or rewards.numel() % group_size != 0:
+        raise ValueError(f"rewards must be 1-D with a multiple of group_size={group_size} entries, got {tuple(rewards.shape)}")
+    r = rewards.float().view(-1, group_size)
+    centered = r - r.mean(dim=1, keepdim=True)
+    if norm == "group":
+        out = centered / (r.std(dim=1, keepdim=True) + eps)
+    elif norm == "batch":
+        out = centered / (rewards.float().std() + eps)
+    elif norm == "none":
+        out = centered
+    else:
+        raise ValueError(f"unknown advantage normalisation {norm!r}")
+    return out.reshape(-1)
+
+
+def per_token_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+    """k3 estimator of KL(policy || reference) per token: exp(d) - d - 1 with d = ref - policy (>= 0)."""
+    d = ref_logp - logp
+    return torch.exp(d) - d - 1
+
+
+def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    m = mask.to(x.dtype)
+    return (x * m).sum() / m.sum().clamp(min=1)
+
+
+def policy_loss(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    loss_type: str = "grpo",
+    clip_eps_low: float = 0.2,
+    clip_eps_high: float = 0.2,
+    max_completion_len: int | None = None,
+    ref_logp: torch.Tensor | None = None,
+    kl_beta: float = 0.0,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """Clipped policy-gradient loss (+ beta * KL to a reference), aggregated per `loss_type`.
+
+    per token: -min(ratio * A, clip(ratio, 1 - eps_low, 1 + eps_high) * A) + beta * kl
+    grpo:    mean over each sequence's tokens, then mean over sequences
+    dapo:    sum over all tokens / number of tokens in the batch
+    dr_grpo: sum over all tokens / (B * max_completion_len)   (a constant normaliser)
+    Returns the loss and float stats: clip_frac (share of tokens where the clip is active), kl.
+    """
+    m = mask.to(logp.dtype)
+    ratio = torch.exp(logp - old_logp)
+    a = advantages.to(logp.dtype).unsqueeze(1)
+    unclipped = ratio * a
+    clipped = torch.clamp(ratio, 1 - clip_eps_low, 1 + clip_eps_high) * a
+    per_token = -torch.minimum(unclipped, clipped)
+    stats: dict[str, float] = {}
+    if ref_logp is not None and kl_beta > 0:
+        kl = per_token_kl(logp, ref_logp)
+        per_token = per_token + kl_beta * kl
+        stats["kl"] = float(masked_mean(kl.detach(), m))
+    if loss_type == "grpo":
+        loss = ((per_token * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).mean()
+    elif loss_type == "dapo":
+        loss = (per_token * m).sum() / m.sum().clamp(min=1)
+    elif loss_type == "dr_grpo":
+        if not max_completion_len:
+            raise ValueError("dr_grpo needs max_completion_len")
+        loss = (per_token * m).sum() / (logp.shape[0] * max_completion_len)
+    else:
+        raise ValueError(f"unknown loss type {loss_type!r}")
+    with torch.no_grad():
+        is_clipped = ((ratio < 1 - clip_eps_low) & (a < 0)) | ((ratio > 1 + clip_eps_high) & (a > 0))
+        stats["clip_frac"] = float(masked_mean(is_clipped.to(logp.dtype), m))
+    return loss, stats

@@ -1,0 +1,52 @@
+"""The trainer's view of a rollout: token log-probs of the completions under a model.
+
+Positions match what `generate` used (position_ids = cumsum(mask) - 1), and log-probs come
+from the last hidden state and the LM head through `troupe_kernels.token_logprobs` (chunked:
+the [B, T, vocab] logits never exist at once). Models whose head is not a plain matmul
+(softcapping, logit scale, bias) take the logits path instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from troupe_kernels import token_logprobs
+
+from .rollout import Rollout
+
+
+def _plain_head(model: Any) -> torch.nn.Module | None:
+    head = model.get_output_embeddings()
+    config = model.config
+    if head is None or getattr(head, "bias", None) is not None:
+        return None
+    if getattr(config, "final_logit_softcapping", None) or getattr(config, "logit_scale", None) not in (None, 1, 1.0):
+        return None
+    if not hasattr(model, model.base_model_prefix):
+        return None
+    return head
+
+
+def completion_logprobs(
+    model: Any, rollout: Rollout, temperature: float, with_entropy: bool = False
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """[B, T] log-probs of the completion tokens (float32) and, optionally, per-token entropy."""
+    temperature = temperature if temperature > 0 else 1.0
+    input_ids = torch.cat([rollout.prompt_ids, rollout.completion_ids], dim=1)
+    attention_mask = torch.cat([rollout.prompt_mask, rollout.completion_mask], dim=1)
+    position_ids = (attention_mask.cumsum(dim=1) - 1).clamp(min=0)
+    p, t = rollout.prompt_ids.shape[1], rollout.completion_ids.shape[1]
+    head = _plain_head(model)
+    if head is not None:
+        body = getattr(model, model.base_model_prefix)
+        hidden = body(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).last_hidden_state
+        # The hidden state at position i predicts token i + 1.
+        h = hidden[:, p - 1 : p + t - 1]
+        out = token_logprobs(h, head.weight, rollout.completion_ids, temperature=temperature, return_entropy=with_entropy)
+        return out if with_entropy else (out, None)  # type: ignore[return-value]
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).logits
+    logp_all = torch.log_softmax(logits[:, p - 1 : p + t - 1].float() / temperature, dim=-1)
+    logp = logp_all.gather(-1, rollout.completion_ids.unsqueeze(-1)).squeeze(-1)
+    entropy = -(logp_all.exp() * logp_all).sum(-1).detach() if with_entropy else None
+    return logp, entropy

@@ -1,0 +1,149 @@
+"""Sampling completions with transformers `generate` (KV cache), keeping the sampler's own tokens
+and log-probs: completions are never re-tokenised from text.
+
+The sampler's log-prob of a token is log_softmax(raw logits / temperature) at the step it was
+drawn, read by a logits processor placed before the truncating warpers (top-k, top-p), so it
+is the same quantity the trainer recomputes and `logprob_gap` measures only numerical drift
+(KV cache vs full forward, kernels, precision), not truncation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import torch
+from transformers import LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+
+@dataclass
+class Rollout:
+    """B sampled sequences: left-padded prompts and right-padded completions."""
+
+    prompt_ids: torch.Tensor  # [B, P]
+    prompt_mask: torch.Tensor  # [B, P] 1 on prompt tokens, 0 on left padding
+    completion_ids: torch.Tensor  # [B, T]
+    completion_mask: torch.Tensor  # [B, T] 1 up to and including the first EOS
+    sampler_logprobs: torch.Tensor  # [B, T] float32, meaningless where mask is 0
+    texts: list[str]  # decoded completions (special tokens dropped)
+
+    @property
+    def lengths(self) -> torch.Tensor:
+        return self.completion_mask.sum(dim=1)
+
+
+def left_pad(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for i, s in enumerate(sequences):
+        if s:
+            ids[i, width - len(s) :] = torch.tensor(list(s), dtype=torch.long)
+            mask[i, width - len(s) :] = 1
+    return ids, mask
+
+
+def completion_mask(completion_ids: torch.Tensor, eos_ids: Sequence[int]) -> torch.Tensor:
+    """1 on every token up to and including the first EOS (all tokens when none was drawn)."""
+    is_eos = torch.isin(completion_ids, torch.tensor(list(eos_ids), device=completion_ids.device))
+    # Count of EOS strictly before each position: 0 means "still inside the completion".
+    eos_before = torch.cumsum(is_eos.long(), dim=1) - is_eos.long()
+    return (eos_before == 0).long()
+
+
+class CaptureLogprobs(LogitsProcessor):
+    """Records log_softmax(raw logits / T); reads each chosen token's log-prob one call later."""
+
+    def __init__(self, temperature: float):
+        self.temperature = temperature if temperature > 0 else 1.0
+        self._previous: torch.Tensor | None = None
+        self.chosen: list[torch.Tensor] = []
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        if self._previous is not None:
+            self._take(input_ids[:, -1])
+        self._previous = torch.log_softmax(scores.float() / self.temperature, dim=-1)
+        return scores
+
+    def _take(self, tokens: torch.Tensor) -> None:
+        assert self._previous is not None
+        self.chosen.append(self._previous.gather(1, tokens.unsqueeze(1)).squeeze(1))
+
+    def finish(self, last_tokens: torch.Tensor) -> torch.Tensor:
+        self._take(last_tokens)
+        self._previous = None
+        return torch.stack(self.chosen, dim=1)
+
+
+@torch.no_grad()
+def sample(
+    model: Any,
+    tokenizer: Any,
+    prompt_token_ids: Sequence[Sequence[int]],
+    sampling: dict[str, Any],
+    device: torch.device,
+) -> Rollout:
+    """One completion per prompt (repeat prompts for groups). `sampling` is the spec's SamplingSpec."""
+    prompt_ids, prompt_mask = left_pad(prompt_token_ids, tokenizer.pad_token_id)
+    prompt_ids, prompt_mask = prompt_ids.to(device), prompt_mask.to(device)
+    temperature = float(sampling["temperature"])
+    capture = CaptureLogprobs(temperature)
+    processors: list[LogitsProcessor] = [capture]
+    greedy = temperature == 0
+    if not greedy:
+        if temperature != 1.0:
+            processors.append(TemperatureLogitsWarper(temperature))
+        if sampling["topK"] > 0:
+            processors.append(TopKLogitsWarper(int(sampling["topK"])))
+        if sampling["topP"] < 1.0:
+            processors.append(TopPLogitsWarper(float(sampling["topP"])))
+    was_training = model.training
+    model.eval()
+    sequences = model.generate(
+        input_ids=prompt_ids,
+        attention_mask=prompt_mask,
+        do_sample=not greedy,
+        # Neutral values: the warpers above do the work, in the order HF would apply them.
+        temperature=1.0,
+        top_k=0,
+        top_p=1.0,
+        max_new_tokens=int(sampling["maxNewTokens"]),
+        logits_processor=LogitsProcessorList(processors),
+        use_cache=True,
+    )
+    if was_training:
+        model.train()
+    completion_ids = sequences[:, prompt_ids.shape[1] :]
+    logprobs = capture.finish(completion_ids[:, -1])
+    if logprobs.shape != completion_ids.shape:
+        raise RuntimeError(f"captured {tuple(logprobs.shape)} log-probs for {tuple(completion_ids.shape)} tokens")
+    mask = completion_mask(completion_ids, tokenizer.eos_token_ids)
+    texts = []
+    for ids, m in zip(completion_ids.tolist(), mask.tolist()):
+        kept = [t for t, keep in zip(ids, m) if keep and t not in tokenizer.eos_token_ids]
+        texts.append(tokenizer.decode(kept))
+    return Rollout(prompt_ids, prompt_mask, completion_ids, mask, logprobs, texts)
+
+
+def _pad_to(t: torch.Tensor, width: int, value: int | float, left: bool) -> torch.Tensor:
+    extra = width - t.shape[1]
+    if extra == 0:
+        return t
+    pad = torch.full((t.shape[0], extra), value, dtype=t.dtype, device=t.device)
+    return torch.cat([pad, t] if left else [t, pad], dim=1)
+
+
+def concat_rollouts(parts: Sequence[Rollout], pad_id: int) -> Rollout:
+    """Stack rollouts of one actor from several environments into one batch (re-padding)."""
+    if len(parts) == 1:
+        return parts[0]
+    p = max(r.prompt_ids.shape[1] for r in parts)
+    t = max(r.completion_ids.shape[1] for r in parts)
+    return Rollout(
+        torch.cat([_pad_to(r.prompt_ids, p, pad_id, left=True) for r in parts]),
+        torch.cat([_pad_to(r.prompt_mask, p, 0, left=True) for r in parts]),
+        torch.cat([_pad_to(r.completion_ids, t, pad_id, left=False) for r in parts]),
+        torch.cat([_pad_to(r.completion_mask, t, 0, left=False) for r in parts]),
+        torch.cat([_pad_to(r.sampler_logprobs, t, 0.0, left=False) for r in parts]),
+        [text for r in parts for text in r.texts],
+    )

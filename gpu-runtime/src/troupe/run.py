@@ -1,0 +1,91 @@
+"""One run, start to finish, with the event protocol around the training loop.
+
+`run_spec` never raises for a failed run: it reports it with events (an `error`, then exactly
+one terminal `status`) and returns the exit code the CLI uses:
+0 succeeded, 1 failed, 2 spec invalid or unsupported, 3 cancelled.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from .events import EventWriter, stderr_echo
+from .spec import SpecError, check_supported, load_spec
+
+EXIT_SUCCEEDED, EXIT_FAILED, EXIT_SPEC, EXIT_CANCELLED = 0, 1, 2, 3
+
+
+class StopRequest:
+    """Set from a signal handler; the loop checks it between steps."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+
+    def set(self, reason: str = "a stop request") -> None:
+        if self.reason is None:
+            self.reason = reason
+
+    def is_set(self) -> bool:
+        return self.reason is not None
+
+
+@dataclass
+class RunResult:
+    state: str  # succeeded | failed | cancelled
+    exit_code: int
+    message: str
+    steps_completed: int = 0
+    error: BaseException | None = None
+    events: list[dict[str, Any]] | None = None  # when the writer kept them
+
+    def metrics(self, name: str, actor: str | None = None) -> list[float]:
+        """Per-step values of one metric, from kept events (handy in notebooks and tests)."""
+        return [
+            e["values"][name]
+            for e in self.events or []
+            if e["type"] == "metric" and name in e["values"] and (actor is None or e.get("actor") == actor)
+        ]
+
+
+def run_spec(
+    spec: str | Path | Mapping[str, Any],
+    events: EventWriter | None = None,
+    work_dir: str | Path | None = None,
+    stop: Any = None,
+) -> RunResult:
+    """Validate `spec` (a path or a dict), run it, and report it through `events`.
+
+    Without `events`, events are kept in memory (`RunResult.events`) and log lines echo to stderr.
+    `work_dir` resolves relative dataset and model paths and holds checkpoints; it defaults to the
+    spec file's folder (or the current folder for a dict).
+    """
+    events = events if events is not None else EventWriter(keep=True, echo=stderr_echo)
+    if work_dir is None:
+        work_dir = Path(spec).resolve().parent if isinstance(spec, (str, Path)) else Path(os.getcwd())
+    work_dir = Path(work_dir)
+    steps_done = 0
+    try:
+        validated = load_spec(spec)
+        check_supported(validated)
+        from .train import train  # heavy imports (transformers) only once the spec is known to be good
+
+        state, message, steps_done = train(validated, events, work_dir, stop)
+    except SpecError as e:
+        events.error(str(e), field=e.field)
+        events.status("failed", f"invalid spec: {e}")
+        return RunResult("failed", EXIT_SPEC, str(e), steps_done, e, events.events)
+    except KeyboardInterrupt as e:  # library use without our signal handlers
+        events.status("cancelled", "interrupted")
+        return RunResult("cancelled", EXIT_CANCELLED, "interrupted", steps_done, e, events.events)
+    except Exception as e:  # noqa: BLE001 - every failure must end in an error event and a status
+        message = f"{type(e).__name__}: {e}"
+        events.error(message, traceback=traceback.format_exc())
+        events.status("failed", message)
+        return RunResult("failed", EXIT_FAILED, message, steps_done, e, events.events)
+    events.status(state, message)
+    code = EXIT_SUCCEEDED if state == "succeeded" else EXIT_CANCELLED
+    return RunResult(state, code, message, steps_done, None, events.events)

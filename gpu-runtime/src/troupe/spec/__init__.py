@@ -1,0 +1,78 @@
+"""RunSpec v1: load, fill defaults, validate, and check what this runtime supports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from .issues import FieldIssue, SpecError, format_path
+from .references import reference_issues
+from .schema import events_schema, fill_defaults, runspec_schema, schema_issues
+
+RunSpecDict = dict[str, Any]
+
+
+def validate_spec(document: Mapping[str, Any]) -> RunSpecDict:
+    """The document with zod's defaults filled, or SpecError naming every field at fault."""
+    if not isinstance(document, Mapping):
+        raise SpecError.at("(root)", "a RunSpec must be a JSON object")
+    filled = fill_defaults(dict(document), runspec_schema())
+    issues = schema_issues(filled)
+    if not issues:
+        issues = reference_issues(filled)
+    if issues:
+        raise SpecError(issues)
+    return filled
+
+
+def check_supported(spec: RunSpecDict, cuda_available: bool | None = None) -> None:
+    """SpecError naming each field whose value this runtime cannot run (yet)."""
+    from .support import support_issues  # imports torch-free modules only, but keeps load_spec light
+
+    if cuda_available is None:
+        import torch
+
+        cuda_available = torch.cuda.is_available()
+    issues = support_issues(spec, cuda_available)
+    if issues:
+        raise SpecError(issues)
+
+
+def parse_spec_text(text: str, source: str = "spec") -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SpecError.at("(root)", f"{source} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from e
+
+
+def load_spec(source: str | Path | Mapping[str, Any], check_support: bool = False) -> RunSpecDict:
+    """Read a RunSpec (a JSON file path or an already-parsed dict), fill defaults and validate it."""
+    if isinstance(source, Mapping):
+        document: Any = source
+    else:
+        path = Path(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise SpecError.at("(root)", f"cannot read {path}: {e.strerror}") from e
+        document = parse_spec_text(text, str(path))
+    spec = validate_spec(document)
+    if check_support:
+        check_supported(spec)
+    return spec
+
+
+__all__ = [
+    "FieldIssue",
+    "RunSpecDict",
+    "SpecError",
+    "check_supported",
+    "events_schema",
+    "fill_defaults",
+    "format_path",
+    "load_spec",
+    "parse_spec_text",
+    "runspec_schema",
+    "validate_spec",
+]

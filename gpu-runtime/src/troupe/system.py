@@ -1,0 +1,50 @@
+"""Process-level helpers: seeding, device choice, memory readings."""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import sys
+
+import numpy as np
+import torch
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+def resolve_device(choice: str) -> torch.device:
+    if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()):
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def rss_bytes() -> int:
+    """Resident set size now (from /proc), or the peak RSS where /proc is missing (macOS)."""
+    try:
+        with open("/proc/self/statm") as f:
+            resident_pages = int(f.read().split()[1])
+        return resident_pages * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+
+
+def memory_readings(device: torch.device) -> list[dict[str, object]]:
+    """One reading per device: host RSS, plus allocated/reserved/peak for a CUDA device."""
+    readings: list[dict[str, object]] = [{"device": "cpu", "rssBytes": rss_bytes()}]
+    if device.type == "cuda":
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        readings.append(
+            {
+                "device": f"cuda:{index}",
+                "allocatedBytes": torch.cuda.memory_allocated(index),
+                "reservedBytes": torch.cuda.memory_reserved(index),
+                "peakBytes": torch.cuda.max_memory_allocated(index),
+            }
+        )
+    return readings

@@ -1,0 +1,145 @@
+import copy
+import json
+
+import pytest
+from runtime_helpers import FIXTURES, demo_input
+
+from troupe import SpecError, check_supported, load_spec, validate_spec
+from troupe.spec import fill_defaults, runspec_schema
+
+
+def issues_of(document, supported=True):
+    with pytest.raises(SpecError) as info:
+        spec = validate_spec(document)
+        if supported:
+            check_supported(spec, cuda_available=False)
+    return {i.path: i.message for i in info.value.issues}, info.value
+
+
+def test_defaults_filled_exactly_like_zod():
+    filled = validate_spec(demo_input())
+    assert filled == json.loads((FIXTURES / "demo.filled.json").read_text())
+
+
+def test_partial_nested_objects_get_their_own_defaults():
+    doc = demo_input()
+    doc["actors"][0]["training"] = {"learningRate": 0.01, "scheduler": {"type": "cosine"}}
+    del doc["trainer"]
+    spec = validate_spec(doc)
+    training = spec["actors"][0]["training"]
+    assert training["learningRate"] == 0.01
+    assert training["scheduler"] == {"type": "cosine", "warmupSteps": 0}
+    assert training["offload"] == {"params": False, "optimizer": False}
+    assert training["betas"] == [0.9, 0.999]
+    assert spec["trainer"]["steps"] == 100 and spec["trainer"]["device"] == "auto"
+    assert "maxDurationSeconds" not in spec["trainer"]  # optional without default stays absent
+    # union branches: the branch named by the discriminator is filled
+    assert spec["datasets"][0]["source"]["size"] == 256
+    doc["rewards"][0]["source"] = {"kind": "builtin", "name": "letter_match"}
+    assert validate_spec(doc)["rewards"][0]["source"]["params"] == {}
+
+
+def test_fill_defaults_does_not_touch_input_or_null():
+    doc = {"seed": None, "trainer": {}}
+    out = fill_defaults(doc, runspec_schema())
+    assert doc == {"seed": None, "trainer": {}}
+    assert out["seed"] is None  # null is not "missing" (zod does not default it either)
+    assert out["trainer"]["steps"] == 100
+
+
+@pytest.mark.parametrize(
+    "mutate, field, words",
+    [
+        (lambda d: d["actors"][0]["training"].update(learningRate=5), "actors.0.training.learningRate", "maximum"),
+        (lambda d: d["actors"][0].update(color="red"), "actors.0.color", "not a known field"),
+        (lambda d: d.pop("name"), "name", "required"),
+        (lambda d: d["actors"][0].update(model={"source": "s3"}), "actors.0.model.source", "tiny, huggingface, local"),
+        (lambda d: d["actors"][0].update(model={"source": "local"}), "actors.0.model.path", "required"),
+        (lambda d: d["datasets"][0]["source"].update(size=0), "datasets.0.source.size", "minimum"),
+        (lambda d: d["trainer"].update(device="tpu"), "trainer.device", '"tpu" is not one of'),
+        (lambda d: d.update(specVersion=2), "specVersion", "must be 1"),
+        (lambda d: d["actors"][0].update(name="9lives"), "actors.0.name", "does not match"),
+    ],
+)
+def test_schema_errors_name_the_field(mutate, field, words):
+    doc = demo_input()
+    mutate(doc)
+    issues, error = issues_of(doc, supported=False)
+    assert field in issues, issues
+    assert words in issues[field]
+    assert error.field == field or field in [i.path for i in error.issues]
+
+
+@pytest.mark.parametrize(
+    "mutate, field, words",
+    [
+        (lambda d: d["environments"][0].update(dataset="nope"), "environments.0.dataset", 'unknown dataset "nope"'),
+        (lambda d: d["environments"][0].update(actors=["ghost"]), "environments.0.actors.0", 'unknown actor "ghost"'),
+        (lambda d: d["environments"][0]["rewards"][0].update(reward="x"), "environments.0.rewards.0.reward", "unknown reward"),
+        (lambda d: d["actors"].append(copy.deepcopy(d["actors"][0])), "actors.1.name", "duplicate name"),
+        (lambda d: d["actors"][0].update(trainable=False), "actors", "at least one actor must be trainable"),
+        (lambda d: d["environments"][0].update(kind="collaborative"), "environments.0.roundSpec", "needs a roundSpec"),
+    ],
+)
+def test_cross_field_rules_match_the_contracts(mutate, field, words):
+    doc = demo_input()
+    mutate(doc)
+    issues, _ = issues_of(doc, supported=False)
+    assert words in issues[field]
+
+
+@pytest.mark.parametrize(
+    "mutate, field, words",
+    [
+        (lambda d: d["actors"][0].update(backend="vllm"), "actors.0.backend", "needs CUDA and the gpu extra (pip install troupe[gpu])"),
+        (lambda d: d["environments"][0].update(kind="collaborative", roundSpec="a -> b"), "environments.0.kind", '"collaborative" is not supported yet'),
+        (lambda d: d["datasets"][0].update(source={"kind": "huggingface", "id": "x/y"}), "datasets.0.source.kind", "huggingface"),
+        (lambda d: d["datasets"][0].update(source={"kind": "file", "path": "a.parquet", "format": "parquet"}), "datasets.0.source.format", "parquet"),
+        (lambda d: d["rewards"][0].update(source={"kind": "python", "code": "def reward(): pass"}), "rewards.0.source.kind", '"python" rewards are not supported yet'),
+        (lambda d: d["rewards"][0].update(scope="conversation"), "rewards.0.scope", "not supported yet"),
+        (lambda d: d["rewards"][0]["source"].update(params={"colour": "x"}), "rewards.0.source.params.colour", "unknown parameter"),
+        (lambda d: d["rewards"][0]["source"].update(params={"field": 3}), "rewards.0.source.params.field", "must be a string"),
+        (lambda d: d["actors"][0]["training"].update(lora={}), "actors.0.training.lora", "LoRA"),
+        (lambda d: d["actors"][0]["training"].update(offload={"params": True}), "actors.0.training.offload.params", "DeepSpeed"),
+        (lambda d: d["actors"][0]["training"].update(lossType="gspo"), "actors.0.training.lossType", '"gspo" is not supported yet'),
+        (lambda d: d["algorithm"].update(name="gspo"), "algorithm.name", "not supported yet"),
+        (lambda d: (d["algorithm"].update(name="dapo"), d["actors"][0]["training"].update(lossType="dr_grpo")), "actors.0.training.lossType", "disagrees"),
+        (lambda d: d["trainer"].update(device="cuda"), "trainer.device", "CUDA is not available"),
+        (lambda d: d["trainer"].update(evalEvery=5), "trainer.evalEvery", "not supported yet"),
+        (lambda d: d["actors"][0].update(placement={"gpus": [0, 1]}), "actors.0.placement.gpus", "several GPUs"),
+        (lambda d: d["environments"][0].setdefault("prompt", {}).update(template="{{ prompt"), "environments.0.prompt.template", "syntax error"),
+        (lambda d: (d["rewards"][0].update(name="mean"), d["environments"][0]["rewards"][0].update(reward="mean")), "rewards.0.name", "reserved"),
+    ],
+)
+def test_unsupported_features_are_refused_with_the_field(mutate, field, words):
+    doc = demo_input()
+    mutate(doc)
+    issues, _ = issues_of(doc)
+    assert field in issues, issues
+    assert words in issues[field]
+
+
+def test_frozen_actor_is_refused_with_the_field():
+    doc = demo_input()
+    frozen = copy.deepcopy(doc["actors"][0])
+    frozen.update(name="judge", trainable=False)
+    doc["actors"].append(frozen)
+    issues, _ = issues_of(doc)
+    assert "frozen actors are not supported yet" in issues["actors.1.trainable"]
+
+
+def test_supported_variants_pass():
+    doc = demo_input()
+    doc["actors"][0]["training"].update(lossType="dapo", optimizer="sgd", klBeta=0.1, iterationsPerBatch=2)
+    doc["actors"][0]["sampling"].update(topK=5, topP=0.9, temperature=0.7)
+    doc["environments"][0]["prompt"] = {"template": "say {{ letter }}:", "applyChatTemplate": True}
+    check_supported(validate_spec(doc), cuda_available=False)
+
+
+def test_load_spec_reports_json_position(tmp_path):
+    path = tmp_path / "spec.json"
+    path.write_text('{\n  "specVersion": 1,\n  "name": oops\n}')
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    assert info.value.field == "(root)"
+    assert "line 3, column 11" in str(info.value)
