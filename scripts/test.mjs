@@ -24,7 +24,7 @@ const counters = {
     return { passed: r.numPassedTests, failed: r.numFailedTests, skipped: r.numPendingTests + r.numTodoTests };
   },
   pytest: () => {
-    const xml = readFileSync(join(reports, "pytest.xml"), "utf8");
+    const xml = ["gpu-runtime", "kernels"].map((p) => readFileSync(join(reports, `pytest-${p}.xml`), "utf8")).join("\n");
     const suites = [...xml.matchAll(/<testsuite [^>]*>/g)].map((m) => m[0]);
     const attr = (s, k) => Number((s.match(new RegExp(`${k}="(\\d+)"`)) ?? [])[1] ?? 0);
     const sum = (k) => suites.reduce((a, s) => a + attr(s, k), 0);
@@ -75,12 +75,17 @@ async function main() {
     }
 
     if (wanted("pytest")) {
-      const code = await run(
-        join(root, ".venv/bin/python"),
-        ["-m", "pytest", "-q", "-p", "no:cacheprovider", `--junitxml=${join(reports, "pytest.xml")}`, "gpu-runtime/tests", "kernels/tests"],
-        { cwd: root, env, label: "pytest: runtime, kernels, learning check" },
-      );
-      record("pytest", code === 5 ? 1 : code); // 5 = no tests collected: a defect, not a pass
+      // One pytest per Python package, each from its own folder so its pyproject settings apply.
+      let worst = 0;
+      for (const pkg of ["gpu-runtime", "kernels"]) {
+        const code = await run(
+          join(root, ".venv/bin/python"),
+          ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", `--junitxml=${join(reports, `pytest-${pkg}.xml`)}`],
+          { cwd: join(root, pkg), env, label: `pytest: ${pkg}` },
+        );
+        worst = Math.max(worst, code === 5 ? 1 : code); // 5 = no tests collected: a defect, not a pass
+      }
+      record("pytest", worst);
     }
 
     if (wanted("e2e")) {
