@@ -29,8 +29,16 @@ hash_of() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
 # --- node_modules -----------------------------------------------------------------------
 lock_hash=$(hash_of package-lock.json)
 if [ "$(cat node_modules/.troupe-installed 2>/dev/null)" != "$lock_hash" ]; then
-  say "npm ci (package-lock.json changed or node_modules missing)"
-  npm ci --no-fund --no-audit --loglevel=error
+  # CI and fresh clones get the exact lock (npm ci); a working tree whose lock changed gets an
+  # incremental npm install, so processes using node_modules are not pulled out from under.
+  lock() { if command -v flock >/dev/null; then flock /tmp/troupe-npm.lock "$@"; else "$@"; fi; }
+  if [ "${CI:-}" = "true" ] || [ ! -d node_modules ]; then
+    say "npm ci"
+    lock npm ci --no-fund --no-audit --loglevel=error
+  else
+    say "npm install (package-lock.json changed)"
+    lock npm install --no-fund --no-audit --loglevel=error
+  fi
   echo "$lock_hash" > node_modules/.troupe-installed
 fi
 

@@ -1,0 +1,3 @@
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+export { getRunMetrics as GET } from "../../../../../../features/api/server/handlers";

@@ -1,0 +1,101 @@
+import { RunSpec } from "@troupe/contracts";
+import { cancelRun } from "../../runs/server/cancel";
+import { decodeUtf8, mediaType, readBodyBytes } from "./body";
+import { formatFromMediaType, parseDataset, storeDataset } from "./datasets";
+import { listApiEpisodes } from "./episodes";
+import { apiRoute, jsonResponse } from "./handler";
+import { launchFromApi } from "./launch";
+import { loadApiMetrics, metricsToCsv } from "./metrics";
+import { operations } from "./operations";
+import { ApiError } from "./problem";
+import { listApiRuns, requireApiRun, waitForRun } from "./runs";
+import { DatasetOut, EpisodesOut, HealthOut, LaunchEnvelope, MetricsOut, RunCancelOut, RunListOut, RunWaitOut, RunWithSpecOut } from "./schemas";
+import { readSpecBody } from "./specBody";
+import { checkHealth } from "../../health/server/health";
+
+/** The REST handlers, one per registry entry; `app/api/v1/**` route files only re-export them. */
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export const getHealth = apiRoute(operations.health, async ({ ctx }) => {
+  const report = await checkHealth(ctx.db, ctx.redis);
+  return jsonResponse(HealthOut, report, report.status === "ok" ? 200 : 503);
+});
+
+export const createRun = apiRoute(operations.createRun, async ({ request, ctx, token }) => {
+  const key = request.headers.get("idempotency-key") ?? undefined;
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+    throw ApiError.validation([{ path: "Idempotency-Key", message: "must be 1-255 printable ASCII characters without spaces" }], "invalid header");
+  }
+  const body = await readSpecBody(request, operations.createRun.body.maxBytes);
+  const isEnvelope = typeof body.value === "object" && body.value !== null && !Array.isArray(body.value) && "spec" in body.value;
+  let launch;
+  if (isEnvelope) {
+    const parsed = LaunchEnvelope.safeParse(body.value);
+    if (!parsed.success) throw ApiError.validation(body.issues(parsed.error), "invalid launch request");
+    launch = { spec: parsed.data.spec, experimentId: parsed.data.experimentId, priority: parsed.data.priority ?? 0, tags: parsed.data.tags ?? [] };
+  } else {
+    const parsed = RunSpec.safeParse(body.value);
+    if (!parsed.success) throw ApiError.validation(body.issues(parsed.error), "invalid run spec");
+    launch = { spec: parsed.data, priority: 0, tags: [] };
+  }
+  const { runId, replayed } = await launchFromApi(ctx, launch, { tokenId: token.id, idempotencyKey: key });
+  const run = await requireApiRun(ctx.db, runId);
+  return jsonResponse(RunWithSpecOut, run, 201, {
+    location: `/api/v1/runs/${encodeURIComponent(runId)}`,
+    ...(replayed ? { "idempotent-replayed": "true" } : {}),
+  });
+});
+
+export const listRuns = apiRoute(operations.listRuns, async ({ ctx, query }) =>
+  jsonResponse(RunListOut, await listApiRuns(ctx.db, query)),
+);
+
+export const getRun = apiRoute(operations.getRun, async ({ ctx, params }) =>
+  jsonResponse(RunWithSpecOut, await requireApiRun(ctx.db, params.id)),
+);
+
+export const waitRun = apiRoute(operations.waitRun, async ({ request, ctx, params, query }) =>
+  jsonResponse(RunWaitOut, await waitForRun(ctx.db, params.id, query.timeout * 1000, request.signal)),
+);
+
+export const getRunMetrics = apiRoute(operations.runMetrics, async ({ ctx, params, query }) => {
+  await requireApiRun(ctx.db, params.id);
+  const metrics = await loadApiMetrics(ctx.db, params.id, query);
+  if (query.format === "csv") {
+    return new Response(metricsToCsv(metrics), {
+      headers: {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition": `attachment; filename="run-${params.id.replace(/[^A-Za-z0-9_-]/g, "_")}-metrics.csv"`,
+        "cache-control": "no-store",
+      },
+    });
+  }
+  return jsonResponse(MetricsOut, metrics);
+});
+
+export const listRunEpisodes = apiRoute(operations.runEpisodes, async ({ ctx, params, query }) => {
+  await requireApiRun(ctx.db, params.id);
+  return jsonResponse(EpisodesOut, await listApiEpisodes(ctx.db, params.id, query));
+});
+
+export const cancelRunHandler = apiRoute(operations.cancelRun, async ({ ctx, params }) => {
+  const { outcome } = await cancelRun(ctx, params.id);
+  const { spec: _spec, ...run } = await requireApiRun(ctx.db, params.id);
+  return jsonResponse(RunCancelOut, { run, outcome });
+});
+
+export const uploadDataset = apiRoute(operations.uploadDataset, async ({ request, ctx, query }) => {
+  const type = mediaType(request);
+  const format = query.format ?? formatFromMediaType(type);
+  if (!format) {
+    throw new ApiError(
+      415,
+      "unsupportedMediaType",
+      `cannot tell the dataset format from Content-Type ${type ?? "(none)"}: send text/csv or application/jsonl, or pass ?format=jsonl|csv`,
+    );
+  }
+  const bytes = await readBodyBytes(request, operations.uploadDataset.body.maxBytes);
+  const parsed = parseDataset(format, decodeUtf8(bytes));
+  return jsonResponse(DatasetOut, await storeDataset(ctx.db, { name: query.name, format, bytes, parsed }), 201);
+});

@@ -1,0 +1,250 @@
+import type { z } from "zod";
+import { RunSpec } from "@troupe/contracts";
+import {
+  DatasetOut,
+  DatasetUploadQuery,
+  EpisodesOut,
+  EpisodesQuery,
+  HealthOut,
+  LaunchBody,
+  MAX_DATASET_BYTES,
+  MAX_WAIT_SECONDS,
+  METRICS_CSV_HEADER,
+  MetricsOut,
+  MetricsQuery,
+  RunCancelOut,
+  RunIdParams,
+  RunListOut,
+  RunListQuery,
+  RunWaitOut,
+  RunWaitQuery,
+  RunWithSpecOut,
+} from "./schemas";
+
+/**
+ * The route registry: every REST operation with its path, schemas and responses. Route handlers
+ * (`app/api/v1/**`) are built from these entries by `apiRoute`, and `openapi.ts` renders the same
+ * entries as the OpenAPI document, so the document cannot describe an API other than the one served.
+ */
+
+export const MAX_SPEC_BYTES = 1024 * 1024;
+
+export interface ResponseDef {
+  description: string;
+  /** Body schema (JSON) or, for non-JSON bodies, a description of the text. */
+  schema?: z.ZodType;
+  contentType?: string;
+  /** For non-JSON bodies (CSV): a JSON Schema of the text, e.g. `{ type: "string" }`. */
+  rawSchema?: Record<string, unknown>;
+  headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
+  /** Other media types of the same response (e.g. `text/csv`) → JSON Schema of the text. */
+  alternatives?: Record<string, Record<string, unknown>>;
+}
+
+export interface RequestBodyDef {
+  description: string;
+  maxBytes: number;
+  /** Media type → schema of the parsed body (JSON Schema `string` for raw uploads). */
+  content: Record<string, { schema?: z.ZodType; rawSchema?: Record<string, unknown> }>;
+}
+
+export interface OperationDef {
+  operationId: string;
+  method: "get" | "post";
+  /** OpenAPI path template under /api/v1, e.g. `/runs/{id}`. */
+  path: string;
+  tag: string;
+  summary: string;
+  description: string;
+  auth: boolean;
+  pathParams?: z.ZodType;
+  query?: z.ZodType;
+  headers?: { name: string; description: string; schema: Record<string, unknown> }[];
+  body?: RequestBodyDef;
+  responses: Record<number, ResponseDef>;
+}
+
+const op = <T extends OperationDef>(def: T): T => def;
+
+const yamlSpec = { schema: LaunchBody };
+
+export const operations = {
+  health: op({
+    operationId: "getHealth",
+    method: "get",
+    path: "/health",
+    tag: "system",
+    summary: "Health of the API and what it depends on",
+    description: "Checks Postgres and Redis. No token needed: for load balancers and CI start-up checks.",
+    auth: false,
+    responses: {
+      200: { description: "Postgres and Redis answer", schema: HealthOut },
+      503: { description: "A dependency does not answer; `checks` says which", schema: HealthOut },
+    },
+  }),
+
+  createRun: op({
+    operationId: "createRun",
+    method: "post",
+    path: "/runs",
+    tag: "runs",
+    summary: "Launch a run from a RunSpec",
+    description:
+      "The body is a RunSpec, or `{ spec, experimentId?, priority?, tags? }`, as JSON or as YAML " +
+      "(`Content-Type: application/yaml`). The run is created exactly as a launch from the web UI: the spec is " +
+      "validated and frozen with its defaults, the run is queued (event seq 1) and enqueued for a runner. " +
+      "Validation problems name every field (and, for YAML, its line and column). With an `Idempotency-Key` " +
+      "header, a repeated request (same token, same key, same body, within 24 hours) returns the run the first " +
+      "one created (header `Idempotent-Replayed: true`) instead of a second run; the same key with a different " +
+      `body is a 409. Body limit: ${MAX_SPEC_BYTES} bytes (1 MiB).`,
+    auth: true,
+    headers: [
+      {
+        name: "Idempotency-Key",
+        description: "Any string of 1-255 printable ASCII characters, e.g. the CI job id. Kept 24 hours, per token.",
+        schema: { type: "string", minLength: 1, maxLength: 255 },
+      },
+    ],
+    body: {
+      description: "A RunSpec or a launch request",
+      maxBytes: MAX_SPEC_BYTES,
+      content: { "application/json": yamlSpec, "application/yaml": yamlSpec },
+    },
+    responses: {
+      201: {
+        description: "The run was created (or, with `Idempotent-Replayed: true`, created by an earlier request with this key)",
+        schema: RunWithSpecOut,
+        headers: {
+          Location: { description: "URL of the run", schema: { type: "string" } },
+          "Idempotent-Replayed": { description: "`true` when an earlier request with the same key created the run", schema: { type: "string" } },
+        },
+      },
+      409: { description: "The Idempotency-Key was used before with a different body" },
+      415: { description: "Content-Type is neither JSON nor YAML" },
+    },
+  }),
+
+  listRuns: op({
+    operationId: "listRuns",
+    method: "get",
+    path: "/runs",
+    tag: "runs",
+    summary: "List runs, newest first",
+    description: "Filters combine (AND). Cursor pagination: pass `nextCursor` as `cursor` until it is null.",
+    auth: true,
+    query: RunListQuery,
+    responses: { 200: { description: "A page of runs", schema: RunListOut } },
+  }),
+
+  getRun: op({
+    operationId: "getRun",
+    method: "get",
+    path: "/runs/{id}",
+    tag: "runs",
+    summary: "One run, with its frozen spec",
+    description: "Status, progress, latest reward, error and the spec exactly as launched.",
+    auth: true,
+    pathParams: RunIdParams,
+    responses: { 200: { description: "The run", schema: RunWithSpecOut } },
+  }),
+
+  waitRun: op({
+    operationId: "waitRun",
+    method: "get",
+    path: "/runs/{id}/wait",
+    tag: "runs",
+    summary: "Long-poll until the run ends or the timeout passes",
+    description:
+      `Answers as soon as the run is succeeded, failed or cancelled, or after \`timeout\` seconds (at most ${MAX_WAIT_SECONDS}), ` +
+      "whichever comes first; `done` and `timedOut` say which. The server polls the run's row twice a second " +
+      "(one primary-key read), so the answer comes within about half a second of the end. Loop on `timedOut` to wait longer.",
+    auth: true,
+    pathParams: RunIdParams,
+    query: RunWaitQuery,
+    responses: { 200: { description: "The run when it ended or when the timeout passed", schema: RunWaitOut } },
+  }),
+
+  runMetrics: op({
+    operationId: "getRunMetrics",
+    method: "get",
+    path: "/runs/{id}/metrics",
+    tag: "runs",
+    summary: "Metric series, raw or bucketed, as JSON or CSV",
+    description:
+      "Raw points by default; `buckets=N` cuts each series' step range into N equal parts (server-side, the same " +
+      `bucketing the charts use) keeping the last value with min and max. CSV columns: \`${METRICS_CSV_HEADER}\`, one row per point.`,
+    auth: true,
+    pathParams: RunIdParams,
+    query: MetricsQuery,
+    responses: {
+      200: {
+        description: "The series (JSON), or the points as CSV with `format=csv`",
+        schema: MetricsOut,
+        alternatives: { "text/csv": { type: "string", description: `CSV with header \`${METRICS_CSV_HEADER}\`` } },
+      },
+    },
+  }),
+
+  runEpisodes: op({
+    operationId: "listRunEpisodes",
+    method: "get",
+    path: "/runs/{id}/episodes",
+    tag: "runs",
+    summary: "Episodes (transcripts) of a run, in event order",
+    description: "Optionally of one step. Cursor pagination: pass `nextCursor` as `cursor` until it is null.",
+    auth: true,
+    pathParams: RunIdParams,
+    query: EpisodesQuery,
+    responses: { 200: { description: "A page of episodes", schema: EpisodesOut } },
+  }),
+
+  cancelRun: op({
+    operationId: "cancelRun",
+    method: "post",
+    path: "/runs/{id}/cancel",
+    tag: "runs",
+    summary: "Cancel a queued or running run",
+    description:
+      "A queued run is cancelled at once (`outcome: cancelled`); a running one is asked to stop and ends as " +
+      "`cancelled` after its current step (`outcome: requested`; use `/wait`). A run that already ended is a 409.",
+    auth: true,
+    pathParams: RunIdParams,
+    responses: {
+      200: { description: "Cancelled, or cancellation requested", schema: RunCancelOut },
+      409: { description: "The run already ended" },
+    },
+  }),
+
+  uploadDataset: op({
+    operationId: "uploadDataset",
+    method: "post",
+    path: "/datasets",
+    tag: "datasets",
+    summary: "Upload a dataset (JSONL or CSV)",
+    description:
+      "The body is the file itself (`curl --data-binary @rows.jsonl`). JSONL: one JSON object per line (blank lines " +
+      "are skipped). CSV (RFC 4180): a header row, then rows with as many fields. The whole file is checked before " +
+      "anything is stored; the first malformed row is named by its line. Stored in one insert, so a failed upload " +
+      `leaves nothing behind. Limit: ${MAX_DATASET_BYTES} bytes (10 MiB).`,
+    auth: true,
+    query: DatasetUploadQuery,
+    body: {
+      description: "The dataset file",
+      maxBytes: MAX_DATASET_BYTES,
+      content: {
+        "application/jsonl": { rawSchema: { type: "string" } },
+        "application/x-ndjson": { rawSchema: { type: "string" } },
+        "text/csv": { rawSchema: { type: "string" } },
+      },
+    },
+    responses: {
+      201: { description: "Stored", schema: DatasetOut },
+      415: { description: "The format is neither given nor recognisable from Content-Type" },
+    },
+  }),
+} satisfies Record<string, OperationDef>;
+
+export type Operations = typeof operations;
+
+/** Named components of the document: input schemas (as a caller writes them) and output schemas. */
+export { RunSpec };

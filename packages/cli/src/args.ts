@@ -1,0 +1,161 @@
+import { parseArgs } from "node:util";
+import { CliError } from "./exitCodes";
+import { parseThreshold, type Threshold } from "./thresholds";
+
+export const USAGE = `usage: troupe <command> [options]
+
+commands:
+  run SPEC.yaml|SPEC.json [--wait] [--fail-below METRIC=VALUE ...] [--fail-above METRIC=VALUE ...]
+                [--actor NAME] [--metrics-out FILE.csv] [--timeout SECONDS] [--idempotency-key KEY]
+                [--tag TAG ...] [--priority N] [--experiment ID]
+      Launch a run. Prints its id. With --wait, waits for the end, writes the metrics CSV, checks thresholds
+      against each metric's final value (METRIC may use _ for /, e.g. reward_mean).
+  status RUN_ID [--json]      Status, progress and latest reward of a run.
+  metrics RUN_ID [--csv] [--name N[,N...]] [--actor NAME] [--buckets N] [--out FILE]
+                              Metric series (JSON, or CSV with --csv) to stdout or FILE.
+  cancel RUN_ID               Cancel a queued or running run.
+
+common options:
+  --url URL      Troupe web URL (default: $TROUPE_URL)
+  --token TOKEN  API token (default: $TROUPE_TOKEN; create one at <url>/settings/tokens)
+  --help
+
+exit codes: 0 ok; 1 a threshold was missed; 2 the run failed, was cancelled or --timeout passed;
+            3 usage, connection, token or request error.`;
+
+export interface Common {
+  url: string;
+  token: string;
+}
+
+export type Command =
+  | { name: "help" }
+  | {
+      name: "run";
+      common: Common;
+      specPath: string;
+      wait: boolean;
+      thresholds: Threshold[];
+      actor?: string;
+      metricsOut?: string;
+      timeoutSeconds?: number;
+      idempotencyKey?: string;
+      tags: string[];
+      priority?: number;
+      experimentId?: string;
+    }
+  | { name: "status"; common: Common; runId: string; json: boolean }
+  | { name: "metrics"; common: Common; runId: string; csv: boolean; names?: string; actor?: string; buckets?: number; out?: string }
+  | { name: "cancel"; common: Common; runId: string };
+
+const commonOptions = {
+  url: { type: "string" },
+  token: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+function common(values: { url?: string; token?: string }, env: Record<string, string | undefined>): Common {
+  const url = values.url ?? env.TROUPE_URL;
+  const token = values.token ?? env.TROUPE_TOKEN;
+  if (!url) throw new CliError("no server URL: pass --url or set TROUPE_URL (e.g. http://troupe.internal:3000)");
+  if (!/^https?:\/\/[^\s/]+/.test(url)) throw new CliError(`--url / TROUPE_URL "${url}" must be an http:// or https:// URL`);
+  if (!token) throw new CliError("no API token: pass --token or set TROUPE_TOKEN (create one at /settings/tokens)");
+  return { url, token };
+}
+
+function number(raw: string | undefined, flag: string, check: (n: number) => boolean, what: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(n) || !check(n)) throw new CliError(`${flag} "${raw}": must be ${what}`);
+  return n;
+}
+
+function onePositional(positionals: string[], command: string, what: string): string {
+  if (positionals.length === 0) throw new CliError(`troupe ${command}: missing ${what} (see troupe --help)`);
+  if (positionals.length > 1) throw new CliError(`troupe ${command}: unexpected argument "${positionals[1]}"`);
+  return positionals[0]!;
+}
+
+export function parseCommand(argv: string[], env: Record<string, string | undefined>): Command {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") return { name: "help" };
+  const parse = <O extends Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>>(options: O) => {
+    try {
+      return parseArgs({ args: rest, options: { ...commonOptions, ...options }, allowPositionals: true, strict: true });
+    } catch (error) {
+      throw new CliError(`troupe ${name}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+    }
+  };
+  switch (name) {
+    case "run": {
+      const { values, positionals } = parse({
+        wait: { type: "boolean" },
+        "fail-below": { type: "string", multiple: true },
+        "fail-above": { type: "string", multiple: true },
+        actor: { type: "string" },
+        "metrics-out": { type: "string" },
+        timeout: { type: "string" },
+        "idempotency-key": { type: "string" },
+        tag: { type: "string", multiple: true },
+        priority: { type: "string" },
+        experiment: { type: "string" },
+      });
+      if (values.help) return { name: "help" };
+      const specPath = onePositional(positionals, "run", "the spec file (troupe run spec.yaml)");
+      const thresholds = [
+        ...((values["fail-below"] as string[] | undefined) ?? []).map((t) => parseThreshold(t, "below")),
+        ...((values["fail-above"] as string[] | undefined) ?? []).map((t) => parseThreshold(t, "above")),
+      ];
+      const wait = Boolean(values.wait);
+      if (!wait && (thresholds.length > 0 || values["metrics-out"] || values.timeout)) {
+        throw new CliError("troupe run: --fail-below, --fail-above, --metrics-out and --timeout need --wait");
+      }
+      return {
+        name: "run",
+        common: common(values as Common, env),
+        specPath,
+        wait,
+        thresholds,
+        actor: values.actor as string | undefined,
+        metricsOut: values["metrics-out"] as string | undefined,
+        timeoutSeconds: number(values.timeout as string | undefined, "--timeout", (n) => n > 0, "a positive number of seconds"),
+        idempotencyKey: (values["idempotency-key"] as string | undefined) ?? env.TROUPE_IDEMPOTENCY_KEY,
+        tags: (values.tag as string[] | undefined) ?? [],
+        priority: number(values.priority as string | undefined, "--priority", (n) => Number.isInteger(n) && n >= 0 && n <= 100, "a whole number from 0 to 100"),
+        experimentId: values.experiment as string | undefined,
+      };
+    }
+    case "status": {
+      const { values, positionals } = parse({ json: { type: "boolean" } });
+      if (values.help) return { name: "help" };
+      return { name: "status", common: common(values as Common, env), runId: onePositional(positionals, "status", "the run id"), json: Boolean(values.json) };
+    }
+    case "metrics": {
+      const { values, positionals } = parse({
+        csv: { type: "boolean" },
+        name: { type: "string" },
+        actor: { type: "string" },
+        buckets: { type: "string" },
+        out: { type: "string" },
+      });
+      if (values.help) return { name: "help" };
+      return {
+        name: "metrics",
+        common: common(values as Common, env),
+        runId: onePositional(positionals, "metrics", "the run id"),
+        csv: Boolean(values.csv),
+        names: values.name as string | undefined,
+        actor: values.actor as string | undefined,
+        buckets: number(values.buckets as string | undefined, "--buckets", (n) => Number.isInteger(n) && n >= 1, "a whole number ≥ 1"),
+        out: values.out as string | undefined,
+      };
+    }
+    case "cancel": {
+      const { values, positionals } = parse({});
+      if (values.help) return { name: "help" };
+      return { name: "cancel", common: common(values as Common, env), runId: onePositional(positionals, "cancel", "the run id") };
+    }
+    default:
+      throw new CliError(`unknown command "${name}" (commands: run, status, metrics, cancel; see troupe --help)`);
+  }
+}

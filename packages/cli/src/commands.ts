@@ -1,0 +1,177 @@
+import { randomUUID } from "node:crypto";
+import { readFile, writeFile } from "node:fs/promises";
+import { extname } from "node:path";
+import { parseDocument } from "yaml";
+import type { Command } from "./args";
+import { ApiClient, ConnectionError, HttpError } from "./client";
+import { CliError, EXIT } from "./exitCodes";
+import { checkThresholds, exitForChecks, type SeriesLike } from "./thresholds";
+
+interface Run {
+  id: string;
+  name: string;
+  status: string;
+  terminal: boolean;
+  lastStep: number | null;
+  totalSteps: number | null;
+  lastReward: number | null;
+  error: string | null;
+  url: string;
+}
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function describe(run: Run): string {
+  const progress = run.lastStep !== null ? ` step ${run.lastStep}${run.totalSteps !== null ? `/${run.totalSteps}` : ""}` : "";
+  const reward = run.lastReward !== null ? ` reward/mean ${run.lastReward}` : "";
+  return `run ${run.id} ${run.status}${progress}${reward}`;
+}
+
+/** Retries a call while the server is unreachable or answers 5xx (a deploy, a restart), then gives up. */
+async function withRetries<T>(io: Io, what: string, call: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      const transient = error instanceof ConnectionError || (error instanceof HttpError && error.status >= 500);
+      if (!transient || attempt >= attempts) throw error;
+      io.err(`troupe: ${what}: ${(error as Error).message}; retrying (${attempt}/${attempts - 1})`);
+      await sleep(Math.min(1000 * 2 ** (attempt - 1), 10_000));
+    }
+  }
+}
+
+async function readSpec(path: string): Promise<{ text: string; yaml: boolean }> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new CliError(`cannot read spec file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const ext = extname(path).toLowerCase();
+  return { text, yaml: ext !== ".json" };
+}
+
+/** The launch body: the file as it is when no option changes it (so YAML errors come back with lines), else a JSON envelope. */
+function launchBody(command: Extract<Command, { name: "run" }>, spec: { text: string; yaml: boolean }, path: string) {
+  const hasOptions = command.tags.length > 0 || command.priority !== undefined || command.experimentId !== undefined;
+  if (!hasOptions) return { body: spec.text, contentType: spec.yaml ? "application/yaml" : "application/json" };
+  let value: unknown;
+  if (spec.yaml) {
+    const doc = parseDocument(spec.text, { prettyErrors: false });
+    const first = doc.errors[0];
+    if (first) {
+      const pos = first.linePos?.[0];
+      throw new CliError(`${path}${pos ? `:${pos.line}:${pos.col}` : ""}: invalid YAML: ${first.message.split("\n")[0]}`);
+    }
+    value = doc.toJS({ maxAliasCount: 100 });
+  } else {
+    try {
+      value = JSON.parse(spec.text);
+    } catch (error) {
+      throw new CliError(`${path}: invalid JSON: ${(error as Error).message}`);
+    }
+  }
+  const envelope = {
+    spec: value,
+    ...(command.tags.length ? { tags: command.tags } : {}),
+    ...(command.priority !== undefined ? { priority: command.priority } : {}),
+    ...(command.experimentId !== undefined ? { experimentId: command.experimentId } : {}),
+  };
+  return { body: JSON.stringify(envelope), contentType: "application/json" };
+}
+
+async function waitForEnd(client: ApiClient, io: Io, runId: string, timeoutSeconds: number | undefined): Promise<Run | null> {
+  const deadline = timeoutSeconds !== undefined ? Date.now() + timeoutSeconds * 1000 : Infinity;
+  let lastLine = "";
+  for (;;) {
+    const left = Math.ceil((deadline - Date.now()) / 1000);
+    if (left <= 0) return null;
+    const result = await withRetries(io, "waiting", () =>
+      client.json<{ run: Run; done: boolean }>("GET", `/runs/${encodeURIComponent(runId)}/wait`, { query: { timeout: Math.min(60, left) } }),
+    );
+    const line = describe(result.run);
+    if (line !== lastLine) io.err(`troupe: ${line}`);
+    lastLine = line;
+    if (result.done) return result.run;
+  }
+}
+
+export async function runCommand(command: Extract<Command, { name: "run" }>, client: ApiClient, io: Io): Promise<number> {
+  const spec = await readSpec(command.specPath);
+  const { body, contentType } = launchBody(command, spec, command.specPath);
+  // One key for this invocation's own retries, so a dropped connection never launches two runs.
+  const idempotencyKey = command.idempotencyKey ?? `troupe-cli-${randomUUID()}`;
+  const created = await withRetries(io, "launching", () =>
+    client.request("POST", "/runs", { body, contentType, headers: { "idempotency-key": idempotencyKey } }),
+  );
+  const run = JSON.parse(created.text) as Run;
+  io.out(`${run.id}\n`);
+  io.err(`troupe: launched ${describe(run)}: ${client.baseUrl}${run.url}`);
+  if (!command.wait) return EXIT.ok;
+
+  const ended = await waitForEnd(client, io, run.id, command.timeoutSeconds);
+  if (command.metricsOut) {
+    const csv = await withRetries(io, "fetching metrics", () =>
+      client.request("GET", `/runs/${encodeURIComponent(run.id)}/metrics`, { query: { format: "csv" } }),
+    );
+    await writeFile(command.metricsOut, csv.text).catch((error: Error) => {
+      throw new CliError(`cannot write ${command.metricsOut}: ${error.message}`);
+    });
+    io.err(`troupe: metrics written to ${command.metricsOut}`);
+  }
+  if (!ended) {
+    io.err(`troupe: --timeout ${command.timeoutSeconds}s passed; run ${run.id} is still running (not cancelled)`);
+    return EXIT.runFailed;
+  }
+  if (ended.status !== "succeeded") {
+    io.err(`troupe: run ${ended.id} ${ended.status}${ended.error ? `: ${ended.error.split("\n")[0]}` : ""}`);
+    return EXIT.runFailed;
+  }
+  if (command.thresholds.length === 0) return EXIT.ok;
+
+  const metrics = await withRetries(io, "fetching metrics", () =>
+    client.json<{ series: SeriesLike[] }>("GET", `/runs/${encodeURIComponent(run.id)}/metrics`, {
+      query: { format: "json", ...(command.actor !== undefined ? { actor: command.actor } : {}) },
+    }),
+  );
+  const results = checkThresholds(command.thresholds, metrics.series, command.actor);
+  for (const r of results) io.err(`troupe: ${r.line}`);
+  const code = exitForChecks(results);
+  io.err(code === EXIT.ok ? "troupe: all thresholds met" : "troupe: a threshold was missed");
+  return code;
+}
+
+export async function statusCommand(command: Extract<Command, { name: "status" }>, client: ApiClient, io: Io): Promise<number> {
+  const response = await client.request("GET", `/runs/${encodeURIComponent(command.runId)}`);
+  const run = JSON.parse(response.text) as Run;
+  if (command.json) io.out(`${response.text}\n`);
+  else io.out(`${describe(run)}${run.error ? ` (${run.error.split("\n")[0]})` : ""}\n`);
+  return EXIT.ok;
+}
+
+export async function metricsCommand(command: Extract<Command, { name: "metrics" }>, client: ApiClient, io: Io): Promise<number> {
+  const response = await client.request("GET", `/runs/${encodeURIComponent(command.runId)}/metrics`, {
+    query: { format: command.csv ? "csv" : "json", name: command.names, actor: command.actor, buckets: command.buckets },
+  });
+  if (command.out) {
+    await writeFile(command.out, response.text).catch((error: Error) => {
+      throw new CliError(`cannot write ${command.out}: ${error.message}`);
+    });
+    io.err(`troupe: metrics written to ${command.out}`);
+  } else {
+    io.out(response.text.endsWith("\n") ? response.text : `${response.text}\n`);
+  }
+  return EXIT.ok;
+}
+
+export async function cancelCommand(command: Extract<Command, { name: "cancel" }>, client: ApiClient, io: Io): Promise<number> {
+  const result = await client.json<{ run: Run; outcome: string }>("POST", `/runs/${encodeURIComponent(command.runId)}/cancel`);
+  io.out(`run ${result.run.id} ${result.outcome === "cancelled" ? "cancelled" : "cancellation requested (it stops after its current step)"}\n`);
+  return EXIT.ok;
+}

@@ -1,0 +1,162 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { DEMO_SPEC_INPUT } from "@troupe/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify as toYaml } from "yaml";
+import { startApiServer, type ApiServer } from "../../../apps/web/test/helpers/apiServer";
+import { openServices, uniqueId, type TestServices } from "../../../apps/web/test/helpers/services";
+import { createApiToken } from "../../../apps/web/src/features/tokens/server/tokens";
+
+/**
+ * The `troupe` CLI's exit codes on real runs: the REST API over HTTP, a real runner (started here on
+ * the same Postgres and Redis) and the CPU runtime training the demo for 3 steps.
+ */
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+const bin = join(root, "packages/cli/bin/troupe.mjs");
+
+let services: TestServices;
+let server: ApiServer;
+let runner: ChildProcess;
+let runnerLog = "";
+let dir: string;
+let token: string;
+let tokenId: string;
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function troupe(args: string[], env: Record<string, string> = {}): Promise<Result> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", TROUPE_URL: server.baseUrl, TROUPE_TOKEN: token, ...env },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+function writeSpec(file: string, spec: unknown): string {
+  const path = join(dir, file);
+  writeFileSync(path, file.endsWith(".json") ? JSON.stringify(spec) : toYaml(spec));
+  return path;
+}
+
+const demo = (steps: number, extra: Record<string, unknown> = {}) => ({
+  ...DEMO_SPEC_INPUT,
+  name: uniqueId("cli-run"),
+  trainer: { ...DEMO_SPEC_INPUT.trainer, steps, promptsPerStep: 2, episodesPerStep: 1 },
+  ...extra,
+});
+
+beforeAll(async () => {
+  services = openServices();
+  dir = mkdtempSync(join(tmpdir(), "troupe-cli-test-"));
+  server = await startApiServer({ isolateQueue: false });
+  const created = await createApiToken(services.db, uniqueId("cli-test"));
+  token = created.token;
+  tokenId = created.record.id;
+  runner = spawn(process.execPath, [join(root, "node_modules/tsx/dist/cli.mjs"), join(root, "apps/runner/src/main.ts")], {
+    cwd: root,
+    env: { ...process.env, HF_HUB_OFFLINE: "1", TROUPE_WORK_DIR: join(dir, "runs"), TROUPE_RUNNER_ID: uniqueId("cli-test-runner"), TROUPE_CANCEL_GRACE_MS: "5000" },
+    detached: true,
+  });
+  runner.stdout?.on("data", (d) => (runnerLog += d));
+  runner.stderr?.on("data", (d) => (runnerLog += d));
+}, 60_000);
+
+afterAll(async () => {
+  if (runner?.pid && runner.exitCode === null) {
+    const exited = new Promise((r) => runner.once("exit", r));
+    process.kill(-runner.pid, "SIGTERM");
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+    if (runner.exitCode === null) process.kill(-runner.pid, "SIGKILL");
+  }
+  const runs = await services.db.run.findMany({ where: { source: "api", name: { startsWith: "cli-run-" } }, select: { id: true } });
+  services.runIds.push(...runs.map((r) => r.id));
+  await server?.close();
+  await services.db.apiToken.deleteMany({ where: { id: tokenId } });
+  await services?.close();
+  rmSync(dir, { recursive: true, force: true });
+}, 60_000);
+
+describe("troupe CLI against a real server and runner", () => {
+  it("run --wait: 0 when the run succeeds and thresholds hold (metrics CSV written); 1 when a threshold is missed", async () => {
+    const spec = writeSpec("spec.yaml", demo(3));
+    const ok = await troupe(["run", spec, "--wait", "--fail-below", "reward_mean=-1", "--fail-above", "loss=1e9", "--metrics-out", "metrics.csv", "--idempotency-key", "job-1"]);
+    expect(ok.code, `${ok.stderr}\nrunner:\n${runnerLog.slice(-3000)}`).toBe(0);
+    const runId = ok.stdout.trim();
+    expect(ok.stderr).toMatch(/succeeded/);
+    expect(ok.stderr).toMatch(/reward\/mean \[student\] at step 3 = .*: ok/);
+    const csv = readFileSync(join(dir, "metrics.csv"), "utf8").trimEnd().split("\r\n");
+    expect(csv[0]).toBe("name,actor,step,value,min,max");
+    expect(csv.filter((l) => l.startsWith("reward/mean,student,"))).toHaveLength(3);
+
+    // A retried CI step (same key, same file) gets the same, finished run; now judged against a bar it misses.
+    const missed = await troupe(["run", spec, "--wait", "--fail-below", "reward_mean=2", "--idempotency-key", "job-1"]);
+    expect(missed.code, missed.stderr).toBe(1);
+    expect(missed.stdout.trim()).toBe(runId);
+    expect(missed.stderr).toMatch(/MISSED/);
+    const notReported = await troupe(["run", spec, "--wait", "--fail-below", "accuracy=0.1", "--idempotency-key", "job-1"]);
+    expect(notReported.code).toBe(1);
+
+    const status = await troupe(["status", runId]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`^run ${runId} succeeded step 3/3`));
+    const metrics = await troupe(["metrics", runId, "--csv", "--name", "loss"]);
+    expect(metrics.code).toBe(0);
+    expect(metrics.stdout.trimEnd().split("\r\n")).toHaveLength(4);
+    const cancelEnded = await troupe(["cancel", runId]);
+    expect(cancelEnded.code).toBe(3);
+    expect(cancelEnded.stderr).toMatch(/HTTP 409/);
+  }, 240_000); // the first run also waits for the runner and Python to start
+
+  it("run --wait: 2 when the run fails, and when it is cancelled", async () => {
+    const failing = writeSpec("fail.json", demo(3, { datasets: [{ name: "letters", source: { kind: "file", path: "/nonexistent/rows.jsonl", format: "jsonl" } }] }));
+    const failed = await troupe(["run", failing, "--wait", "--fail-below", "reward_mean=0"]);
+    expect(failed.code, `${failed.stderr}\nrunner:\n${runnerLog.slice(-3000)}`).toBe(2);
+    expect(failed.stderr).toMatch(/failed/);
+
+    const long = writeSpec("long.yaml", demo(100_000));
+    const launched = await troupe(["run", long, "--idempotency-key", "job-long"]);
+    expect(launched.code).toBe(0);
+    const runId = launched.stdout.trim();
+    const cancel = await troupe(["cancel", runId]);
+    expect(cancel.code, cancel.stderr).toBe(0);
+    const waited = await troupe(["run", long, "--wait", "--idempotency-key", "job-long"]);
+    expect(waited.code, waited.stderr).toBe(2);
+    expect(waited.stderr).toMatch(/cancelled/);
+  }, 180_000);
+
+  it("3 for usage, connection, token and request errors, with one clear line", async () => {
+    const spec = writeSpec("ok.yaml", demo(3));
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      [["run", join(dir, "missing.yaml")], {}, /cannot read spec file .*missing\.yaml: ENOENT/],
+      [["status", "x"], { TROUPE_URL: "http://127.0.0.1:1" }, /cannot reach http:\/\/127\.0\.0\.1:1/],
+      [["status", "x"], { TROUPE_TOKEN: "troupe_" + "B".repeat(43) }, /HTTP 401.*TROUPE_TOKEN/],
+      [["status", "no-such-run"], {}, /HTTP 404: run no-such-run not found/],
+      [["run", spec, "--wait", "--fail-below", "nonsense"], {}, /expected METRIC=NUMBER/],
+    ];
+    for (const [args, env, message] of cases) {
+      const r = await troupe(args, env);
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(3);
+      expect(r.stderr).toMatch(message);
+    }
+    const invalid = writeSpec("invalid.yaml", { ...demo(3), trainer: { steps: 0 } });
+    const rejected = await troupe(["run", invalid, "--wait"]);
+    expect(rejected.code).toBe(3);
+    expect(rejected.stderr).toMatch(/HTTP 400/);
+    expect(rejected.stderr).toMatch(/trainer\.steps \(line \d+, column \d+\): /);
+  });
+});
