@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from runtime_helpers import read_events, small_spec
-from test_events import check_protocol
+import pytest
+from runtime_helpers import check_protocol, read_events, small_spec
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
@@ -24,7 +24,8 @@ def _troupe(*args: str, **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "troupe", *args], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
-def test_sigterm_finishes_the_step_then_cancels(tmp_path: Path, events_validator):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_finishes_the_step_then_cancels(tmp_path: Path, events_validator, signum):
     spec_path = _write_spec(tmp_path, small_spec(steps=100_000))
     events_path = tmp_path / "events.jsonl"
     proc = _troupe("run", str(spec_path), "--events", str(events_path), "--seq-start", "3")
@@ -34,17 +35,18 @@ def test_sigterm_finishes_the_step_then_cancels(tmp_path: Path, events_validator
             break
         time.sleep(0.1)
     assert proc.poll() is None, proc.communicate()
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 3, stderr
     events = read_events(events_path)
     check_protocol(events, events_validator, seq_start=3)
     last = events[-1]
-    assert last["state"] == "cancelled" and "SIGTERM" in last["message"]
+    name = signal.Signals(signum).name
+    assert last["state"] == "cancelled" and name in last["message"]
     steps = [e["step"] for e in events if e["type"] == "metric"]
     assert steps == list(range(1, len(steps) + 1)) and steps  # every started step finished and reported
     assert f"after step {steps[-1]} of 100000" in last["message"]
-    assert "SIGTERM received" in stderr
+    assert f"{name} received" in stderr
 
 
 def test_a_crash_is_error_then_failed_and_exit_1(tmp_path: Path, events_validator):

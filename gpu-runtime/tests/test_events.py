@@ -4,7 +4,7 @@ import math
 from pathlib import Path
 
 import pytest
-from runtime_helpers import small_spec
+from runtime_helpers import check_protocol, small_spec
 
 import troupe.rewards as rewards_module
 from troupe import EventWriter, run_spec
@@ -13,17 +13,6 @@ CORE_METRICS = {
     "reward/mean", "reward/std", "loss", "grad_norm", "clip_frac", "lr", "completion_len",
     "advantage/mean", "tokens_per_s", "step_time_s", "logprob_gap", "entropy",
 }
-
-
-def check_protocol(events, validator, seq_start=1):
-    """Every event valid; seqs contiguous from seq_start; exactly one terminal status, last."""
-    for e in events:
-        errors = sorted(validator.iter_errors(e), key=str)
-        assert not errors, (e, [er.message for er in errors])
-    assert [e["seq"] for e in events] == list(range(seq_start, seq_start + len(events)))
-    statuses = [e for e in events if e["type"] == "status"]
-    assert len(statuses) == 1 and events[-1] is statuses[0]
-    assert statuses[0]["state"] in ("succeeded", "failed", "cancelled")
 
 
 def test_writer_flushes_lines_and_counts_from_seq_start(tmp_path: Path):

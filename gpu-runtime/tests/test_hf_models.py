@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from runtime_helpers import small_spec
-from test_events import check_protocol
+from runtime_helpers import check_protocol, small_spec
 
 from troupe import EventWriter, run_spec
 from troupe.tokenizer import HFTokenizer

@@ -12,7 +12,7 @@ Both margins come from the task's meaning, not from this seed's outcome.
 import time
 
 import pytest
-from runtime_helpers import demo_input
+from runtime_helpers import TEST_THREADS, demo_input
 
 from troupe import EventWriter, run_spec
 
@@ -21,8 +21,10 @@ PROMPT_BLIND_BEST = 1 / 8
 
 
 def _run(tmp_path):
+    spec = demo_input()
+    spec["trainer"]["cpuThreads"] = TEST_THREADS  # speed only: the task, model and seed are the demo's
     started = time.monotonic()
-    result = run_spec(demo_input(), events=EventWriter(keep=True), work_dir=tmp_path)
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
     assert result.state == "succeeded", result.message
     return result, time.monotonic() - started
 

@@ -90,7 +90,7 @@ def _type_ok(value: Any, kind: type) -> bool:
     if kind is bool:
         return isinstance(value, bool)
     if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool) or (isinstance(value, float) and value.is_integer())
+        return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float) and value.is_integer())
     if kind is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     return isinstance(value, kind)

@@ -11,6 +11,15 @@ import numpy as np
 import torch
 
 
+# Torch's own choice, remembered so `cpuThreads: 0` means it even after an earlier run in this process set another.
+_TORCH_DEFAULT_THREADS = torch.get_num_threads()
+
+
+def set_cpu_threads(n: int) -> None:
+    """`trainer.cpuThreads`: n intra-op threads, or torch's default for 0."""
+    torch.set_num_threads(n if n > 0 else _TORCH_DEFAULT_THREADS)
+
+
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)

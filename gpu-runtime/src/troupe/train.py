@@ -25,7 +25,7 @@ from .policy import completion_logprobs
 from .rewards import bind_reward
 from .rollout import Rollout, concat_rollouts, sample
 from .lr_schedule import lr_at
-from .system import memory_readings, resolve_device, seed_everything
+from .system import memory_readings, resolve_device, seed_everything, set_cpu_threads
 
 
 class StopSignal(Protocol):
@@ -88,8 +88,7 @@ def train(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: StopS
 
     # ------------------------------------------------------------------ setup
     seed_everything(spec["seed"])
-    if trainer["cpuThreads"] > 0:
-        torch.set_num_threads(trainer["cpuThreads"])
+    set_cpu_threads(trainer["cpuThreads"])
     device = resolve_device(trainer["device"])
     events.log("info", f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads, seed {spec['seed']}")
 

@@ -8,30 +8,37 @@ import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { renderSchemas } from "../src/jsonSchema";
+import { DEMO_SPEC, DEMO_SPEC_INPUT } from "../src/demo";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "../../..");
 const targets = [resolve(repo, "packages/contracts/schema"), resolve(repo, "gpu-runtime/src/troupe/schema")];
 
+// The demo spec as written and as zod fills it: the Python tests check their defaults against it.
+const fixtures = resolve(repo, "gpu-runtime/tests/fixtures");
+const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
+const outputs: [string, string][] = [
+  ...Object.entries(renderSchemas()).flatMap(([file, text]) => targets.map((dir) => [resolve(dir, file), text] as [string, string])),
+  [resolve(fixtures, "demo.input.json"), json(DEMO_SPEC_INPUT)],
+  [resolve(fixtures, "demo.filled.json"), json(DEMO_SPEC)],
+];
+
 const check = process.argv.includes("--check");
 let stale = 0;
-for (const [file, text] of Object.entries(renderSchemas())) {
-  for (const dir of targets) {
-    const path = resolve(dir, file);
-    if (check) {
-      let current = "";
-      try {
-        current = readFileSync(path, "utf8");
-      } catch {}
-      if (current !== text) {
-        console.error(`stale: ${path} (run: npm run contracts:export)`);
-        stale++;
-      }
-    } else {
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(path, text);
-      console.log(`wrote ${path}`);
+for (const [path, text] of outputs) {
+  if (check) {
+    let current = "";
+    try {
+      current = readFileSync(path, "utf8");
+    } catch {}
+    if (current !== text) {
+      console.error(`stale: ${path} (run: npm run contracts:export)`);
+      stale++;
     }
+  } else {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+    console.log(`wrote ${path}`);
   }
 }
 process.exit(stale ? 1 : 0);

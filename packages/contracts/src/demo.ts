@@ -33,7 +33,8 @@ export const DEMO_SPEC_INPUT: RunSpecInput = {
     },
   ],
   algorithm: { name: "grpo", groupSize: 8 },
-  trainer: { steps: 120, promptsPerStep: 8, episodesPerStep: 4, device: "cpu" },
+  // One thread: the demo model is tiny, and on a small machine it shares the cores with the web app.
+  trainer: { steps: 120, promptsPerStep: 8, episodesPerStep: 4, device: "cpu", cpuThreads: 1 },
   tags: ["demo"],
 };
 
