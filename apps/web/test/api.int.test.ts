@@ -124,10 +124,10 @@ describe("POST /runs", () => {
   it("launches a bare JSON RunSpec exactly like the UI: frozen spec, queued event seq 1 (Postgres and stream), job id = run id", async () => {
     const r = await launch(spec());
     expect(r.status).toBe(201);
-    const run = r.json as { id: string; status: string; source: string; spec: { trainer: { steps: number; cpuThreads: number } } };
+    const run = r.json as { id: string; status: string; source: string; spec: { trainer: { steps: number; evalEvery: number } } };
     expect(r.headers.get("location")).toBe(`/api/v1/runs/${run.id}`);
     expect(run).toMatchObject({ status: "queued", source: "api", terminal: false });
-    expect(run.spec.trainer.cpuThreads).toBe(0); // a default, filled in and frozen
+    expect(run.spec.trainer.evalEvery).toBe(0); // not in the posted spec: a default, filled in and frozen
     const row = await services.db.run.findUniqueOrThrow({ where: { id: run.id } });
     expect(row).toMatchObject({ source: "api", status: "queued", lastSeq: 1, gpus: 0 });
     const events = await listEventsAfter(services.db, run.id, 0, 10);
