@@ -95,6 +95,26 @@ for (let step = 1; step <= steps; step++) {
       advantage: good / 8 - mean,
     });
   }
+  if (step === 1) {
+    // A second actor, and model output that is HTML: the page must show it as text, never run it.
+    events.push({
+      seq: seq++,
+      ts: now,
+      type: "episode",
+      step,
+      environment: "echo",
+      group: 2,
+      sample: 0,
+      datasetRow: 7,
+      messages: [
+        { actor: "student", role: "user", content: "say <b>bold</b>:", trained: false },
+        { actor: "judge", role: "assistant", content: '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 1">', trained: false },
+      ],
+      reward: 0,
+      rewardComponents: { letter_match: 0 },
+      advantage: 0,
+    });
+  }
   await storeEvents(db, run.id, events);
   await appendToStream(redis, run.id, events);
   await db.logLine.create({

@@ -14,6 +14,9 @@ export interface LiveMemorySample {
   device: string;
   actor: string;
   rssBytes: number | null;
+  allocatedBytes: number | null;
+  reservedBytes: number | null;
+  peakBytes: number | null;
 }
 
 export const seriesKey = (name: string, actor: string) => `${name}\u0000${actor}`;
@@ -22,6 +25,8 @@ export class LiveRunData {
   /** seriesKey → step → value. */
   readonly metrics = new Map<string, Map<number, number>>();
   readonly memory = new Map<number, LiveMemorySample>();
+  /** step → when its metrics were reported (ms), for a time x-axis. */
+  readonly stepTs = new Map<number, number>();
   lastStatus: StatusEvent | null = null;
   /** Episodes or logs arrived since the last check (panels refetch). */
   episodesSeen = 0;
@@ -31,6 +36,7 @@ export class LiveRunData {
     let changed = false;
     for (const e of events) {
       if (e.type === "metric") {
+        if (!this.stepTs.has(e.step)) this.stepTs.set(e.step, e.ts);
         for (const [name, value] of Object.entries(e.values)) {
           const key = seriesKey(name, e.actor ?? "");
           let series = this.metrics.get(key);
@@ -46,6 +52,9 @@ export class LiveRunData {
           device: e.device,
           actor: e.actor ?? "",
           rssBytes: e.rssBytes ?? null,
+          allocatedBytes: e.allocatedBytes ?? null,
+          reservedBytes: e.reservedBytes ?? null,
+          peakBytes: e.peakBytes ?? null,
         });
         changed = true;
       } else if (e.type === "status") {
@@ -57,6 +66,13 @@ export class LiveRunData {
       }
     }
     return changed;
+  }
+
+  /** Metric names reported live (a run can start reporting a new one at any step). */
+  names(): string[] {
+    const names = new Set<string>();
+    for (const key of this.metrics.keys()) names.add(key.split("\u0000")[0] ?? "");
+    return [...names];
   }
 
   /** Actors that have reported metric `name` live. */

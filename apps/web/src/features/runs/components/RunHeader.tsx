@@ -3,6 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { RunState } from "@troupe/contracts";
 import Link from "next/link";
+import { useRouter } from "next/navigation";
 import { StatusBadge } from "../../../components/StatusBadge";
 import { formatDateTime, formatMetric, runDuration } from "../../../lib/format";
 import { useNow } from "../../../lib/useNow";
@@ -30,6 +31,8 @@ export function RunHeader({
       onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.run.byId.queryKey({ runId: run.id }) }),
     }),
   );
+  const router = useRouter();
+  const rerun = useMutation(trpc.run.rerun.mutationOptions({ onSuccess: ({ runId }) => router.push(`/runs/${runId}`) }));
   const cancellable = status === "queued" || status === "running";
   const liveIsNewer = latest !== undefined && latest.step >= (run.lastStep ?? 0);
   const step = liveIsNewer ? latest.step : (run.lastStep ?? 0);
@@ -96,7 +99,10 @@ export function RunHeader({
           )}
         </div>
       </div>
-      <div style={{ textAlign: "right" }}>
+      <div style={{ textAlign: "right", display: "flex", gap: "0.5rem", alignItems: "flex-start", flexWrap: "wrap", justifyContent: "flex-end" }}>
+        <button type="button" className="secondary" onClick={() => rerun.mutate({ runId: run.id })} disabled={rerun.isPending} data-testid="run-rerun" title="A new run with this run's frozen spec">
+          {rerun.isPending ? "Queuing…" : "Re-run"}
+        </button>
         <button
           type="button"
           className="danger"
@@ -106,6 +112,11 @@ export function RunHeader({
         >
           {cancelRequested ? "Cancelling…" : cancel.isPending ? "Cancelling…" : "Cancel run"}
         </button>
+        {rerun.error && (
+          <div className="field-error" role="alert">
+            {errorMessage(rerun.error)}
+          </div>
+        )}
         {cancel.error && (
           <div className="field-error" role="alert">
             {errorMessage(cancel.error)}

@@ -1,25 +1,31 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
+import { useState } from "react";
 import { errorMessage } from "../../../trpc/errors";
-import { useTRPC } from "../../../trpc/react";
 import { useRunLive } from "../hooks/useRunLive";
-import { LossChart } from "./charts/LossChart";
-import { MemoryChart } from "./charts/MemoryChart";
-import { RewardChart } from "./charts/RewardChart";
-import { EpisodesPanel } from "./EpisodesPanel";
-import { LogPanel } from "./LogPanel";
+import { specNames } from "../lib/specNames";
+import type { ChartView } from "./charts/MetricChart";
+import { LogsTab } from "./LogsTab";
+import { MemoryPanel } from "./MemoryPanel";
 import { RunErrorPanel } from "./RunErrorPanel";
+import { ChartToolbar, RunCharts } from "./RunCharts";
 import { RunHeader } from "./RunHeader";
 import { SpecPanel } from "./SpecPanel";
+import { TranscriptBrowser } from "./TranscriptBrowser";
+
+const TABS = ["charts", "transcripts", "logs", "spec"] as const;
+type Tab = (typeof TABS)[number];
 
 export function RunPage({ runId }: { runId: string }) {
-  const trpc = useTRPC();
-  const { run, status, ended, connected, charts, episodesSeen, historyError } = useRunLive(runId);
-  const logs = useQuery(
-    trpc.run.logs.queryOptions({ runId, limit: 200 }, { enabled: run.isSuccess, refetchInterval: ended ? false : 2000 }),
-  );
+  const [tab, setTab] = useState<Tab>("charts");
+  const [view, setView] = useState<ChartView>({ x: "step", log: false, smoothing: 0 });
+  const [zoom, setZoom] = useState<{ from: number; to: number } | null>(null);
+  const [maxPoints, setMaxPoints] = useState(1000);
+  const { run, status, ended, connected, charts, live, version, names, metrics, memorySeries, episodesSeen, historyError } = useRunLive(runId, {
+    maxPoints: Math.min(4000, Math.max(100, maxPoints)),
+    zoom,
+  });
 
   if (run.isPending) return <p className="muted">Loading run…</p>;
   if (run.isError) {
@@ -33,29 +39,47 @@ export function RunPage({ runId }: { runId: string }) {
     );
   }
   const data = run.data;
-  const lines = logs.data?.lines ?? [];
-  const fallbackTail = lines.length > 0 ? lines.slice(-40).map((l) => l.text).join("\n") : null;
+  const { actors, environments } = specNames(data.spec);
+  const t0 = (data.startedAt ?? data.createdAt).getTime();
 
   return (
     <>
       <RunHeader run={data} status={status ?? data.status} connected={connected} latest={charts.reward[0]?.points.at(-1)} />
-      {status === "failed" && <RunErrorPanel run={data} fallbackLog={fallbackTail} />}
+      {status === "failed" && <RunErrorPanel run={data} fallbackLog={null} />}
       {status === "cancelled" && data.error && (
         <div className="panel small" style={{ marginBottom: "1rem" }}>
           <b>Cancelled:</b> {data.error}
         </div>
       )}
       {historyError && <div className="form-error">Could not load chart history: {errorMessage(historyError)}</div>}
-      <div className="charts">
-        <RewardChart series={charts.reward} />
-        <LossChart series={charts.loss} />
-        <MemoryChart data={charts.memory} />
+      <div className="tabs" role="tablist">
+        {TABS.map((t) => (
+          <button key={t} type="button" role="tab" aria-selected={tab === t} onClick={() => setTab(t)} data-testid={`tab-${t}`}>
+            {t[0]!.toUpperCase() + t.slice(1)}
+          </button>
+        ))}
       </div>
-      <div className="two-col">
-        <LogPanel lines={lines} loading={logs.isPending} />
-        <EpisodesPanel runId={runId} live={!ended} episodesSeen={episodesSeen} />
+      {/* Charts stay mounted (hidden) on other tabs, so they keep up with the live stream. */}
+      <div hidden={tab !== "charts"}>
+        <ChartToolbar view={view} setView={setView} zoom={zoom} resetZoom={() => setZoom(null)} />
+        <RunCharts
+          names={names}
+          history={metrics}
+          live={live}
+          version={version}
+          actors={actors}
+          view={view}
+          t0={t0}
+          zoom={zoom}
+          onZoom={(from, to) => setZoom({ from, to })}
+          onWidth={setMaxPoints}
+        />
+        <h3 className="group-title">Memory</h3>
+        <MemoryPanel runId={runId} history={memorySeries} live={live} version={version} />
       </div>
-      <SpecPanel spec={data.spec} />
+      {tab === "transcripts" && <TranscriptBrowser runId={runId} actors={actors} environments={environments} live={!ended} episodesSeen={episodesSeen} />}
+      {tab === "logs" && <LogsTab runId={runId} ended={ended} />}
+      {tab === "spec" && <SpecPanel spec={data.spec} open />}
     </>
   );
 }

@@ -1,8 +1,8 @@
 /** The frozen RunSpec, as JSON text. */
-export function SpecPanel({ spec }: { spec: unknown }) {
+export function SpecPanel({ spec, open = false }: { spec: unknown; open?: boolean }) {
   return (
     <section className="panel">
-      <details>
+      <details open={open}>
         <summary>Run spec (frozen at launch)</summary>
         <pre className="spec" data-testid="run-spec">
           {JSON.stringify(spec, null, 2)}

@@ -4,12 +4,14 @@ import { Phase } from "@troupe/contracts";
 import { useMemo } from "react";
 import { bucketOf, type BucketedPoint } from "../../../lib/buckets";
 import { mergeSeries, seriesKey, type LiveRunData } from "../../live/liveRunData";
-import { MAX_SERIES_POINTS, type MemorySeries, type MetricSeries } from "../server/schemas";
+import { MAX_SERIES_POINTS, MAX_SERIES_POINTS_LIMIT, type MemorySeries, type MetricSeries } from "../server/schemas";
+
+export type TimedPoint = BucketedPoint & { ts?: number };
 
 export interface MetricChartSeries {
   actor: string;
   label: string;
-  points: BucketedPoint[];
+  points: TimedPoint[];
   /** Standard deviation at each step (reward chart band). */
   band?: BucketedPoint[];
 }
@@ -31,23 +33,39 @@ const phaseRank = (phase: string) => {
   return i === -1 ? Phase.options.length : i;
 };
 
-function metricSeries(name: string, history: MetricSeries[] | undefined, live: LiveRunData, bandName?: string): MetricChartSeries[] {
+/**
+ * One chart's series (one per actor): history merged with live points. `frozen` (a zoomed view) draws
+ * the history alone, since live points fall outside the range looked at.
+ */
+export function metricSeries(
+  name: string,
+  history: MetricSeries[] | undefined,
+  live: LiveRunData,
+  bandName?: string,
+  frozen = false,
+): MetricChartSeries[] {
+  const liveOf = (n: string, actor: string) => (frozen ? undefined : live.metrics.get(seriesKey(n, actor)));
+  const withTime = (points: BucketedPoint[], h: MetricSeries | undefined): TimedPoint[] => {
+    const ts = new Map((h?.points ?? []).map((p) => [p.step, p.ts?.getTime()]));
+    return points.map((p) => ({ ...p, ts: ts.get(p.step) ?? live.stepTs.get(p.step) }));
+  };
   const actors = new Set<string>();
   for (const s of history ?? []) if (s.name === name) actors.add(s.actor);
-  for (const a of live.actorsOf(name)) actors.add(a);
+  if (!frozen) for (const a of live.actorsOf(name)) actors.add(a);
   const find = (n: string, actor: string) => history?.find((s) => s.name === n && s.actor === actor);
   return [...actors].sort().map((actor) => ({
     actor,
     label: actor || name,
-    points: mergeSeries(find(name, actor), live.metrics.get(seriesKey(name, actor)), MAX_SERIES_POINTS),
-    ...(bandName
-      ? { band: mergeSeries(find(bandName, actor), live.metrics.get(seriesKey(bandName, actor)), MAX_SERIES_POINTS) }
-      : {}),
+    points: withTime(mergeSeries(find(name, actor), liveOf(name, actor), MAX_SERIES_POINTS_LIMIT), find(name, actor)),
+    ...(bandName ? { band: mergeSeries(find(bandName, actor), liveOf(bandName, actor), MAX_SERIES_POINTS_LIMIT) } : {}),
   }));
 }
 
-function memoryChart(history: MemorySeries[] | undefined, live: LiveRunData): MemoryChartData {
-  // series key → seq → sample (RSS of host memory only: device "cpu").
+export type MemoryField = "rssBytes" | "allocatedBytes" | "reservedBytes" | "peakBytes";
+
+/** Memory of one device (`cpu`: host RSS; `cuda:N`: allocated, reserved or peak), one line per phase and actor. */
+export function memoryChart(history: MemorySeries[] | undefined, live: LiveRunData, device = "cpu", field: MemoryField = "rssBytes"): MemoryChartData {
+  // series key → seq → sample.
   const bySeries = new Map<string, { phase: string; label: string; samples: Map<number, { step: number; rss: number }>; lastBucketedStep: number }>();
   const entry = (phase: string, actor: string) => {
     const key = actor ? `${phase}:${actor}` : phase;
@@ -56,16 +74,20 @@ function memoryChart(history: MemorySeries[] | undefined, live: LiveRunData): Me
     return { key, e };
   };
   for (const s of history ?? []) {
-    if (s.device !== "cpu") continue;
+    if (s.device !== device) continue;
     const { e } = entry(s.phase, s.actor);
-    for (const p of s.points) if (p.rssBytes !== null) e.samples.set(p.seq, { step: p.step, rss: p.rssBytes });
+    for (const p of s.points) {
+      const v = p[field];
+      if (v !== null) e.samples.set(p.seq, { step: p.step, rss: v });
+    }
     if (s.bucketed) e.lastBucketedStep = Math.max(e.lastBucketedStep, s.points.at(-1)?.step ?? -Infinity);
   }
   for (const m of live.memory.values()) {
-    if (m.device !== "cpu" || m.rssBytes === null) continue;
+    const v = m[field];
+    if (m.device !== device || v === null) continue;
     const { e } = entry(m.phase, m.actor);
     if (m.step <= e.lastBucketedStep) continue;
-    e.samples.set(m.seq, { step: m.step, rss: m.rssBytes });
+    e.samples.set(m.seq, { step: m.step, rss: v });
   }
 
   const rows = new Map<number, { step: number } & Record<string, number>>();

@@ -8,7 +8,11 @@ import { furthest, LiveRunData } from "../../live/liveRunData";
 import { useRunEvents } from "../../live/hooks/useRunEvents";
 import { useRunCharts } from "./useRunCharts";
 
-const CHART_METRICS = ["reward/mean", "reward/std", "loss"];
+/** What the charts ask the server for: points per series (the chart's width) and an optional zoom. */
+export interface SeriesRequest {
+  maxPoints: number;
+  zoom: { from: number; to: number } | null;
+}
 
 /**
  * Everything the run page shows that moves: the run row, chart history (tRPC) and live events (SSE).
@@ -16,9 +20,9 @@ const CHART_METRICS = ["reward/mean", "reward/std", "loss"];
  * Order matters for "no point lost": the live stream resumes after the `lastSeq` of the first run
  * load, and the chart history is fetched only after that load, so it holds at least every event up
  * to that seq (a run's rows and its lastSeq are written in one transaction). Points in both are
- * keyed and drawn once.
+ * keyed and drawn once. The metric names come from the run's data (and from what arrives live).
  */
-export function useRunLive(runId: string) {
+export function useRunLive(runId: string, request: SeriesRequest = { maxPoints: 1000, zoom: null }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const run = useQuery(
@@ -44,7 +48,21 @@ export function useRunLive(runId: string) {
   // History is fetched fresh on every mount (gcTime 0): a cached copy could predate `liveFrom` (the
   // run row is polled and cached too) and leave a gap. Once loaded, the live stream keeps it current.
   const historyOptions = { enabled: historyReady, staleTime: Infinity, gcTime: 0 };
-  const metrics = useQuery(trpc.run.metrics.queryOptions({ runId, names: CHART_METRICS }, historyOptions));
+  const names = useQuery(trpc.run.metricNames.queryOptions({ runId }, historyOptions));
+  const storedNames = [...new Set((names.data?.series ?? []).map((s) => s.name))].sort();
+  const metrics = useQuery(
+    trpc.run.metrics.queryOptions(
+      {
+        runId,
+        names: storedNames.length > 0 ? storedNames.slice(0, 64) : ["reward/mean"],
+        maxPoints: request.maxPoints,
+        withTime: true,
+        ...(request.zoom ? { fromStep: request.zoom.from, toStep: request.zoom.to } : {}),
+      },
+      // A new width or zoom keeps the old points on screen until the new ones arrive.
+      { ...historyOptions, enabled: historyReady && names.isSuccess, placeholderData: (prev) => prev },
+    ),
+  );
   const memory = useQuery(trpc.run.memory.queryOptions({ runId }, historyOptions));
 
   // The runner may stream a terminal event a moment before it updates the row: show the one further along.
@@ -62,11 +80,26 @@ export function useRunLive(runId: string) {
         refreshRun();
         void queryClient.invalidateQueries({ queryKey: trpc.run.logs.queryKey() });
         void queryClient.invalidateQueries({ queryKey: trpc.run.episodes.queryKey() });
+        void queryClient.invalidateQueries({ queryKey: trpc.run.memoryPeaks.queryKey() });
       }
     },
     onClosed: refreshRun,
   });
 
+  const allNames = [...new Set([...storedNames, ...live.names()])];
   const charts = useRunCharts(metrics.data?.series, memory.data?.series, live, version);
-  return { run, status, ended, connected, charts, episodesSeen: live.episodesSeen, historyError: metrics.error ?? memory.error };
+  return {
+    run,
+    status,
+    ended,
+    connected,
+    charts,
+    live,
+    version,
+    names: allNames,
+    metrics: metrics.data?.series,
+    memorySeries: memory.data?.series,
+    episodesSeen: live.episodesSeen,
+    historyError: metrics.error ?? memory.error ?? names.error,
+  };
 }

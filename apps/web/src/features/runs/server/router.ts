@@ -18,8 +18,13 @@ import {
   RunMemoryOutput,
   RunMetricsInput,
   RunMetricsOutput,
+  RunMetricNamesOutput,
 } from "./schemas";
-import { loadMemorySeries, loadMetricSeries } from "./series";
+import { listMetricSeriesKeys, loadMemorySeries, loadMetricSeries } from "./series";
+import { loadMemoryPeaks, RunMemoryPeaksOutput } from "./memoryPeaks";
+import { rerunRun } from "./rerun";
+import { listRunTable, RunTableInput, RunTableOutput } from "./table";
+import { episodeActors, episodeSteps, listTranscripts, TranscriptsInput, TranscriptsOutput } from "./transcripts";
 import { lastRewards, listRunSummaries, runSummarySelect, toRunSummary } from "./summaries";
 
 const StoredMessages = z.array(EpisodeMessage);
@@ -99,7 +104,17 @@ export const runRouter = createTRPCRouter({
     .output(RunMetricsOutput)
     .query(async ({ ctx, input }) => {
       await requireRun(ctx, input.runId);
-      return { series: await loadMetricSeries(ctx.db, input.runId, input.names, input.maxPoints) };
+      const { fromStep, toStep, actors, withTime } = input;
+      return { series: await loadMetricSeries(ctx.db, input.runId, input.names, input.maxPoints, { fromStep, toStep, actors, withTime }) };
+    }),
+
+  /** The (metric, actor) series a run has reported, so pages chart what exists instead of a fixed list. */
+  metricNames: publicProcedure
+    .input(RunIdInput)
+    .output(RunMetricNamesOutput)
+    .query(async ({ ctx, input }) => {
+      await requireRun(ctx, input.runId);
+      return { series: await listMetricSeriesKeys(ctx.db, input.runId) };
     }),
 
   memory: publicProcedure
@@ -116,23 +131,62 @@ export const runRouter = createTRPCRouter({
     .query(async ({ ctx, input }) => {
       await requireRun(ctx, input.runId);
       const select = { lineNo: true, stream: true, text: true, ts: true } as const;
+      const textFilter = input.q ? { text: { contains: input.q, mode: "insensitive" as const } } : {};
       const lines =
         input.afterLineNo === undefined
           ? (
               await ctx.db.logLine.findMany({
-                where: { runId: input.runId },
+                where: { runId: input.runId, ...textFilter },
                 orderBy: { lineNo: "desc" },
                 take: input.limit,
                 select,
               })
             ).reverse()
           : await ctx.db.logLine.findMany({
-              where: { runId: input.runId, lineNo: { gt: input.afterLineNo } },
+              where: { runId: input.runId, lineNo: { gt: input.afterLineNo }, ...textFilter },
               orderBy: { lineNo: "asc" },
               take: input.limit,
               select,
             });
       return { lines, lastLineNo: lines.at(-1)?.lineNo ?? null };
+    }),
+
+  /** The runs table: filter, sort, search, offset pages with a total. */
+  table: publicProcedure
+    .input(RunTableInput)
+    .output(RunTableOutput)
+    .query(({ ctx, input }) => listRunTable(ctx.db, input)),
+
+  /** A new queued run with the same frozen spec. */
+  rerun: publicProcedure
+    .input(RunIdInput)
+    .output(z.object({ runId: z.string() }))
+    .mutation(({ ctx, input }) => rerunRun(ctx, input.runId)),
+
+  memoryPeaks: publicProcedure
+    .input(RunIdInput)
+    .output(RunMemoryPeaksOutput)
+    .query(async ({ ctx, input }) => {
+      await requireRun(ctx, input.runId);
+      return { peaks: await loadMemoryPeaks(ctx.db, input.runId) };
+    }),
+
+  /** Transcripts for the browser: filters and keyset pages. */
+  transcripts: publicProcedure
+    .input(TranscriptsInput)
+    .output(TranscriptsOutput)
+    .query(async ({ ctx, input }) => {
+      await requireRun(ctx, input.runId);
+      return listTranscripts(ctx.db, input);
+    }),
+
+  episodeSteps: publicProcedure
+    .input(RunIdInput)
+    .output(z.object({ steps: z.array(z.number().int()), actors: z.array(z.string()) }))
+    .query(async ({ ctx, input }) => {
+      await requireRun(ctx, input.runId);
+      const [steps, actors] = await Promise.all([episodeSteps(ctx.db, input.runId, 1000), episodeActors(ctx.db, input.runId)]);
+      return { steps, actors };
     }),
 
   episodes: publicProcedure

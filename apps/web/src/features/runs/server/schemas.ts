@@ -58,8 +58,10 @@ export const RunCancelOutput = z.object({
   outcome: z.enum(["cancelled", "requested"]),
 });
 
-/** Most points one series carries over the wire; longer series are bucketed server-side. */
+/** Default points per series over the wire; longer series are bucketed server-side. */
 export const MAX_SERIES_POINTS = 1000;
+/** Upper bound a client may ask for (a wide chart on a large screen: one point per pixel). */
+export const MAX_SERIES_POINTS_LIMIT = 4000;
 
 export const MetricPoint = z.object({
   step: z.number().int(),
@@ -67,6 +69,8 @@ export const MetricPoint = z.object({
   value: z.number(),
   min: z.number(),
   max: z.number(),
+  /** When asked for (`withTime`): when the point's step was reported. */
+  ts: z.date().optional(),
 });
 export type MetricPointOut = z.infer<typeof MetricPoint>;
 
@@ -84,10 +88,20 @@ export type MetricSeries = z.infer<typeof MetricSeries>;
 export const RunMetricsInput = z
   .object({
     runId: z.string().min(1),
-    names: z.array(z.string().min(1).max(128)).min(1).max(32),
-    maxPoints: z.number().int().min(10).max(MAX_SERIES_POINTS).default(MAX_SERIES_POINTS),
+    names: z.array(z.string().min(1).max(128)).min(1).max(64),
+    /** Buckets per series: the chart's width in pixels. */
+    maxPoints: z.number().int().min(10).max(MAX_SERIES_POINTS_LIMIT).default(MAX_SERIES_POINTS),
+    /** Zoom: only this step range, bucketed to maxPoints again. */
+    fromStep: z.number().int().min(0).optional(),
+    toStep: z.number().int().min(0).optional(),
+    actors: z.array(z.string().max(64)).max(64).optional(),
+    withTime: z.boolean().default(false),
   })
-  .strict();
+  .strict()
+  .refine((v) => v.fromStep === undefined || v.toStep === undefined || v.fromStep <= v.toStep, {
+    message: "fromStep must be <= toStep",
+    path: ["fromStep"],
+  });
 export const RunMetricsOutput = z.object({ series: z.array(MetricSeries) });
 
 export const MemoryPoint = z.object({
@@ -123,6 +137,8 @@ export const RunLogsInput = z
     runId: z.string().min(1),
     /** Lines after this line number, oldest first. Omitted: the last `limit` lines (the tail). */
     afterLineNo: z.number().int().min(-1).optional(),
+    /** Only lines containing this text (case-insensitive): the newest `limit` matches, oldest first. */
+    q: z.string().min(1).max(200).optional(),
     limit: z.number().int().min(1).max(2000).default(200),
   })
   .strict();
@@ -161,4 +177,8 @@ export const RunEpisodesOutput = z.object({
   /** Steps that have episodes, newest first (at most 50), for a step picker. */
   recentSteps: z.array(z.number().int()),
   episodes: z.array(EpisodeOut),
+});
+
+export const RunMetricNamesOutput = z.object({
+  series: z.array(z.object({ name: z.string(), actor: z.string(), firstStep: z.number().int(), lastStep: z.number().int() })),
 });

@@ -10,10 +10,17 @@ export function ChartFrame(props: {
   points: number;
   note?: string;
   emptyText: string;
+  /** The step range shown when zoomed (a browser test reads it). */
+  zoom?: { from: number; to: number } | null;
   children: ReactNode;
 }) {
   return (
-    <section className="panel chart" data-testid={props.testId} data-points={props.points}>
+    <section
+      className="panel chart"
+      data-testid={props.testId}
+      data-points={props.points}
+      data-zoom={props.zoom ? `${props.zoom.from}-${props.zoom.to}` : undefined}
+    >
       <h2>
         <span>{props.title}</span>
         {props.note && <span className="muted small">{props.note}</span>}

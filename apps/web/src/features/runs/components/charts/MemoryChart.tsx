@@ -17,14 +17,22 @@ const PHASE_COLOURS: Record<string, string> = {
   checkpoint: "#be185d",
   idle: "#94a3b8",
 };
-const colourOf = (phase: string) => PHASE_COLOURS[phase] ?? "#334155";
+export const colourOf = (phase: string) => PHASE_COLOURS[phase] ?? "#334155";
 
 /** Host RSS by training phase (one line per phase), in MiB. */
-export function MemoryChart({ data }: { data: MemoryChartData }) {
+export function MemoryChart({
+  data,
+  testId = "chart-memory",
+  title = "Host memory (RSS) by phase",
+}: {
+  data: MemoryChartData;
+  testId?: string;
+  title?: string;
+}) {
   return (
     <ChartFrame
-      testId="chart-memory"
-      title="Memory RSS by phase"
+      testId={testId}
+      title={title}
       points={data.points}
       note={data.peakBytes !== null ? `peak ${formatMiB(data.peakBytes)}` : undefined}
       emptyText="No memory samples yet"

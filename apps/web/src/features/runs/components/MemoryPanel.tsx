@@ -1,0 +1,101 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { formatMiB } from "../../../lib/format";
+import { useTRPC } from "../../../trpc/react";
+import type { LiveRunData } from "../../live/liveRunData";
+import { memoryChart, type MemoryField } from "../hooks/useRunCharts";
+import type { MemorySeries } from "../server/schemas";
+import { colourOf, MemoryChart } from "./charts/MemoryChart";
+
+const FIELDS: { field: MemoryField; label: string }[] = [
+  { field: "allocatedBytes", label: "allocated" },
+  { field: "reservedBytes", label: "reserved" },
+  { field: "peakBytes", label: "peak" },
+];
+
+/**
+ * Memory timelines, one per device (host RSS; per accelerator allocated / reserved / peak), each line a
+ * phase (and actor), coloured by phase; and the table of the highest value per device, actor and phase,
+ * which is where an OOM is traced to the phase that caused it.
+ */
+export function MemoryPanel(props: { runId: string; history: MemorySeries[] | undefined; live: LiveRunData; version: number }) {
+  const trpc = useTRPC();
+  const [field, setField] = useState<MemoryField>("allocatedBytes");
+  const peaks = useQuery(trpc.run.memoryPeaks.queryOptions({ runId: props.runId }, { refetchInterval: 10_000 }));
+  const devices = [...new Set([...(props.history ?? []).map((s) => s.device), ...[...props.live.memory.values()].map((m) => m.device)])]
+    .filter((d) => d !== "cpu")
+    .sort();
+
+  return (
+    <>
+      <MemoryChart data={memoryChart(props.history, props.live, "cpu", "rssBytes")} />
+      {devices.map((device) => (
+        <div key={device}>
+          <div className="toolbar">
+            <label>
+              {device}
+              <select value={field} onChange={(e) => setField(e.target.value as MemoryField)}>
+                {FIELDS.map((f) => (
+                  <option key={f.field} value={f.field}>
+                    {f.label}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </div>
+          <MemoryChart
+            testId={`chart-memory-${device.replace(/[^a-z0-9]+/gi, "-")}`}
+            title={`${device} ${FIELDS.find((f) => f.field === field)?.label} by phase`}
+            data={memoryChart(props.history, props.live, device, field)}
+          />
+        </div>
+      ))}
+      <section className="panel" data-testid="memory-peaks">
+        <h2>Highest memory per device, actor and phase</h2>
+        {!peaks.data || peaks.data.peaks.length === 0 ? (
+          <p className="muted small">No memory samples yet.</p>
+        ) : (
+          <table className="table">
+            <thead>
+              <tr>
+                <th>Device</th>
+                <th>Actor</th>
+                <th>Phase</th>
+                <th>Host RSS</th>
+                <th>Allocated</th>
+                <th>Reserved</th>
+                <th>Peak</th>
+                <th>At step</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(() => {
+                const top = Math.max(...peaks.data.peaks.map((p) => p.peakBytes ?? p.allocatedBytes ?? p.rssBytes ?? 0));
+                return peaks.data.peaks.map((p) => {
+                  const v = p.peakBytes ?? p.allocatedBytes ?? p.rssBytes ?? 0;
+                  return (
+                    <tr key={`${p.device}|${p.actor}|${p.phase}`} style={v === top ? { fontWeight: 600 } : undefined}>
+                      <td>{p.device}</td>
+                      <td>{p.actor || "—"}</td>
+                      <td>
+                        <span className="run-swatch" style={{ background: colourOf(p.phase) }} />
+                        {p.phase}
+                      </td>
+                      <td className="num">{p.rssBytes === null ? "—" : formatMiB(p.rssBytes)}</td>
+                      <td className="num">{p.allocatedBytes === null ? "—" : formatMiB(p.allocatedBytes)}</td>
+                      <td className="num">{p.reservedBytes === null ? "—" : formatMiB(p.reservedBytes)}</td>
+                      <td className="num">{p.peakBytes === null ? "—" : formatMiB(p.peakBytes)}</td>
+                      <td className="num">{p.atStep ?? "—"}</td>
+                    </tr>
+                  );
+                });
+              })()}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </>
+  );
+}

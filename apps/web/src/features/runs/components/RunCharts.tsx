@@ -1,0 +1,118 @@
+"use client";
+
+import { useRef } from "react";
+import type { LiveRunData } from "../../live/liveRunData";
+import { useElementWidth } from "../hooks/useElementWidth";
+import { metricSeries } from "../hooks/useRunCharts";
+import { BAND_OF, chartTestId, groupMetrics } from "../lib/metricGroups";
+import { actorColour } from "../lib/specNames";
+import type { MetricSeries } from "../server/schemas";
+import { MetricChart, type ChartView } from "./charts/MetricChart";
+
+const GAP = 16;
+const MIN_CHART = 360;
+
+/** Width of one chart in the grid, which is also the number of buckets to ask the server for. */
+export function chartWidth(gridWidth: number): number {
+  const cols = Math.max(1, Math.floor((gridWidth + GAP) / (MIN_CHART + GAP)));
+  return Math.floor((gridWidth - (cols - 1) * GAP) / cols);
+}
+
+export function ChartToolbar(props: {
+  view: ChartView;
+  setView: (v: ChartView) => void;
+  zoom: { from: number; to: number } | null;
+  resetZoom: () => void;
+}) {
+  const { view, setView } = props;
+  return (
+    <div className="toolbar" data-testid="chart-toolbar">
+      <label>
+        x-axis
+        <select value={view.x} onChange={(e) => setView({ ...view, x: e.target.value as ChartView["x"] })} data-testid="chart-x">
+          <option value="step">step</option>
+          <option value="time">time</option>
+        </select>
+      </label>
+      <label>
+        <input type="checkbox" checked={view.log} onChange={(e) => setView({ ...view, log: e.target.checked })} data-testid="chart-log" /> log scale
+      </label>
+      <label>
+        smoothing
+        <input
+          type="range"
+          min={0}
+          max={0.99}
+          step={0.01}
+          value={view.smoothing}
+          onChange={(e) => setView({ ...view, smoothing: Number(e.target.value) })}
+          data-testid="chart-smoothing"
+        />
+        <span style={{ width: "2.5rem" }}>{view.smoothing.toFixed(2)}</span>
+      </label>
+      {props.zoom ? (
+        <>
+          <span>
+            steps {props.zoom.from}–{props.zoom.to}
+          </span>
+          <button type="button" className="secondary" onClick={props.resetZoom} data-testid="zoom-reset">
+            Reset zoom
+          </button>
+        </>
+      ) : (
+        <span className="muted small">drag across a chart to zoom</span>
+      )}
+    </div>
+  );
+}
+
+/** Every metric the run reports, grouped, one line per actor. */
+export function RunCharts(props: {
+  names: string[];
+  history: MetricSeries[] | undefined;
+  live: LiveRunData;
+  version: number;
+  actors: string[];
+  view: ChartView;
+  t0: number | null;
+  zoom: { from: number; to: number } | null;
+  onZoom: (from: number, to: number) => void;
+  onWidth: (w: number) => void;
+}) {
+  const gridRef = useRef<HTMLDivElement>(null);
+  const width = useElementWidth(gridRef, 40);
+  const reported = useRef<number | null>(null);
+  if (width !== null && reported.current !== width) {
+    reported.current = width;
+    queueMicrotask(() => props.onWidth(chartWidth(width)));
+  }
+  // Reward and loss charts are always there (empty until the first step), so the page keeps its shape.
+  const groups = groupMetrics(["reward/mean", "loss", ...props.names]);
+  return (
+    <div ref={gridRef}>
+      {groups.map((g) => (
+        <div key={g.title}>
+          <h3 className="group-title">{g.title}</h3>
+          <div className="charts">
+            {g.names.map((name) => {
+              const band = Object.entries(BAND_OF).find(([, of]) => of === name)?.[0];
+              const series = metricSeries(name, props.history, props.live, band, props.zoom !== null);
+              return (
+                <MetricChart
+                  key={name}
+                  testId={chartTestId(name)}
+                  title={band ? `${name} (± std)` : name}
+                  series={series.map((s) => ({ ...s, label: s.actor || name, colour: actorColour(props.actors, s.actor) }))}
+                  view={props.view}
+                  t0={props.t0}
+                  zoom={props.zoom}
+                  onZoom={props.onZoom}
+                />
+              );
+            })}
+          </div>
+        </div>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,171 @@
+"use client";
+
+import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import { useEffect, useRef, useState } from "react";
+import { formatMetric } from "../../../lib/format";
+import { useTRPC } from "../../../trpc/react";
+import { actorColour } from "../lib/specNames";
+import type { EpisodeOut } from "../server/schemas";
+import { TranscriptView } from "./TranscriptView";
+import { VirtualList } from "./VirtualList";
+
+export interface TranscriptFilters {
+  step?: number;
+  group?: number;
+  datasetRow?: number;
+  actor?: string;
+  environment?: string;
+  minReward?: number;
+  maxReward?: number;
+  q?: string;
+}
+
+const ROW = 54;
+const numberOrUndefined = (v: string) => (v.trim() === "" || !Number.isFinite(Number(v)) ? undefined : Number(v));
+
+/**
+ * Browse a run's transcripts: filters (step, GRPO group, actor, environment, reward range, text,
+ * dataset row), a windowed list of every match (pages load as you scroll) and the selected transcript.
+ */
+export function TranscriptBrowser(props: { runId: string; actors: string[]; environments: string[]; live: boolean; episodesSeen: number }) {
+  const trpc = useTRPC();
+  const [f, setF] = useState<TranscriptFilters>({});
+  const [text, setText] = useState("");
+  const [selected, setSelected] = useState<EpisodeOut | null>(null);
+  // Search as one types, without a query per keystroke.
+  useEffect(() => {
+    const t = setTimeout(() => setF((prev) => ({ ...prev, q: text.trim() || undefined })), 300);
+    return () => clearTimeout(t);
+  }, [text]);
+
+  const steps = useQuery(trpc.run.episodeSteps.queryOptions({ runId: props.runId }, { refetchInterval: props.live ? 5000 : false }));
+  // Unset filters are left out (not sent as undefined), so the query key stays small and stable.
+  const defined = Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)) as TranscriptFilters;
+  const input = { runId: props.runId, limit: 100, ...defined };
+  const list = useInfiniteQuery(
+    trpc.run.transcripts.infiniteQueryOptions(input, {
+      getNextPageParam: (page) => page.nextCursor,
+      refetchInterval: props.live ? 5000 : false,
+    }),
+  );
+  const items = list.data?.pages.flatMap((p) => p.items) ?? [];
+  // Actors of the spec plus any seen in transcripts (an environment may bring its own, e.g. a judge).
+  const seenActors = useRef(new Set<string>());
+  for (const e of items) for (const m of e.messages) seenActors.current.add(m.actor);
+  const actors = [...new Set([...props.actors, ...(steps.data?.actors ?? []), ...seenActors.current])];
+  const set = (patch: Partial<TranscriptFilters>) => setF((prev) => ({ ...prev, ...patch }));
+  const current = selected ?? items[0] ?? null;
+
+  return (
+    <section className="panel" data-testid="transcripts">
+      <div className="toolbar">
+        <label>
+          Step
+          <select value={f.step ?? ""} onChange={(e) => set({ step: numberOrUndefined(e.target.value) })} data-testid="filter-step">
+            <option value="">all</option>
+            {(steps.data?.steps ?? []).map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Group
+          <input type="number" min={0} style={{ width: "4.5rem" }} value={f.group ?? ""} onChange={(e) => set({ group: numberOrUndefined(e.target.value) })} data-testid="filter-group" />
+        </label>
+        <label>
+          Actor
+          <select value={f.actor ?? ""} onChange={(e) => set({ actor: e.target.value || undefined })} data-testid="filter-actor">
+            <option value="">any</option>
+            {actors.map((a) => (
+              <option key={a} value={a}>
+                {a}
+              </option>
+            ))}
+          </select>
+        </label>
+        {props.environments.length > 1 && (
+          <label>
+            Environment
+            <select value={f.environment ?? ""} onChange={(e) => set({ environment: e.target.value || undefined })} data-testid="filter-environment">
+              <option value="">any</option>
+              {props.environments.map((a) => (
+                <option key={a} value={a}>
+                  {a}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <label>
+          Reward
+          <input type="number" step="any" style={{ width: "5rem" }} placeholder="min" value={f.minReward ?? ""} onChange={(e) => set({ minReward: numberOrUndefined(e.target.value) })} data-testid="filter-min-reward" />
+          <input type="number" step="any" style={{ width: "5rem" }} placeholder="max" value={f.maxReward ?? ""} onChange={(e) => set({ maxReward: numberOrUndefined(e.target.value) })} data-testid="filter-max-reward" />
+        </label>
+        <label>
+          Text
+          <input type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="search turns" data-testid="filter-text" />
+        </label>
+        {f.datasetRow !== undefined && (
+          <span className="chip">
+            dataset row {f.datasetRow}{" "}
+            <button type="button" className="secondary" style={{ padding: "0 0.3rem" }} onClick={() => set({ datasetRow: undefined })}>
+              ×
+            </button>
+          </span>
+        )}
+        <span className="muted" data-testid="transcripts-count">
+          {list.isPending ? "loading…" : `${items.length}${list.hasNextPage ? "+" : ""} transcripts`}
+        </span>
+      </div>
+      {list.isError && <div className="form-error">{list.error.message}</div>}
+      <div className="transcripts">
+        <VirtualList
+          testId="transcript-list"
+          items={items}
+          rowHeight={ROW}
+          height={560}
+          rowKey={(e) => e.seq}
+          onNearEnd={() => list.hasNextPage && !list.isFetchingNextPage && void list.fetchNextPage()}
+          renderRow={(e) => {
+            const lastTurn = e.messages.at(-1);
+            return (
+              <div
+                className="vrow"
+                style={{ height: ROW }}
+                aria-selected={current?.seq === e.seq}
+                onClick={() => setSelected(e)}
+                data-testid="transcript-row"
+                data-actors={[...new Set(e.messages.map((m) => m.actor))].join(",")}
+              >
+                <div>
+                  <b>step {e.step}</b> · group {e.group} · sample {e.sample} · reward <b>{formatMetric(e.reward)}</b>
+                  {e.advantage !== null && <> · adv {formatMetric(e.advantage)}</>}
+                </div>
+                <div className="line2">
+                  {lastTurn && <span style={{ color: actorColour(actors, lastTurn.actor) }}>{lastTurn.actor}: </span>}
+                  {lastTurn?.content ?? "(no turns)"}
+                </div>
+              </div>
+            );
+          }}
+        />
+        <div style={{ maxHeight: 560, overflow: "auto" }}>
+          {current ? (
+            <>
+              {current.datasetRow !== null && (
+                <button type="button" className="secondary" style={{ marginBottom: "0.4rem" }} onClick={() => set({ datasetRow: current.datasetRow ?? undefined, step: undefined })} data-testid="same-row">
+                  Same prompt across steps (row {current.datasetRow})
+                </button>
+              )}
+              <TranscriptView episode={current} actors={actors} />
+            </>
+          ) : (
+            <p className="muted">{list.isPending ? "Loading…" : "No transcripts match."}</p>
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}

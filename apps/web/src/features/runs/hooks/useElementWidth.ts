@@ -1,0 +1,18 @@
+"use client";
+
+import { useEffect, useState, type RefObject } from "react";
+
+/** Width of an element in CSS pixels, rounded to `quantum` so small resizes don't refetch charts. */
+export function useElementWidth(ref: RefObject<HTMLElement | null>, quantum = 100): number | null {
+  const [width, setWidth] = useState<number | null>(null);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const measure = () => setWidth(Math.max(quantum, Math.round(el.clientWidth / quantum) * quantum));
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [ref, quantum]);
+  return width;
+}

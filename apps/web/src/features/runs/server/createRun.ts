@@ -1,0 +1,57 @@
+import { TRPCError } from "@trpc/server";
+import { QUEUES, type RunJob, type RunSpec, type StatusEvent } from "@troupe/contracts";
+import { appendToStream, transitionRun } from "@troupe/db";
+import type { TRPCContext } from "../../../server/api/trpc";
+
+/** BullMQ runs priority 1 first; ours is "higher is sooner", 0..100 (same as the launch path). */
+const queuePriority = (priority: number) => 101 - priority;
+
+/** GPUs the run asks a runner for: the distinct devices its actors are placed on (none on CPU). */
+const gpusFor = (spec: RunSpec) => (spec.trainer.device === "cpu" ? 0 : new Set(spec.actors.flatMap((a) => a.placement.gpus)).size);
+
+/**
+ * Store a run with a frozen, already validated spec and its seq-1 `queued` event (one transaction),
+ * append the event to the run's stream and enqueue the job; a failed enqueue fails the run visibly.
+ * Same steps as `experiments/server/launch.ts`, for a spec that does not come from an experiment's
+ * current version (re-run).
+ */
+export async function createQueuedRun(
+  ctx: TRPCContext,
+  args: { spec: RunSpec; experimentId: string | null; priority: number; source: "ui" | "api"; message: string },
+): Promise<{ runId: string }> {
+  const { spec } = args;
+  const gpus = gpusFor(spec);
+  const queued: StatusEvent = { seq: 1, ts: Date.now(), type: "status", state: "queued", message: args.message };
+  const run = await ctx.db.run.create({
+    data: {
+      experimentId: args.experimentId,
+      name: spec.name,
+      spec: spec as object,
+      specVersion: spec.specVersion,
+      seed: spec.seed,
+      status: "queued",
+      source: args.source,
+      priority: args.priority,
+      gpus,
+      tags: spec.tags,
+      lastSeq: 1,
+      events: { create: [{ seq: queued.seq, type: queued.type, ts: new Date(queued.ts), payload: queued as object }] },
+    },
+    select: { id: true },
+  });
+  try {
+    await appendToStream(ctx.redis, run.id, [queued]);
+    const job: RunJob = QUEUES.runs.jobs.run.parse({ runId: run.id, gpus });
+    await ctx.runQueue.add("run", job, {
+      jobId: run.id,
+      priority: queuePriority(args.priority),
+      removeOnComplete: { count: 1000 },
+      removeOnFail: { count: 1000 },
+    });
+  } catch (error) {
+    const message = `could not enqueue the run: ${error instanceof Error ? error.message : String(error)}`;
+    await transitionRun(ctx.db, run.id, { from: ["queued"], to: "failed", message, error: message }).catch(() => null);
+    throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message, cause: error });
+  }
+  return { runId: run.id };
+}

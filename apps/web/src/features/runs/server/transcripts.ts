@@ -1,0 +1,125 @@
+import { EpisodeMessage } from "@troupe/contracts";
+import { Prisma } from "@troupe/db";
+import { z } from "zod";
+import type { Db } from "../../../server/db";
+import { EpisodeOut } from "./schemas";
+
+/**
+ * Transcripts (episodes) of a run, filtered and paged for a virtualised list. Order: newest step
+ * first, then in the order the runtime emitted them (group by group). Keyset-paged on (step, seq), so
+ * page 1,000 of 100k episodes costs what page 1 does.
+ */
+export const TranscriptsInput = z
+  .object({
+    runId: z.string().min(1),
+    step: z.number().int().min(0).optional(),
+    group: z.number().int().min(0).optional(),
+    datasetRow: z.number().int().min(0).optional(),
+    /** Episodes in which this actor speaks. */
+    actor: z.string().min(1).max(64).optional(),
+    environment: z.string().min(1).max(64).optional(),
+    minReward: z.number().optional(),
+    maxReward: z.number().optional(),
+    /** Case-insensitive text search in the turns. */
+    q: z.string().min(1).max(200).optional(),
+    /** From `nextCursor` of the previous page. */
+    cursor: z.object({ step: z.number().int(), seq: z.number().int() }).nullish(),
+    limit: z.number().int().min(1).max(200).default(50),
+    /** Sent by tRPC's infinite queries; pages only go forward. */
+    direction: z.enum(["forward", "backward"]).optional(),
+  })
+  .strict();
+export type TranscriptsInput = z.infer<typeof TranscriptsInput>;
+
+export const TranscriptsOutput = z.object({
+  items: z.array(EpisodeOut),
+  nextCursor: z.object({ step: z.number().int(), seq: z.number().int() }).nullable(),
+});
+
+const StoredMessages = z.array(EpisodeMessage);
+const StoredComponents = z.record(z.string(), z.number());
+
+/** LIKE pattern for a literal substring. */
+const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+interface EpisodeRow {
+  seq: number;
+  step: number;
+  environment: string;
+  groupIndex: number;
+  sampleIndex: number;
+  datasetRow: number | null;
+  messages: unknown;
+  reward: number;
+  rewardComponents: unknown;
+  advantage: number | null;
+  ts: Date;
+}
+
+export async function listTranscripts(db: Db, input: TranscriptsInput): Promise<z.infer<typeof TranscriptsOutput>> {
+  const conditions: Prisma.Sql[] = [Prisma.sql`"runId" = ${input.runId}`];
+  if (input.step !== undefined) conditions.push(Prisma.sql`step = ${input.step}`);
+  if (input.group !== undefined) conditions.push(Prisma.sql`"groupIndex" = ${input.group}`);
+  if (input.datasetRow !== undefined) conditions.push(Prisma.sql`"datasetRow" = ${input.datasetRow}`);
+  if (input.environment !== undefined) conditions.push(Prisma.sql`environment = ${input.environment}`);
+  if (input.minReward !== undefined) conditions.push(Prisma.sql`reward >= ${input.minReward}`);
+  if (input.maxReward !== undefined) conditions.push(Prisma.sql`reward <= ${input.maxReward}`);
+  if (input.actor !== undefined) conditions.push(Prisma.sql`messages @> ${JSON.stringify([{ actor: input.actor }])}::jsonb`);
+  if (input.q !== undefined) {
+    // Search the turns' text, not the JSON around it.
+    conditions.push(Prisma.sql`EXISTS (SELECT 1 FROM jsonb_array_elements(messages) m WHERE m->>'content' ILIKE ${likePattern(input.q)})`);
+  }
+  if (input.cursor) {
+    const { step, seq } = input.cursor;
+    conditions.push(Prisma.sql`(step < ${step} OR (step = ${step} AND seq > ${seq}))`);
+  }
+  const rows = await db.$queryRaw<EpisodeRow[]>`
+    SELECT seq, step, environment, "groupIndex", "sampleIndex", "datasetRow", messages, reward, "rewardComponents", advantage, ts
+    FROM "Episode" WHERE ${Prisma.join(conditions, " AND ")}
+    ORDER BY step DESC, seq ASC
+    LIMIT ${input.limit + 1}`;
+  const page = rows.slice(0, input.limit);
+  const last = page.at(-1);
+  return {
+    items: page.map((e) => ({
+      seq: Number(e.seq),
+      step: Number(e.step),
+      environment: e.environment,
+      group: Number(e.groupIndex),
+      sample: Number(e.sampleIndex),
+      datasetRow: e.datasetRow === null ? null : Number(e.datasetRow),
+      // Stored JSON is re-validated: the page renders it as text, and a bad row should not break it.
+      messages: StoredMessages.safeParse(e.messages).data ?? [],
+      reward: Number(e.reward),
+      rewardComponents: StoredComponents.safeParse(e.rewardComponents).data ?? {},
+      advantage: e.advantage === null ? null : Number(e.advantage),
+      ts: e.ts,
+    })),
+    nextCursor: rows.length > input.limit && last ? { step: last.step, seq: last.seq } : null,
+  };
+}
+
+/** Steps that have episodes, newest first: a skip scan of the (runId, step, groupIndex) index. */
+export async function episodeSteps(db: Db, runId: string, limit: number): Promise<number[]> {
+  const rows = await db.$queryRaw<{ step: number }[]>`
+    WITH RECURSIVE s AS (
+      (SELECT step FROM "Episode" WHERE "runId" = ${runId} ORDER BY step DESC LIMIT 1)
+      UNION ALL
+      SELECT (SELECT step FROM "Episode" WHERE "runId" = ${runId} AND step < s.step ORDER BY step DESC LIMIT 1)
+      FROM s WHERE s.step IS NOT NULL
+    )
+    SELECT step FROM s WHERE step IS NOT NULL LIMIT ${limit}`;
+  return rows.map((r) => Number(r.step));
+}
+
+/**
+ * Actors that speak in a run's transcripts, read from its first 20,000 episodes (an environment can
+ * bring actors the spec does not train, e.g. a judge). Bounded, so a 100k-episode run answers quickly.
+ */
+export async function episodeActors(db: Db, runId: string): Promise<string[]> {
+  const rows = await db.$queryRaw<{ actor: string }[]>`
+    SELECT DISTINCT m->>'actor' AS actor
+    FROM (SELECT messages FROM "Episode" WHERE "runId" = ${runId} ORDER BY seq LIMIT 20000) e, jsonb_array_elements(e.messages) m
+    WHERE m->>'actor' IS NOT NULL ORDER BY 1`;
+  return rows.map((r) => r.actor);
+}

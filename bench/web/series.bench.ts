@@ -1,0 +1,73 @@
+/**
+ * Benchmark: bucketed metric series vs the raw series, on a run with 20 series × 1,000,000 points.
+ *
+ *   DATABASE_URL=… npx tsx bench/web/series.bench.ts [--points 1000000] [--repeats 7]
+ *
+ * Seeds the run once (generate_series in SQL; reused on later runs), then times, in this same
+ * process and database: the page-load query (all 20 series bucketed to 1000 points), one series
+ * bucketed to 1000 and to a chart's 1600 pixels, a zoomed window, the series discovery query, the
+ * previous bucketing query (ordered aggregate) and the raw query of one series. Prints medians and
+ * each one's ratio against the raw query.
+ */
+import { parseArgs } from "node:util";
+import { createDb } from "@troupe/db";
+import { listMetricSeriesKeys, loadBucketedSeries, loadMetricSeries } from "../../apps/web/src/features/runs/server/series";
+import { benchSeries, seedBenchRun } from "./seed";
+
+const { values } = parseArgs({ options: { points: { type: "string", default: "1000000" }, repeats: { type: "string", default: "5" } } });
+const points = Number(values.points);
+const repeats = Number(values.repeats);
+const url = process.env.DATABASE_URL;
+if (!url) throw new Error("DATABASE_URL is not set");
+const db = createDb(url);
+
+const t0 = Date.now();
+const { runId, seeded } = await seedBenchRun(db, points);
+console.log(`run ${runId}: ${seeded ? `seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s` : "reused"}`);
+
+async function time(label: string, fn: () => Promise<number>): Promise<{ label: string; ms: number; rows: number }> {
+  process.stderr.write(`${label}\n`);
+  await fn(); // warm: plans cached, pages in shared buffers (as on a server that is being used)
+  const samples: number[] = [];
+  let rows = 0;
+  for (let i = 0; i < repeats; i++) {
+    const start = performance.now();
+    rows = await fn();
+    samples.push(performance.now() - start);
+  }
+  samples.sort((a, b) => a - b);
+  return { label, ms: samples[Math.floor(samples.length / 2)]!, rows };
+}
+
+const one = benchSeries()[0]!;
+const names = [...new Set(benchSeries().map((s) => s.name))];
+const results = [
+  await time("discover series (skip scan)", async () => (await listMetricSeriesKeys(db, runId)).length),
+  await time("1 series bucketed to 1000", async () => (await loadBucketedSeries(db, runId, one, 1, points, 1000)).points.length),
+  await time("1 series bucketed to 1600 px", async () => (await loadBucketedSeries(db, runId, one, 1, points, 1600)).points.length),
+  await time("1 series zoomed 10% to 1000", async () =>
+    (await loadBucketedSeries(db, runId, one, Math.floor(points * 0.45), Math.floor(points * 0.55), 1000)).points.length),
+  await time("20 series bucketed (page load)", async () =>
+    (await loadMetricSeries(db, runId, names, 1000)).reduce((n, s) => n + s.points.length, 0)),
+  await time("1 series, old ordered-aggregate bucketing", async () =>
+    (
+      await db.$queryRaw<unknown[]>`
+        SELECT max(step)::int AS step, (array_agg(value ORDER BY step DESC))[1] AS value, min(value) AS min, max(value) AS max
+        FROM "MetricPoint" WHERE "runId" = ${runId} AND name = ${one.name} AND actor = ${one.actor}
+        GROUP BY floor(((step - 1)::float8 * 1000) / ${points}::int) ORDER BY 1`
+    ).length),
+  await time("1 series raw (baseline)", async () =>
+    (await db.metricPoint.findMany({ where: { runId, name: one.name, actor: one.actor }, orderBy: { step: "asc" }, select: { step: true, value: true } })).length),
+];
+
+const raw = results.at(-1)!.ms;
+console.log(`\n${points.toLocaleString("en")} points per series, ${benchSeries().length} series; median of ${repeats}\n`);
+console.log(`| query | median ms | rows returned | raw ÷ this |`);
+console.log(`| --- | ---: | ---: | ---: |`);
+for (const r of results) console.log(`| ${r.label} | ${r.ms.toFixed(1)} | ${r.rows} | ${(raw / r.ms).toFixed(1)}× |`);
+
+// The spike at every 99,991th step must survive bucketing.
+const bucketed = await loadBucketedSeries(db, runId, one, 1, points, 1000);
+const spikes = bucketed.points.filter((p) => p.max > 40).length;
+console.log(`\nspikes kept in the 1000-point series: ${spikes} of ${Math.floor(points / 99991)}`);
+await db.$disconnect();

@@ -1,0 +1,148 @@
+import { expect, test, type Page } from "@playwright/test";
+import { spawn } from "node:child_process";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/**
+ * Plays a made-up run into the test database and stream (apps/web/scripts/simulate-run.ts, the way a
+ * runner would). Resolves with its id once printed; `done` resolves when the run has ended.
+ */
+function simulateRun(steps: number, intervalMs: number): Promise<{ id: string; done: Promise<void> }> {
+  return new Promise((resolveStart, reject) => {
+    const child = spawn("npx", ["tsx", "apps/web/scripts/simulate-run.ts", "--steps", String(steps), "--interval-ms", String(intervalMs)], {
+      cwd: repoRoot,
+      env: process.env,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const done = new Promise<void>((ok, fail) => child.on("exit", (code) => (code === 0 ? ok() : fail(new Error(`simulate-run exited ${code}`)))));
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const id = out.split("\n")[0]?.trim();
+      if (out.includes("\n") && id) resolveStart({ id, done });
+    });
+    child.on("error", reject);
+  });
+}
+
+const points = async (page: Page, testId: string) => Number((await page.getByTestId(testId).getAttribute("data-points")) ?? "0");
+
+/** Drags across the middle of a chart's plot, as a person selecting a step range. */
+async function dragAcross(page: Page, testId: string, fromFraction: number, toFraction: number) {
+  const box = (await page.getByTestId(testId).locator(".recharts-surface").boundingBox())!;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + box.width * fromFraction, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * ((fromFraction + toFraction) / 2), y, { steps: 5 });
+  await page.mouse.move(box.x + box.width * toFraction, y, { steps: 5 });
+  await page.mouse.up();
+}
+
+test("watch: zoom a chart, then open the transcripts and filter them", async ({ page }) => {
+  const sim = await simulateRun(60, 10);
+  await sim.done;
+  await page.goto(`/runs/${sim.id}`);
+  await expect(page.getByTestId("run-status")).toHaveText("succeeded");
+  await expect.poll(() => points(page, "chart-reward")).toBe(60);
+  await expect(page.getByTestId("chart-kl")).toBeVisible();
+
+  await dragAcross(page, "chart-reward", 0.3, 0.7);
+  const reward = page.getByTestId("chart-reward");
+  await expect(reward).toHaveAttribute("data-zoom", /^\d+-\d+$/);
+  const [from, to] = (await reward.getAttribute("data-zoom"))!.split("-").map(Number) as [number, number];
+  expect(to).toBeGreaterThan(from);
+  // Every chart shows the zoomed range (fetched again from the server for that range).
+  await expect.poll(() => points(page, "chart-reward")).toBe(to - from + 1);
+  await expect.poll(() => points(page, "chart-loss")).toBe(to - from + 1);
+  await page.getByTestId("zoom-reset").click();
+  await expect(reward).not.toHaveAttribute("data-zoom", /.*/);
+  await expect.poll(() => points(page, "chart-reward")).toBe(60);
+
+  await page.screenshot({ path: test.info().outputPath("run-charts.png"), fullPage: true });
+
+  await page.getByTestId("tab-transcripts").click();
+  const rows = page.getByTestId("transcript-row");
+  await expect(page.getByTestId("transcripts-count")).toHaveText("100+ transcripts");
+  await page.getByTestId("filter-actor").selectOption("judge");
+  await expect(page.getByTestId("transcripts-count")).toHaveText("1 transcripts");
+  await expect(rows).toHaveCount(1);
+  await rows.first().click();
+  const turn = page.getByTestId("transcript-turn").filter({ hasText: "judge" });
+  // The model's HTML is shown as its text, and nothing of it ran.
+  await expect(turn).toContainText('<script>window.__xss = 1</script><img src=x onerror="window.__xss = 1">');
+  expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+  await expect(page.locator("[data-testid=transcripts] img")).toHaveCount(0);
+
+  await page.getByTestId("filter-actor").selectOption("");
+  // The simulator asks for letter b at 12 of its 121 episodes (steps where step + sample ends in 1).
+  await page.getByTestId("filter-text").fill("say b:");
+  await expect(page.getByTestId("transcripts-count")).toHaveText("12 transcripts");
+  await expect(rows).toHaveCount(12);
+  await rows.nth(3).click();
+  await expect(page.getByTestId("transcript").getByTestId("transcript-turn").first()).toHaveText(/say b:/);
+  await page.screenshot({ path: test.info().outputPath("run-transcripts.png"), fullPage: true });
+});
+
+test("watch: compare two runs and see the spec difference", async ({ page }) => {
+  const a = await simulateRun(20, 10);
+  const b = await simulateRun(30, 10);
+  await Promise.all([a.done, b.done]);
+  await page.goto(`/runs?q=simulated`);
+  await page.locator(`[data-run-id="${a.id}"] [data-testid=run-select]`).check();
+  await page.locator(`[data-run-id="${b.id}"] [data-testid=run-select]`).check();
+  await page.getByTestId("runs-compare").click();
+  await page.waitForURL(/\/compare\?ids=/);
+  const diff = page.getByTestId("spec-diff");
+  await expect(diff.locator('[data-path="trainer.steps"]')).toContainText("20");
+  await expect(diff.locator('[data-path="trainer.steps"]')).toContainText("30");
+  const differing = await diff.getByTestId("spec-diff-row").count();
+  await page.getByTestId("spec-diff-only").uncheck();
+  await expect.poll(() => diff.getByTestId("spec-diff-row").count()).toBeGreaterThan(differing);
+  await expect.poll(() => points(page, "compare-chart-reward")).toBe(50);
+  await page.getByTestId("compare-row").fill("7");
+  await expect(page.getByTestId("compare-transcripts").getByTestId("transcript")).toHaveCount(2);
+  await page.screenshot({ path: test.info().outputPath("compare.png"), fullPage: true });
+});
+
+test("watch: live points reach an open chart quickly (measured)", async ({ page }) => {
+  // Record, in the page, when each metric event arrives on the SSE connection (with the event's own
+  // timestamp, taken by the simulator right before it stores the step) and when the reward chart's
+  // point count changes.
+  await page.addInitScript(() => {
+    const w = window as unknown as { __metricTs: Record<number, number>; __drawn: [number, number][] };
+    w.__metricTs = {};
+    w.__drawn = [];
+    const Original = window.EventSource;
+    window.EventSource = class extends Original {
+      constructor(url: string | URL, init?: EventSourceInit) {
+        super(url, init);
+        this.addEventListener("message", (m) => {
+          const e = JSON.parse((m as MessageEvent<string>).data) as { type: string; step?: number; ts: number };
+          if (e.type === "metric" && e.step !== undefined) w.__metricTs[e.step] = e.ts;
+        });
+      }
+    } as typeof EventSource;
+    new MutationObserver(() => {
+      const n = Number(document.querySelector("[data-testid=chart-reward]")?.getAttribute("data-points") ?? 0);
+      if (n > (w.__drawn.at(-1)?.[0] ?? 0)) w.__drawn.push([n, Date.now()]);
+    }).observe(document, { subtree: true, attributes: true, attributeFilter: ["data-points"], childList: true });
+  });
+  const sim = await simulateRun(25, 400);
+  await page.goto(`/runs/${sim.id}`);
+  await sim.done;
+  await expect(page.getByTestId("run-status")).toHaveText("succeeded");
+  await expect.poll(() => points(page, "chart-reward")).toBe(25);
+  const { metricTs, drawn } = await page.evaluate(() => {
+    const w = window as unknown as { __metricTs: Record<number, number>; __drawn: [number, number][] };
+    return { metricTs: w.__metricTs, drawn: w.__drawn };
+  });
+  // Step k is on the chart when it draws k points (steps 1..k, one actor).
+  const latencies = drawn.filter(([n]) => metricTs[n] !== undefined).map(([n, at]) => at - metricTs[n]!);
+  expect(latencies.length).toBeGreaterThan(5);
+  latencies.sort((x, y) => x - y);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
+  console.log(`live latency (store → chart), ${latencies.length} steps: median ${pct(0.5)} ms, p90 ${pct(0.9)} ms, max ${latencies.at(-1)} ms`);
+  test.info().annotations.push({ type: "live-latency-ms", description: JSON.stringify({ median: pct(0.5), p90: pct(0.9), max: latencies.at(-1) }) });
+});
