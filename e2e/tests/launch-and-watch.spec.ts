@@ -36,6 +36,8 @@ test("launch the demo, watch the charts grow live, see it succeed", async ({ pag
   });
   await expect(status).toHaveText("running", { timeout: 60_000 });
   await expect(status).toHaveText("succeeded", { timeout: 180_000 });
+  // The header catches up with the stored row (finish time) without a reload.
+  await expect(page.getByTestId("run-finished")).toHaveText(/finished\s*\d/, { timeout: 15_000 });
 
   const seen = await page.evaluate(() => (window as unknown as { __rewardPoints: number[] }).__rewardPoints);
   // The chart grew in several live updates while the run trained (not in one jump at the end).

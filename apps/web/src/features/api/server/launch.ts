@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { QUEUES, type RunJob, type RunSpec, type StatusEvent } from "@troupe/contracts";
 import { appendToStream, Prisma, transitionRun } from "@troupe/db";
 import type { TRPCContext } from "../../../server/api/trpc";
-import { gpusFor, queuePriority } from "../../experiments/server/launch";
+import { gpusFor, queuePriority } from "../../runs/server/createRun";
 import { ApiError } from "./problem";
 
 /**

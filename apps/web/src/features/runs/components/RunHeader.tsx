@@ -83,7 +83,7 @@ export function RunHeader({
             <b>started</b>
             {formatDateTime(run.startedAt)}
           </span>
-          <span>
+          <span data-testid="run-finished">
             <b>finished</b>
             {formatDateTime(run.finishedAt)}
           </span>

@@ -78,6 +78,8 @@ export function useRunLive(runId: string, request: SeriesRequest = { maxPoints: 
       if (live.apply(events)) setVersion((v) => v + 1);
       if (events.some((e) => e.type === "status")) {
         refreshRun();
+        // The row catches up with a terminal event a moment later (finishedAt, error, log tail).
+        if (events.some((e) => e.type === "status" && isTerminal(e.state))) [1000, 3000].forEach((ms) => setTimeout(refreshRun, ms));
         void queryClient.invalidateQueries({ queryKey: trpc.run.logs.queryKey() });
         void queryClient.invalidateQueries({ queryKey: trpc.run.episodes.queryKey() });
         void queryClient.invalidateQueries({ queryKey: trpc.run.memoryPeaks.queryKey() });

@@ -3,17 +3,17 @@ import { QUEUES, type RunJob, type RunSpec, type StatusEvent } from "@troupe/con
 import { appendToStream, transitionRun } from "@troupe/db";
 import type { TRPCContext } from "../../../server/api/trpc";
 
-/** BullMQ runs priority 1 first; ours is "higher is sooner", 0..100 (same as the launch path). */
-const queuePriority = (priority: number) => 101 - priority;
+/** BullMQ runs priority 1 first; ours is "higher is sooner", 0..100. */
+export const queuePriority = (priority: number) => 101 - priority;
 
 /** GPUs the run asks a runner for: the distinct devices its actors are placed on (none on CPU). */
-const gpusFor = (spec: RunSpec) => (spec.trainer.device === "cpu" ? 0 : new Set(spec.actors.flatMap((a) => a.placement.gpus)).size);
+export const gpusFor = (spec: RunSpec) =>
+  spec.trainer.device === "cpu" ? 0 : new Set(spec.actors.flatMap((a) => a.placement.gpus)).size;
 
 /**
  * Store a run with a frozen, already validated spec and its seq-1 `queued` event (one transaction),
  * append the event to the run's stream and enqueue the job; a failed enqueue fails the run visibly.
- * Same steps as `experiments/server/launch.ts`, for a spec that does not come from an experiment's
- * current version (re-run).
+ * The one path every launch takes: the UI's launch, a re-run and the REST API.
  */
 export async function createQueuedRun(
   ctx: TRPCContext,
