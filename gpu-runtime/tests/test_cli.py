@@ -69,7 +69,7 @@ def test_a_crash_is_error_then_failed_and_exit_1(tmp_path: Path, events_validato
 def test_invalid_spec_exit_2_on_an_inherited_fd(tmp_path: Path, events_validator):
     spec = small_spec()
     spec["environments"][0]["kind"] = "collaborative"
-    spec["environments"][0]["roundSpec"] = "student -> student"
+    spec["environments"][0]["roundSpec"] = "student -> Bob"
     read_fd, write_fd = os.pipe()
     proc = _troupe("run", str(_write_spec(tmp_path, spec)), "--events-fd", str(write_fd), "--seq-start", "12", pass_fds=(write_fd,))
     os.close(write_fd)
@@ -79,8 +79,8 @@ def test_invalid_spec_exit_2_on_an_inherited_fd(tmp_path: Path, events_validator
     assert proc.returncode == 2
     events = [json.loads(x) for x in lines]
     check_protocol(events, events_validator, seq_start=12)
-    assert events[0]["field"] == "environments.0.kind"
-    assert '"collaborative" is not supported yet' in events[0]["message"]
+    assert events[0]["field"] == "environments.0.roundSpec"
+    assert 'line 1, column 12: unknown actor "Bob"' in events[0]["message"]
 
 
 def test_validate_command(tmp_path: Path):

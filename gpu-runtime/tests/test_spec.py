@@ -92,20 +92,19 @@ def test_cross_field_rules_match_the_contracts(mutate, field, words):
     "mutate, field, words",
     [
         (lambda d: d["actors"][0].update(backend="vllm"), "actors.0.backend", "needs CUDA and the gpu extra (pip install troupe[gpu])"),
-        (lambda d: d["environments"][0].update(kind="collaborative", roundSpec="a -> b"), "environments.0.kind", '"collaborative" is not supported yet'),
+        (lambda d: d["environments"][0].update(kind="collaborative", roundSpec="student -> studnet"), "environments.0.roundSpec", 'line 1, column 12: unknown actor "studnet"'),
+        (lambda d: d["environments"][0].update(kind="parallel"), "environments.0.kind", '"parallel" is not supported yet'),
         (lambda d: d["datasets"][0].update(source={"kind": "huggingface", "id": "x/y"}), "datasets.0.source.kind", "huggingface"),
         (lambda d: d["datasets"][0].update(source={"kind": "file", "path": "a.parquet", "format": "parquet"}), "datasets.0.source.format", "parquet"),
-        (lambda d: d["rewards"][0].update(source={"kind": "python", "code": "def reward(): pass"}), "rewards.0.source.kind", '"python" rewards are not supported yet'),
-        (lambda d: d["rewards"][0].update(scope="conversation"), "rewards.0.scope", "not supported yet"),
+        (lambda d: d["rewards"][0].update(source={"kind": "python", "code": "def reward(:"}), "rewards.0.source.code", "syntax error on line 1"),
         (lambda d: d["rewards"][0]["source"].update(params={"colour": "x"}), "rewards.0.source.params.colour", "unknown parameter"),
         (lambda d: d["rewards"][0]["source"].update(params={"field": 3}), "rewards.0.source.params.field", "must be a string"),
-        (lambda d: d["actors"][0]["training"].update(lora={}), "actors.0.training.lora", "LoRA"),
         (lambda d: d["actors"][0]["training"].update(offload={"params": True}), "actors.0.training.offload.params", "DeepSpeed"),
         (lambda d: d["actors"][0]["training"].update(lossType="gspo"), "actors.0.training.lossType", '"gspo" is not supported yet'),
         (lambda d: d["algorithm"].update(name="gspo"), "algorithm.name", "not supported yet"),
         (lambda d: (d["algorithm"].update(name="dapo"), d["actors"][0]["training"].update(lossType="dr_grpo")), "actors.0.training.lossType", "disagrees"),
         (lambda d: d["trainer"].update(device="cuda"), "trainer.device", "CUDA is not available"),
-        (lambda d: d["trainer"].update(evalEvery=5), "trainer.evalEvery", "not supported yet"),
+        (lambda d: d["trainer"].update(evalEvery=5), "trainer.evalEvery", "evalFraction > 0"),
         (lambda d: d["actors"][0].update(placement={"gpus": [0, 1]}), "actors.0.placement.gpus", "several GPUs"),
         (lambda d: d["environments"][0].setdefault("prompt", {}).update(template="{{ prompt"), "environments.0.prompt.template", "syntax error"),
         (lambda d: (d["rewards"][0].update(name="mean"), d["environments"][0]["rewards"][0].update(reward="mean")), "rewards.0.name", "reserved"),
@@ -119,13 +118,36 @@ def test_unsupported_features_are_refused_with_the_field(mutate, field, words):
     assert words in issues[field]
 
 
-def test_frozen_actor_is_refused_with_the_field():
+def test_an_environment_with_only_frozen_actors_is_refused():
     doc = demo_input()
     frozen = copy.deepcopy(doc["actors"][0])
     frozen.update(name="judge", trainable=False)
     doc["actors"].append(frozen)
+    doc["environments"].append({**copy.deepcopy(doc["environments"][0]), "name": "judged", "actors": ["judge"]})
     issues, _ = issues_of(doc)
-    assert "frozen actors are not supported yet" in issues["actors.1.trainable"]
+    assert "actors.1.trainable" not in issues
+    assert "no actor of this environment is trainable" in issues["environments.1.actors"]
+
+
+def test_an_api_actor_outside_collaborative_environments_is_refused():
+    doc = demo_input()
+    doc["actors"].append({"name": "api", "model": {"source": "tiny"}, "backend": "openai", "trainable": False, "api": {"baseUrl": "http://x.test/v1", "model": "m"}})
+    issues, _ = issues_of(doc)
+    assert "adversarial environments only" in issues["actors.1.backend"]
+
+
+def test_visibility_names_must_be_actors_of_the_environment():
+    doc = demo_input()
+    doc["environments"][0].update(kind="collaborative", roundSpec="student", visibility={"student": ["teacher"]})
+    issues, _ = issues_of(doc)
+    assert "not an actor of this environment" in issues["environments.0.visibility.student.0"]
+
+
+def test_round_spec_syntax_error_names_line_and_column():
+    doc = demo_input()
+    doc["environments"][0].update(kind="collaborative", roundSpec="student ->\n  (student")
+    issues, _ = issues_of(doc)
+    assert issues["environments.0.roundSpec"].startswith("line 2, column 3:"), issues
 
 
 def test_supported_variants_pass():

@@ -64,6 +64,23 @@ class SingleTurnEnvironment:
         text = f"{system}\n{user}" if system else user
         return RenderedPrompt(user, system, text, add_special_tokens=True)
 
+    def score_batch(self, prompts: list[str], completions: list[str], rows: list[dict[str, Any]]) -> list[tuple[float, dict[str, float]]]:
+        """(total, components) per completion; each reward scores the whole batch in one call."""
+        weights = {reward.name: weight for reward, weight in self.rewards}
+        per_reward = {}
+        for reward, _ in self.rewards:
+            if reward.scope == "conversation":
+                calls = [{**row, "conversation": [{"actor": "user", "content": p}, {"actor": self.actor, "content": c}], "actor_name": self.actor}
+                         for p, c, row in zip(prompts, completions, rows)]
+            else:
+                calls = [{**row, "prompt": p, "completion": c} for p, c, row in zip(prompts, completions, rows)]
+            per_reward[reward.name] = reward.score_many(calls, rows)
+        out = []
+        for k in range(len(completions)):
+            components = {name: scores[k] for name, scores in per_reward.items()}
+            out.append((combine_rewards(components, weights), components))
+        return out
+
     def score(self, prompt: str, completion: str, row: dict[str, Any]) -> tuple[float, dict[str, float]]:
         components = {reward.name: reward(prompt, completion, row) for reward, _ in self.rewards}
         weights = {reward.name: weight for reward, weight in self.rewards}

@@ -130,9 +130,27 @@ class BoundReward:
     name: str
     builtin: BuiltinReward
     params: dict[str, Any]
+    scope: str = "completion"
 
     def __call__(self, prompt: str, completion: str, row: Row) -> float:
         return float(self.builtin.fn(prompt, completion, row, self.params))
+
+    def score_conversation(self, conversation: list[dict[str, str]], actor_name: str, row: Row) -> float:
+        """A builtin reward at conversation scope scores the conversation's last message as the
+        completion (the first message, the user prompt, as the prompt): one shared value for every actor."""
+        prompt = conversation[0]["content"] if conversation else ""
+        last = conversation[-1]["content"] if len(conversation) > 1 else ""
+        return self(prompt, last, row)
+
+    def score_many(self, calls: list[dict[str, Any]], rows: list[Row]) -> list[float]:
+        """The batch interface every reward has (see python_rewards): one score per call's kwargs."""
+        out = []
+        for call, row in zip(calls, rows):
+            if "conversation" in call:
+                out.append(self.score_conversation(call["conversation"], call["actor_name"], row))
+            else:
+                out.append(self(call["prompt"], call["completion"], row))
+        return out
 
     @property
     def fields(self) -> list[str]:
@@ -141,7 +159,9 @@ class BoundReward:
 
 def bind_reward(reward_spec: Mapping[str, Any]) -> BoundReward:
     source = reward_spec["source"]
-    return BoundReward(reward_spec["name"], BUILTIN_REWARDS[source["name"]], resolve_params(source["name"], source["params"]))
+    return BoundReward(
+        reward_spec["name"], BUILTIN_REWARDS[source["name"]], resolve_params(source["name"], source["params"]), reward_spec.get("scope", "completion")
+    )
 
 
 def combine_rewards(components: Mapping[str, float], weights: Mapping[str, float]) -> float:

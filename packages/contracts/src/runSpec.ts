@@ -114,6 +114,8 @@ export const ActorSpec = z
     trainable: z.boolean().default(true),
     training: TrainingSpec.default(TrainingSpec.parse({})),
     sampling: SamplingSpec.default(SamplingSpec.parse({})),
+    /** Sampling for evaluation (`trainer.evalEvery`); `sampling` when absent. Never changes training. */
+    evalSampling: SamplingSpec.optional(),
     placement: z
       .object({ gpus: z.array(z.number().int().min(0)).default([]) })
       .strict()
@@ -224,6 +226,11 @@ export const EnvironmentSpec = z
       .strict()
       .default({ field: "prompt", applyChatTemplate: true }),
     systemPrompts: z.record(Identifier, z.string()).default({}),
+    /**
+     * Whose messages each actor reads (multi-actor environments): actor -> speakers it sees.
+     * An actor always sees its own messages; an actor not listed sees everyone.
+     */
+    visibility: z.record(Identifier, z.array(Identifier)).optional(),
     rewards: z.array(EnvironmentReward).min(1),
     /** Share of each batch drawn from this environment when several are combined. */
     weight: z.number().positive().default(1),

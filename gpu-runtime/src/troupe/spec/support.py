@@ -11,6 +11,8 @@ from typing import Any
 
 import jinja2
 
+from ..collaborative import round_spec_issues
+from ..lora import peft_available
 from ..grpo import SUPPORTED_LOSS_TYPES, loss_type_issue
 from ..rewards import param_issues
 from .issues import FieldIssue
@@ -31,13 +33,11 @@ def support_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
         backend = actor["backend"]
         if backend == "vllm":
             no(f"{p}.backend", f'"vllm" needs CUDA and the gpu extra ({GPU_EXTRA}); use "hf" here')
-        elif backend == "openai":
-            no(f"{p}.backend", '"openai" (frozen actors behind an API) is not supported yet')
-        if not actor["trainable"]:
-            no(f"{p}.trainable", "frozen actors are not supported yet (they join with multi-actor environments)")
+        elif backend == "openai" and not any(actor["name"] in e["actors"] and e["kind"] != "single_turn" for e in spec["environments"]):
+            no(f"{p}.backend", '"openai" actors take part in collaborative and adversarial environments only (they are frozen: a single_turn environment would train nothing)')
         training = actor["training"]
-        if "lora" in training:
-            no(f"{p}.training.lora", "LoRA is not supported yet")
+        if "lora" in training and not peft_available():
+            no(f"{p}.training.lora", "LoRA needs peft (pip install peft), which is not installed here")
         for what in ("params", "optimizer"):
             if training["offload"][what]:
                 no(f"{p}.training.offload.{what}", f"offloading needs DeepSpeed ZeRO-3 (the gpu extra, {GPU_EXTRA}); not supported yet")
@@ -64,16 +64,33 @@ def support_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
         if reward["name"] in RESERVED_REWARD_NAMES:
             no(f"{p}.name", f'"{reward["name"]}" is reserved: reward/{reward["name"]} is a metric of the combined reward')
         if source["kind"] == "python":
-            no(f"{p}.source.kind", '"python" rewards are not supported yet (builtin rewards are)')
+            try:
+                compile(source["code"], "<reward code>", "exec")
+            except SyntaxError as e:
+                no(f"{p}.source.code", f"syntax error on line {e.lineno}, column {e.offset}: {e.msg}")
         else:
             issues.extend(param_issues(source["name"], source["params"], f"{p}.source.params"))
-        if reward["scope"] == "conversation":
-            no(f"{p}.scope", '"conversation" scope is not supported yet (single_turn environments score completions)')
 
     for i, env in enumerate(spec["environments"]):
         p = f"environments.{i}"
-        if env["kind"] != "single_turn":
-            no(f"{p}.kind", f'"{env["kind"]}" is not supported yet (single_turn is)')
+        if env["kind"] not in ("single_turn", "collaborative", "adversarial"):
+            no(f"{p}.kind", f'"{env["kind"]}" is not supported yet (single_turn, collaborative and adversarial are)')
+        if env["kind"] == "adversarial":
+            frozen = {a["name"] for a in spec["actors"] if not a["trainable"]}
+            if len(env["actors"]) != 2 or env["actors"][0] in frozen or env["actors"][1] not in frozen:
+                no(f"{p}.actors", "an adversarial environment has two actors: a trainable attacker, then a frozen defender")
+        if env["kind"] in ("collaborative", "adversarial"):
+            for path, message in round_spec_issues(env, i):
+                no(path, message)
+        for viewer, speakers in (env.get("visibility") or {}).items():
+            if viewer not in env["actors"]:
+                no(f"{p}.visibility.{viewer}", f'"{viewer}" is not an actor of this environment')
+            for j, speaker in enumerate(speakers):
+                if speaker not in env["actors"]:
+                    no(f"{p}.visibility.{viewer}.{j}", f'"{speaker}" is not an actor of this environment')
+        trainable = {a["name"] for a in spec["actors"] if a["trainable"]}
+        if not any(a in trainable for a in env["actors"]):
+            no(f"{p}.actors", "no actor of this environment is trainable: it would sample and train nothing")
         template = env["prompt"].get("template")
         if template is not None:
             try:
@@ -89,5 +106,7 @@ def support_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
     if trainer["device"] == "cuda" and not cuda_available:
         no("trainer.device", '"cuda" asked for, but CUDA is not available here (torch.cuda.is_available() is false)')
     if trainer["evalEvery"] > 0:
-        no("trainer.evalEvery", "evaluation during training is not supported yet; set it to 0")
+        fractions = {d["name"]: d["evalFraction"] for d in spec["datasets"]}
+        if not any(e["kind"] == "single_turn" and fractions.get(e["dataset"], 0) > 0 for e in spec["environments"]):
+            no("trainer.evalEvery", "no single_turn environment has a dataset with evalFraction > 0 to evaluate on")
     return issues
