@@ -1,0 +1,51 @@
+"""CUDA-only: Triton against the torch path and the naive logits, peak memory, Liger when installed."""
+
+import pytest
+import torch
+
+from troupe_kernels import token_logprobs
+from troupe_kernels.liger import liger_grpo_loss_class, liger_unavailable_reason
+from troupe_kernels.triton_logprobs import triton_unavailable_reason
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
+
+
+def test_triton_matches_torch_path_on_gpu():
+    if triton_unavailable_reason():
+        pytest.skip(triton_unavailable_reason())
+    g = torch.Generator(device="cuda").manual_seed(0)
+    h = torch.randn(1000, 896, device="cuda", generator=g, dtype=torch.bfloat16)
+    w = torch.randn(151936, 896, device="cuda", generator=g, dtype=torch.bfloat16) / 30
+    t = torch.randint(0, 151936, (1000,), device="cuda", generator=g)
+    lp_t, ent_t = token_logprobs(h, w, t, return_entropy=True, backend="triton")
+    lp_p, ent_p = token_logprobs(h, w, t, return_entropy=True, backend="torch")
+    torch.testing.assert_close(lp_t, lp_p, rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(ent_t, ent_p, rtol=1e-4, atol=1e-3)
+
+
+def test_peak_memory_is_under_a_fiftieth_of_naive():
+    n, vocab, hidden = 8192, 151936, 896
+    h = torch.randn(n, hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    w = (torch.randn(vocab, hidden, device="cuda", dtype=torch.bfloat16) / 30).requires_grad_()
+    t = torch.randint(0, vocab, (n,), device="cuda")
+
+    def peak(fn):
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        fn()
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated() - base
+
+    naive = peak(lambda: torch.log_softmax((h @ w.T).float(), -1).gather(-1, t[:, None]).sum().backward())
+    h.grad = w.grad = None
+    ours = peak(lambda: token_logprobs(h, w, t).sum().backward())
+    grads = (h.numel() + w.numel()) * 2  # both computations return these
+    assert ours - grads <= (naive - grads) / 50, (ours, naive)
+
+
+def test_liger_fused_grpo_loss_is_found_when_installed():
+    cls = liger_grpo_loss_class()
+    if cls is None:
+        pytest.skip(liger_unavailable_reason())
+    assert callable(cls)
