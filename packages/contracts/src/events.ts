@@ -8,10 +8,15 @@ import { z } from "zod";
  * so storage is idempotent on (run, seq) and a browser can resume from its last seq.
  */
 
-export const RUN_STATES = ["queued", "running", "succeeded", "failed", "cancelled"] as const;
+/**
+ * `paused`: waiting at a step boundary for `resume`. `stopped`: ended on purpose by
+ * stop-after-step with a checkpoint of its last step (not `succeeded`: it did not run all its
+ * steps; not `cancelled`: nothing was thrown away, it can be resumed).
+ */
+export const RUN_STATES = ["queued", "running", "paused", "succeeded", "failed", "cancelled", "stopped"] as const;
 export const RunState = z.enum(RUN_STATES);
 export type RunState = z.infer<typeof RunState>;
-export const TERMINAL_STATES: readonly RunState[] = ["succeeded", "failed", "cancelled"];
+export const TERMINAL_STATES: readonly RunState[] = ["succeeded", "failed", "cancelled", "stopped"];
 export const isTerminal = (s: RunState) => TERMINAL_STATES.includes(s);
 
 /** Training phases, so memory can be attributed to the phase that used it. */
@@ -103,7 +108,10 @@ export const CheckpointEvent = z
     type: z.literal("checkpoint"),
     step: z.number().int().min(0),
     actor: z.string().max(64).optional(),
+    /** The actor's folder in the checkpoint (weights or adapter, optimizer state). */
     path: z.string().min(1),
+    /** Bytes on disk of that folder. */
+    sizeBytes: z.number().int().min(0).optional(),
   })
   .strict();
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RunSpec } from "./runSpec";
 import { RunEvent } from "./events";
+import { RuntimeControlCommand } from "./control";
 
 /** File name → JSON text of every exported schema. Deterministic, so drift is a byte diff. */
 export function renderSchemas(): Record<string, string> {
@@ -13,5 +14,10 @@ export function renderSchemas(): Record<string, string> {
   return {
     "runspec.v1.schema.json": render(RunSpec, "https://troupe.dev/schema/runspec.v1.json", "Troupe RunSpec v1"),
     "events.v1.schema.json": render(RunEvent, "https://troupe.dev/schema/events.v1.json", "Troupe run event v1"),
+    "runtime-control.v1.schema.json": render(
+      RuntimeControlCommand,
+      "https://troupe.dev/schema/runtime-control.v1.json",
+      "Troupe runtime control command v1",
+    ),
   };
 }

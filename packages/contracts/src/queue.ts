@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RewardSpec } from "./runSpec";
 
 /**
  * The typed job catalog on top of BullMQ (one place for queue names and payloads).
@@ -13,13 +14,50 @@ export const QUEUES = {
       run: z.object({ runId: z.string().min(1), gpus: z.number().int().min(0).default(0) }).strict(),
     },
   },
+  /**
+   * Designer "Test" of a reward function: the runner runs it out of process (the runtime's reward
+   * worker, with the reward's time and memory limits) and returns the job's result. Its own queue,
+   * so a test is never stuck behind a training run.
+   */
+  rewardTests: {
+    name: "troupe-reward-tests",
+    jobs: {
+      test: z
+        .object({
+          reward: RewardSpec,
+          /** Keyword arguments of each call, e.g. `{prompt, completion, ...row}` (completion scope). */
+          calls: z.array(z.record(z.string(), z.unknown())).min(1).max(64),
+        })
+        .strict(),
+    },
+  },
 } as const;
+
+export type RewardTestJob = z.infer<typeof QUEUES.rewardTests.jobs.test>;
+
+/** One call's outcome: its score, or the error with its Python traceback; `seconds` of wall time. */
+export const RewardTestCallResult = z.union([
+  z.object({ score: z.number(), seconds: z.number() }).strict(),
+  z.object({ error: z.string(), seconds: z.number() }).strict(),
+]);
+/** What a reward-test job returns (BullMQ return value). */
+export const RewardTestResult = z
+  .object({
+    results: z.array(RewardTestCallResult),
+    /** Wall time of the whole test on the runner, worker start-up included. */
+    seconds: z.number(),
+    runnerId: z.string(),
+  })
+  .strict();
+export type RewardTestResult = z.infer<typeof RewardTestResult>;
 
 export type RunJob = z.infer<typeof QUEUES.runs.jobs.run>;
 
 /** Redis pub/sub channel on which the web asks runners to act on a running run. */
 export const RUN_CONTROL_CHANNEL = "troupe:run-control";
+/** `cancel` ends the process (SIGTERM); the others are forwarded to its control channel. */
+export const RUN_CONTROL_ACTIONS = ["cancel", "pause", "resume", "stop_after_step"] as const;
 export const RunControlMessage = z
-  .object({ runId: z.string().min(1), action: z.enum(["cancel"]) })
+  .object({ runId: z.string().min(1), action: z.enum(RUN_CONTROL_ACTIONS) })
   .strict();
 export type RunControlMessage = z.infer<typeof RunControlMessage>;

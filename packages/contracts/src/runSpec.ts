@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { actorIssues } from "./actorRules";
 
 /**
  * RunSpec v1: one JSON document that fully describes a run.
@@ -123,16 +124,8 @@ export const ActorSpec = z
   })
   .strict()
   .superRefine((actor, ctx) => {
-    if (actor.backend === "openai" && !actor.api) {
-      ctx.addIssue({ code: "custom", path: ["api"], message: "an openai-backend actor needs `api` (baseUrl, model)" });
-    }
-    if (actor.backend === "openai" && actor.trainable) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["trainable"],
-        message: "an actor behind an API cannot be trained: set trainable to false",
-      });
-    }
+    // Every rule about combinations of actor settings lives in actorRules.ts (one place, unit-tested).
+    for (const issue of actorIssues(actor)) ctx.addIssue({ code: "custom", ...issue });
   });
 
 export const BuiltinDatasetName = z.enum(["echo_letter", "reverse_word"]);
@@ -151,6 +144,15 @@ export const DatasetSource = z.discriminatedUnion("kind", [
       kind: z.literal("file"),
       /** Path on the runner host, relative to the run's work folder or absolute. */
       path: z.string().min(1),
+      format: z.enum(["jsonl", "csv", "parquet"]),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal("stored"),
+      /** A dataset uploaded to Troupe (Dataset row). The runner writes it into the run folder and hands the
+       * runtime a  source, so the runtime never sees this kind. */
+      datasetId: z.string().min(1),
       format: z.enum(["jsonl", "csv", "parquet"]),
     })
     .strict(),
@@ -199,6 +201,10 @@ export const RewardSpec = z
     scope: z.enum(["completion", "conversation"]).default("completion"),
     timeoutSeconds: z.number().positive().max(600).default(10),
     memoryMb: z.number().int().min(16).max(65536).default(512),
+    /** Score of a call that raised, timed out or returned a non-number (python rewards); logged with its row. */
+    failureScore: z.number().default(0),
+    /** The run fails after this many failed calls in a row (python rewards): the code is broken. */
+    maxFailuresInARow: z.number().int().min(1).max(100_000).default(32),
   })
   .strict();
 
@@ -238,11 +244,35 @@ export const EnvironmentSpec = z
   })
   .strict();
 
+/** DAPO dynamic sampling: groups whose rewards are all equal teach nothing (zero advantage). */
+export const DynamicSamplingSpec = z
+  .object({
+    /** Drop zero-variance groups and sample new prompts in their place (single-turn environments). */
+    enabled: z.boolean().default(false),
+    /** Most extra sampling rounds per step; after them the step trains on the groups it has. */
+    maxRounds: z.number().int().min(0).max(64).default(3),
+  })
+  .strict();
+
+/** Completions that reached maxNewTokens without the sampler drawing an end-of-sequence token. */
+export const OverlongSpec = z
+  .object({
+    /** "off": train on them as they are; "filter": mask them out of the loss; "penalty": DAPO's soft length penalty. */
+    mode: z.enum(["off", "filter", "penalty"]).default("off"),
+    /** penalty: over the last `bufferTokens` before maxNewTokens the penalty ramps from 0 to -`penalty`. */
+    bufferTokens: z.number().int().min(1).default(16),
+    /** penalty: subtracted in full from the reward of a truncated completion. */
+    penalty: z.number().positive().default(1),
+  })
+  .strict();
+
 export const AlgorithmSpec = z
   .object({
     name: z.enum(["grpo", "gspo", "dr_grpo", "dapo"]).default("grpo"),
     /** Completions sampled per prompt; advantages are normalised within each group. */
     groupSize: z.number().int().min(2).max(1024).default(8),
+    dynamicSampling: DynamicSamplingSpec.default(DynamicSamplingSpec.parse({})),
+    overlong: OverlongSpec.default(OverlongSpec.parse({})),
   })
   .strict();
 
@@ -252,7 +282,10 @@ export const TrainerSpec = z
     /** Prompts per step; each yields `groupSize` completions. */
     promptsPerStep: z.number().int().min(1).max(65536).default(4),
     evalEvery: z.number().int().min(0).default(0),
+    /** Save a checkpoint (weights or adapters, optimizer, RNG states, data position) every N steps; 0 = never. */
     checkpointEvery: z.number().int().min(0).default(0),
+    /** How many of the newest checkpoints to keep on disk; 0 keeps all. */
+    keepCheckpoints: z.number().int().min(0).default(0),
     /** Episodes (transcripts) recorded per step, for the run page. */
     episodesPerStep: z.number().int().min(0).max(4096).default(4),
     device: z.enum(["auto", "cpu", "cuda"]).default("auto"),

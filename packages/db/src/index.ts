@@ -5,3 +5,4 @@ export * from "./generated/prisma/client";
 export { DEMO_EXPERIMENT_ID, seedDemo, type SeedOutcome } from "./seedDemo";
 export * from "./events/index";
 export * from "./runs";
+export * from "./rewind";

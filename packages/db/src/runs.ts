@@ -2,6 +2,23 @@ import { isTerminal, type RunState, type StatusEvent } from "@troupe/contracts";
 import type { Prisma } from "./generated/prisma/client";
 import type { EventStoreDb } from "./events/dbClient";
 
+/**
+ * Every status change a run may make. `paused` is a running run waiting at a step boundary (the
+ * process is alive), so it ends the same ways a running run does; `failed`, `cancelled` and
+ * `stopped` go back to `queued` only to resume from a checkpoint (a new attempt). `succeeded` is final.
+ */
+export const ALLOWED_TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = {
+  queued: ["running", "failed", "cancelled"],
+  running: ["paused", "succeeded", "failed", "cancelled", "stopped"],
+  paused: ["running", "succeeded", "failed", "cancelled", "stopped"],
+  succeeded: [],
+  failed: ["queued"],
+  cancelled: ["queued"],
+  stopped: ["queued"],
+};
+
+export const canTransition = (from: RunState, to: RunState) => ALLOWED_TRANSITIONS[from].includes(to);
+
 export interface TransitionOptions {
   /** The run moves only if its status is one of these (the optimistic "compare" of compare-and-set). */
   from: readonly RunState[];
@@ -39,6 +56,9 @@ export async function transitionRun(
   options: TransitionOptions,
 ): Promise<StatusEvent | null> {
   const { from, to, message, error, logTail, extra, where, recordedEvent } = options;
+  const illegal = from.filter((state) => !canTransition(state, to));
+  // A caller bug, not a race: fail loudly instead of writing a history no run can have.
+  if (illegal.length > 0) throw new Error(`transitionRun(${runId}): ${illegal.join(", ")} → ${to} is not an allowed transition`);
   const now = options.now ?? new Date();
   const data: Prisma.RunUpdateManyMutationInput = {
     ...extra,

@@ -18,6 +18,6 @@ describe("createDb", () => {
   });
 
   it("re-exports the generated enums", () => {
-    expect(Object.values(RunStatus)).toEqual(["queued", "running", "succeeded", "failed", "cancelled"]);
+    expect(Object.values(RunStatus)).toEqual(["queued", "running", "paused", "succeeded", "failed", "cancelled", "stopped"]);
   });
 });

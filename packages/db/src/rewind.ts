@@ -1,0 +1,37 @@
+import type { EventStoreDb } from "./events/dbClient";
+
+/** Rollup levels and block widths, as in the `troupe_metric_rollup` trigger (migration metric_rollups). */
+const ROLLUP_LEVELS = "(VALUES (1, 16), (2, 256), (3, 4096), (4, 65536), (5, 1048576))";
+
+/**
+ * Forgets everything a run recorded for steps after `step`, before it resumes from its checkpoint
+ * of that step: metric points (and the rollup buckets they touched, rebuilt from what remains),
+ * memory samples, episodes, and their events. So charts never show two values for one step: the
+ * resumed attempt writes those steps again. Status, log and error events stay (the run's history).
+ * One transaction; returns how many metric points were removed.
+ */
+export async function rewindRunAfterStep(db: EventStoreDb, runId: string, step: number): Promise<{ metricPoints: number }> {
+  const [, , , , removed] = await db.$transaction([
+    db.$executeRaw`DELETE FROM "RunEvent" WHERE "runId" = ${runId} AND "type" IN ('metric', 'memory', 'episode', 'checkpoint')
+      AND ("payload"->>'step')::int > ${step}`,
+    db.memorySample.deleteMany({ where: { runId, step: { gt: step } } }),
+    db.episode.deleteMany({ where: { runId, step: { gt: step } } }),
+    db.metricRollup.deleteMany({ where: { runId, lastStep: { gt: step } } }),
+    db.metricPoint.deleteMany({ where: { runId, step: { gt: step } } }),
+    // The bucket holding `step` at each level lost its later points: rebuild it from what is left.
+    db.$executeRawUnsafe(
+      `INSERT INTO "MetricRollup" ("runId", "name", "actor", "level", "bucket", "firstStep", "lastStep", "lastValue", "minValue", "maxValue", "count", "lastTs")
+       SELECT p."runId", p."name", p."actor", l.level, p."step" / l.width, min(p."step"), max(p."step"),
+              (array_agg(p."value" ORDER BY p."step" DESC))[1], min(p."value"), max(p."value"), count(*)::int,
+              (array_agg(p."ts" ORDER BY p."step" DESC))[1]
+       FROM "MetricPoint" p CROSS JOIN ${ROLLUP_LEVELS} AS l(level, width)
+       WHERE p."runId" = $1 AND p."step" / l.width = $2::int / l.width
+       GROUP BY p."runId", p."name", p."actor", l.level, p."step" / l.width
+       ON CONFLICT ("runId", "name", "actor", "level", "bucket") DO NOTHING`,
+      runId,
+      step,
+    ),
+    db.run.update({ where: { id: runId }, data: { lastStep: step } }),
+  ]);
+  return { metricPoints: (removed as { count: number }).count };
+}
