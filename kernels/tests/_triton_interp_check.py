@@ -1,5 +1,8 @@
 """Run by test_triton_interpret.py in a child process with TRITON_INTERPRET=1 (set before triton
-decorates the kernel): the Triton forward on small, ragged shapes against float64."""
+decorates the kernels): the Triton forward and backward kernels on small, ragged shapes against
+float64. Tolerances: float32 log-probs/entropy rtol 1e-5, atol 1e-5 (x logit scale); float32
+gradients rtol 1e-4, atol 1e-5; bfloat16 inputs against float64 of the rounded inputs: log-probs
+rtol 1.6e-2, atol 1e-2, gradients rtol 1.6e-2, atol 1e-2 (bf16 output rounding)."""
 
 import torch
 
@@ -28,20 +31,38 @@ def main() -> None:
         assert lp[1] == 0
         if scale != 1.0:
             continue  # gradients at huge logits are covered by the torch-path tests
-        # Gradients through the saved log-sum-exp (the backward is the tiled torch code).
-        hg, wg = h.clone().requires_grad_(), w.clone().requires_grad_()
-        token_logprobs(hg, wg, t, temperature=temperature, backend="triton").sum().backward()
-        hr, wr = h.double().requires_grad_(), w.double().requires_grad_()
-        lp_r = torch.log_softmax(hr @ wr.T / temperature, -1).gather(-1, t.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        (lp_r * (t >= 0)).sum().backward()
-        torch.testing.assert_close(hg.grad, hr.grad.float(), rtol=1e-4, atol=1e-5)
-        torch.testing.assert_close(wg.grad, wr.grad.float(), rtol=1e-4, atol=1e-5)
+        # Both backward kernels (grad hidden, grad weight) with log-prob and entropy upstreams.
+        up_lp, up_ent = torch.randn(n, generator=g), torch.randn(n, generator=g)
+        for with_ent in (False, True):
+            hg, wg = h.clone().requires_grad_(), w.clone().requires_grad_()
+            lp, ent = token_logprobs(hg, wg, t, temperature=temperature, return_entropy=True, backend="triton")
+            ((lp * up_lp).sum() + ((ent * up_ent).sum() if with_ent else 0)).backward()
+            hr, wr = h.double().requires_grad_(), w.double().requires_grad_()
+            logp_all = torch.log_softmax(hr @ wr.T / temperature, -1)
+            lp_r = logp_all.gather(-1, t.clamp(min=0).unsqueeze(-1)).squeeze(-1) * (t >= 0)
+            ent_r = -(logp_all.exp() * logp_all).sum(-1)
+            ((lp_r * up_lp.double()).sum() + ((ent_r * up_ent.double()).sum() if with_ent else 0)).backward()
+            torch.testing.assert_close(hg.grad, hr.grad.float(), rtol=1e-4, atol=1e-5)
+            torch.testing.assert_close(wg.grad, wr.grad.float(), rtol=1e-4, atol=1e-5)
+            if not with_ent:
+                assert torch.count_nonzero(hg.grad[1]) == 0  # the masked row
+        # Only the gradient asked for.
+        wg = w.clone().requires_grad_()
+        token_logprobs(h, wg, t, temperature=temperature, backend="triton").sum().backward()
+        assert wg.grad is not None
     # bf16 inputs: the kernel multiplies bf16 tiles with float32 accumulation.
     h = torch.randn(19, 32, generator=g).bfloat16()
     w = (torch.randn(50, 32, generator=g) / 32**0.5).bfloat16()
     t = torch.randint(0, 50, (19,), generator=g)
-    lp = token_logprobs(h, w, t, backend="triton")
+    hb, wb = h.clone().requires_grad_(), w.clone().requires_grad_()
+    lp = token_logprobs(hb, wb, t, backend="triton")
     torch.testing.assert_close(lp, _ref(h, w, t, 1.0)[0], rtol=1.6e-2, atol=1e-2)
+    lp.sum().backward()
+    hr, wr = h.double().requires_grad_(), w.double().requires_grad_()
+    torch.log_softmax(hr @ wr.T, -1).gather(-1, t.unsqueeze(-1)).sum().backward()
+    assert hb.grad.dtype == torch.bfloat16 and wb.grad.dtype == torch.bfloat16
+    torch.testing.assert_close(hb.grad.float(), hr.grad.float(), rtol=1.6e-2, atol=1e-2)
+    torch.testing.assert_close(wb.grad.float(), wr.grad.float(), rtol=1.6e-2, atol=1e-2)
     print("triton interpreter checks passed")
 
 

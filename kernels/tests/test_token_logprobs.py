@@ -41,14 +41,20 @@ def test_gradients_match_autograd_through_the_reference(chunk_size):
     torch.testing.assert_close(w_got.grad, w_ref.grad, rtol=1e-4, atol=1e-5)
 
 
-def test_entropy_matches_definition_and_is_not_differentiable():
-    h, w, t = _inputs(dtype=torch.float32)
-    h.requires_grad_()
-    lp, ent = token_logprobs(h, w, t, chunk_size=4, return_entropy=True)
-    logp_all = torch.log_softmax(h.detach() @ w.T, -1)
+def test_entropy_matches_definition_and_has_its_gradient():
+    h, w, t = _inputs(dtype=torch.float64)
+    hg, wg = h.float().requires_grad_(), w.float().requires_grad_()
+    lp, ent = token_logprobs(hg, wg, t, chunk_size=4, return_entropy=True, temperature=0.9)
+    h64, w64 = h.clone().requires_grad_(), w.clone().requires_grad_()
+    logp_all = torch.log_softmax(h64 @ w64.T / 0.9, -1)
     expected = -(logp_all.exp() * logp_all).sum(-1)
-    torch.testing.assert_close(ent, expected, rtol=1e-5, atol=1e-5)
-    assert lp.requires_grad and not ent.requires_grad
+    torch.testing.assert_close(ent, expected.float(), rtol=1e-5, atol=1e-5)
+    assert lp.requires_grad and ent.requires_grad
+    # An entropy bonus alone (no log-prob term): d(sum H)/dh and /dW.
+    ent.sum().backward()
+    expected.sum().backward()
+    torch.testing.assert_close(hg.grad, h64.grad.float(), rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(wg.grad, w64.grad.float(), rtol=1e-4, atol=1e-5)
 
 
 def test_low_precision_inputs_are_computed_in_float32():

@@ -17,7 +17,7 @@ except Exception as exc:  # noqa: BLE001
 pytestmark = pytest.mark.skipif(_REASON is not None, reason=_REASON or "")
 
 
-def test_triton_forward_under_the_interpreter_matches_float64():
+def test_triton_forward_and_backward_kernels_under_the_interpreter_match_float64():
     # A child process: TRITON_INTERPRET must be set before triton decorates the kernel, and this
     # process may be using real CUDA kernels.
     env = {**os.environ, "TRITON_INTERPRET": "1"}

@@ -1,7 +1,7 @@
 """Troupe kernels: log-prob computation from the last hidden state and the LM head.
 
-Only the torch chunked path exists so far; it is the reference and the CPU fallback for the
-Triton kernel that a later issue adds.
+`token_logprobs` dispatches to Triton kernels (forward and backward) on CUDA and to the tiled
+torch path elsewhere; neither materialises the [tokens x vocab] logits.
 """
 
 from .logprobs import NEG_LARGE, plan_tiles, reference_token_logprobs, token_logprobs

@@ -1,9 +1,15 @@
-"""Triton forward kernel for token log-probs: one program per block of token rows.
+"""Triton kernels for token log-probs: a forward (one program per block of token rows) and a
+backward (one program per tile of rows x vocab columns) that recomputes its tile of logits.
 
 Each program walks the vocabulary in BLOCK_V columns and the hidden size in BLOCK_H steps
 (`tl.dot`, float32 accumulation), keeping per-row running max, rescaled sum, target logit and
 sum(e^(z-m) (m-z)) for the entropy, so logits only ever live in registers. Out-of-range columns get a
 large finite negative value (not -inf: 0 * -inf would be NaN in the entropy sum).
+Backward: each program recomputes its logits tile from the saved per-row log-sum-exp, forms
+G = dL/dz on the tile (see tiled_torch.py for the math, entropy gradient included) and adds
+G @ W_tile into grad_hidden and G.T @ h_tile into grad_weight with float32 atomics, H in BLOCK_H
+steps: no [N x V] tensor, and no second kernel re-deriving G. (Atomics make the summation order,
+and so the last bits, run-dependent.)
 Triton is imported lazily: the torch path never needs it. Tests run it under TRITON_INTERPRET=1.
 """
 
@@ -81,12 +87,88 @@ if triton is not None:
             tl.store(ent_ptr + rows, ez / s + tl.log(s), mask=row_ok)
 
 
+    @triton.jit
+    def _logprobs_bwd_kernel(
+        h_ptr, w_ptr, t_ptr, lse_ptr, ent_ptr, g_ptr, u_ptr, gh_ptr, gw_ptr,
+        N, V, H, stride_h, stride_w, inv_t,
+        ENTROPY_GRAD: tl.constexpr, NEED_H: tl.constexpr, NEED_W: tl.constexpr,
+        BLOCK_N: tl.constexpr, BLOCK_V: tl.constexpr, BLOCK_H: tl.constexpr,
+    ):
+        rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+        cols = tl.program_id(1) * BLOCK_V + tl.arange(0, BLOCK_V)
+        row_ok = rows < N
+        col_ok = cols < V
+        acc = tl.zeros((BLOCK_N, BLOCK_V), tl.float32)
+        for k0 in range(0, H, BLOCK_H):
+            ks = k0 + tl.arange(0, BLOCK_H)
+            k_ok = ks < H
+            hb = tl.load(h_ptr + rows[:, None] * stride_h + ks[None, :], mask=row_ok[:, None] & k_ok[None, :], other=0.0)
+            wb = tl.load(w_ptr + cols[:, None] * stride_w + ks[None, :], mask=col_ok[:, None] & k_ok[None, :], other=0.0)
+            acc = tl.dot(hb, tl.trans(wb), acc)
+        lse = tl.load(lse_ptr + rows, mask=row_ok, other=0.0)
+        g = tl.load(g_ptr + rows, mask=row_ok, other=0.0)  # dL/dlogp / T, 0 on masked rows
+        tgt = tl.load(t_ptr + rows, mask=row_ok, other=-1)
+        logp = acc * inv_t - lse[:, None]
+        p = tl.where(row_ok[:, None] & col_ok[None, :], tl.exp(logp), 0.0)
+        grad = tl.where(cols[None, :] == tgt[:, None], g[:, None], 0.0) - g[:, None] * p
+        if ENTROPY_GRAD:
+            u = tl.load(u_ptr + rows, mask=row_ok, other=0.0)  # dL/dH / T
+            ent = tl.load(ent_ptr + rows, mask=row_ok, other=0.0)
+            grad -= u[:, None] * p * (logp + ent[:, None])
+        grad_lo = grad.to(h_ptr.dtype.element_ty)  # bf16 tiles on the tensor cores, float32 sums
+        for k0 in range(0, H, BLOCK_H):
+            ks = k0 + tl.arange(0, BLOCK_H)
+            k_ok = ks < H
+            if NEED_H:
+                wb = tl.load(w_ptr + cols[:, None] * stride_w + ks[None, :], mask=col_ok[:, None] & k_ok[None, :], other=0.0)
+                dh = tl.dot(grad_lo, wb)
+                tl.atomic_add(gh_ptr + rows[:, None] * H + ks[None, :], dh, mask=row_ok[:, None] & k_ok[None, :])
+            if NEED_W:
+                hb = tl.load(h_ptr + rows[:, None] * stride_h + ks[None, :], mask=row_ok[:, None] & k_ok[None, :], other=0.0)
+                dw = tl.dot(tl.trans(grad_lo), hb)
+                tl.atomic_add(gw_ptr + cols[:, None] * H + ks[None, :], dw, mask=col_ok[:, None] & k_ok[None, :])
+
+
 @functools.lru_cache(maxsize=None)
 def _blocks(h_dim: int) -> tuple[int, int, int]:
     # Interpreter: small blocks keep numpy tiles cheap. GPU: 64 rows x 128 columns x 64 of H.
     if _interpreting():
         return 16, 32, 32 if h_dim >= 32 else 16
     return 64, 128, 64
+
+
+def _same_dtype_inputs(hidden, weight):
+    if weight.dtype != hidden.dtype:
+        weight = weight.to(hidden.dtype)
+    if _interpreting() and hidden.dtype == torch.bfloat16:
+        # The interpreter runs on numpy, which has no bfloat16 (loads come back as garbage);
+        # on a GPU the kernels multiply bf16 tiles directly with float32 accumulation.
+        hidden, weight = hidden.float(), weight.float()
+    return hidden.contiguous(), weight.contiguous()
+
+
+def triton_backward(hidden, weight, targets, lse, entropy, g, u, inv_t: float, need_h: bool, need_w: bool):
+    """(grad_hidden, grad_weight) in float32 (None where not needed).
+
+    g: dL/dlogp * 1/T per row, zero on masked rows; u: dL/dentropy * 1/T per row, or None.
+    """
+    if triton is None:
+        raise RuntimeError(_IMPORT_ERROR)
+    n, h_dim = hidden.shape
+    vocab = weight.shape[0]
+    hidden, weight = _same_dtype_inputs(hidden, weight)
+    dev = hidden.device
+    gh = torch.zeros((n, h_dim) if need_h else (1, 1), dtype=torch.float32, device=dev)
+    gw = torch.zeros((vocab, h_dim) if need_w else (1, 1), dtype=torch.float32, device=dev)
+    bn, bv, bh = _blocks(h_dim)
+    if n and (need_h or need_w):
+        _logprobs_bwd_kernel[(triton.cdiv(n, bn), triton.cdiv(vocab, bv))](
+            hidden, weight, targets, lse, entropy if u is not None else lse, g.contiguous(),
+            (u if u is not None else g).contiguous(), gh, gw,
+            n, vocab, h_dim, hidden.stride(0), weight.stride(0), float(inv_t),
+            ENTROPY_GRAD=u is not None, NEED_H=need_h, NEED_W=need_w, BLOCK_N=bn, BLOCK_V=bv, BLOCK_H=bh,
+        )
+    return (gh if need_h else None), (gw if need_w else None)
 
 
 def triton_forward(hidden, weight, targets, inv_t: float, want_entropy: bool):
@@ -96,12 +178,7 @@ def triton_forward(hidden, weight, targets, inv_t: float, want_entropy: bool):
     n, h_dim = hidden.shape
     vocab = weight.shape[0]
     dev = hidden.device
-    if weight.dtype != hidden.dtype:
-        weight = weight.to(hidden.dtype)
-    if _interpreting() and hidden.dtype == torch.bfloat16:
-        # The interpreter runs on numpy, which has no bfloat16 (loads come back as garbage);
-        # on a GPU the kernel multiplies bf16 tiles directly with float32 accumulation.
-        hidden, weight = hidden.float(), weight.float()
+    hidden, weight = _same_dtype_inputs(hidden, weight)
     lp = torch.empty(n, dtype=torch.float32, device=dev)
     lse = torch.empty(n, dtype=torch.float32, device=dev)
     ent = torch.empty(n if want_entropy else 1, dtype=torch.float32, device=dev)
