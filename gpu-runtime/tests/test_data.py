@@ -65,3 +65,22 @@ def test_row_sampler_covers_an_epoch_before_repeating():
     assert sorted(first) == [3, 5, 7, 9] and sorted(second) == [3, 5, 7, 9]
     again = RowSampler([3, 5, 7, 9], np.random.default_rng(0))
     assert again.take(8) == first + second
+
+
+def test_parquet_files_read_like_jsonl(tmp_path: Path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"prompt": ["hi", "yo"], "answer": ["1", "2"], "n": [3, 4]})
+    pq.write_table(table, tmp_path / "a.parquet")
+    ds = load_dataset(_file_spec("a.parquet", "parquet"), 0, 1, tmp_path)
+    assert ds.rows == [{"prompt": "hi", "answer": "1", "n": 3}, {"prompt": "yo", "answer": "2", "n": 4}]
+    assert ds.columns() == {"prompt", "answer", "n"}
+
+
+def test_a_damaged_parquet_file_is_refused_with_the_field(tmp_path: Path):
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(SpecError) as err:
+        load_dataset(_file_spec("bad.parquet", "parquet"), 0, 1, tmp_path)
+    assert err.value.field == "datasets.0.source.path"
+    assert "not a readable Parquet file" in str(err.value)

@@ -48,7 +48,7 @@ def test_only_adapter_weights_change_and_kl_starts_at_zero(tmp_path, monkeypatch
     kl = result.metrics("kl")
     assert kl[0] == pytest.approx(0.0, abs=1e-9)  # LoRA's B starts at 0: the adapter is the identity at step 1
     assert max(kl) > 0  # after updates the policy has moved away from the base
-    folder = tmp_path / "checkpoints" / "student" / "step-3"
+    folder = tmp_path / "checkpoints" / "step-3" / "student"
     assert (folder / "adapter_model.safetensors").is_file()
     assert json.loads((folder / "adapter_config.json").read_text())["r"] == 4
     assert not (folder / "model.safetensors").exists()

@@ -93,15 +93,14 @@ def test_cross_field_rules_match_the_contracts(mutate, field, words):
     [
         (lambda d: d["actors"][0].update(backend="vllm"), "actors.0.backend", "needs CUDA and the gpu extra (pip install troupe[gpu])"),
         (lambda d: d["environments"][0].update(kind="collaborative", roundSpec="student -> studnet"), "environments.0.roundSpec", 'line 1, column 12: unknown actor "studnet"'),
-        (lambda d: d["environments"][0].update(kind="parallel"), "environments.0.kind", '"parallel" is not supported yet'),
+        (lambda d: d["environments"][0].update(kind="parallel"), "environments.0.actors", "then the combiner"),
         (lambda d: d["datasets"][0].update(source={"kind": "huggingface", "id": "x/y"}), "datasets.0.source.kind", "huggingface"),
-        (lambda d: d["datasets"][0].update(source={"kind": "file", "path": "a.parquet", "format": "parquet"}), "datasets.0.source.format", "parquet"),
+        (lambda d: d["datasets"][0].update(source={"kind": "stored", "datasetId": "ds1", "format": "csv"}), "datasets.0.source.kind", "read by the runner"),
         (lambda d: d["rewards"][0].update(source={"kind": "python", "code": "def reward(:"}), "rewards.0.source.code", "syntax error on line 1"),
         (lambda d: d["rewards"][0]["source"].update(params={"colour": "x"}), "rewards.0.source.params.colour", "unknown parameter"),
         (lambda d: d["rewards"][0]["source"].update(params={"field": 3}), "rewards.0.source.params.field", "must be a string"),
         (lambda d: d["actors"][0]["training"].update(offload={"params": True}), "actors.0.training.offload.params", "DeepSpeed"),
-        (lambda d: d["actors"][0]["training"].update(lossType="gspo"), "actors.0.training.lossType", '"gspo" is not supported yet'),
-        (lambda d: d["algorithm"].update(name="gspo"), "algorithm.name", "not supported yet"),
+        (lambda d: (d["algorithm"].update(name="gspo"), d["actors"][0]["training"].update(lossType="dapo")), "actors.0.training.lossType", "disagrees"),
         (lambda d: (d["algorithm"].update(name="dapo"), d["actors"][0]["training"].update(lossType="dr_grpo")), "actors.0.training.lossType", "disagrees"),
         (lambda d: d["trainer"].update(device="cuda"), "trainer.device", "CUDA is not available"),
         (lambda d: d["trainer"].update(evalEvery=5), "trainer.evalEvery", "evalFraction > 0"),
@@ -132,8 +131,10 @@ def test_an_environment_with_only_frozen_actors_is_refused():
 def test_an_api_actor_outside_collaborative_environments_is_refused():
     doc = demo_input()
     doc["actors"].append({"name": "api", "model": {"source": "tiny"}, "backend": "openai", "trainable": False, "api": {"baseUrl": "http://x.test/v1", "model": "m"}})
+    check_supported(validate_spec(doc), cuda_available=False)  # in no environment: a judge library rewards may call
+    doc["environments"].append({**copy.deepcopy(doc["environments"][0]), "name": "asked", "actors": ["api"]})
     issues, _ = issues_of(doc)
-    assert "adversarial environments only" in issues["actors.1.backend"]
+    assert "adversarial environments only" in issues["actors.1.backend"], issues
 
 
 def test_visibility_names_must_be_actors_of_the_environment():
@@ -155,6 +156,9 @@ def test_supported_variants_pass():
     doc["actors"][0]["training"].update(lossType="dapo", optimizer="sgd", klBeta=0.1, iterationsPerBatch=2)
     doc["actors"][0]["sampling"].update(topK=5, topP=0.9, temperature=0.7)
     doc["environments"][0]["prompt"] = {"template": "say {{ letter }}:", "applyChatTemplate": True}
+    check_supported(validate_spec(doc), cuda_available=False)
+    doc["actors"][0]["training"].update(lossType="gspo", clipEpsLow=3e-4, clipEpsHigh=4e-4)
+    doc["algorithm"]["name"] = "gspo"
     check_supported(validate_spec(doc), cuda_available=False)
 
 

@@ -56,7 +56,7 @@ def test_run_writes_checkpoints_that_load_back(tmp_path: Path):
     assert result.state == "succeeded", result.message
     checkpoints = [e for e in result.events if e["type"] == "checkpoint"]
     assert [(e["step"], e["actor"]) for e in checkpoints] == [(2, "student"), (3, "student")]
-    assert Path(checkpoints[-1]["path"]) == tmp_path / "checkpoints" / "student" / "step-3"
+    assert Path(checkpoints[-1]["path"]) == tmp_path / "checkpoints" / "step-3" / "student"
     reloaded = load_actor_model({"model": {"source": "local", "path": checkpoints[-1]["path"]}}, 0, tmp_path)
     assert isinstance(reloaded.tokenizer, CharTokenizer)
     assert any(e["type"] == "memory" and e["phase"] == "checkpoint" for e in result.events)

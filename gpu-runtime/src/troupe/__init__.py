@@ -8,6 +8,7 @@ Importing `troupe` is light (no torch); the training loop imports torch/transfor
 """
 
 from .events import EventWriter
+from .reward_api import RewardFunction, reward
 from .run import EXIT_CANCELLED, EXIT_FAILED, EXIT_SPEC, EXIT_SUCCEEDED, RunResult, StopRequest, run_spec
 from .spec import FieldIssue, SpecError, check_supported, load_spec, validate_spec
 
@@ -20,11 +21,13 @@ __all__ = [
     "EXIT_SUCCEEDED",
     "EventWriter",
     "FieldIssue",
+    "RewardFunction",
     "RunResult",
     "SpecError",
     "StopRequest",
     "check_supported",
     "load_spec",
+    "reward",
     "run_spec",
     "validate_spec",
 ]

@@ -1,7 +1,11 @@
-"""`python -m troupe run SPEC.json [--events-fd N | --events FILE] [--seq-start N] [--work-dir DIR]`
+"""`python -m troupe run SPEC.json [--events-fd N | --events FILE] [--seq-start N] [--work-dir DIR]
+[--control-fd N | --control-file PATH] [--resume CHECKPOINT|latest]`
 
 Events go, one JSON object per line, to the file descriptor or file given (stdout when neither);
-human-readable log lines go to stderr. `python -m troupe validate SPEC.json` prints the spec
+human-readable log lines go to stderr. Control commands (`{"command": "pause"}`, `"resume"`,
+`"stop_after_step"`) come one per line from the inherited fd (the runner) or a file/FIFO that is
+followed as it grows (by hand: `echo '{"command":"pause"}' >> control.jsonl`). `--resume latest`
+continues from the newest checkpoint in the work dir's `checkpoints/`. `python -m troupe validate SPEC.json` prints the spec
 with defaults filled, or the field-named problems (exit 2).
 """
 
@@ -15,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from .control import RunControl, follow_file, follow_stream
 from .events import EventWriter, stderr_echo
 from .run import EXIT_SPEC, StopRequest, run_spec
 from .spec import SpecError, check_supported, load_spec
@@ -30,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--events", type=Path, help="write events to this file (created or truncated)")
     run.add_argument("--seq-start", type=int, default=1, help="seq of the first event (default 1)")
     run.add_argument("--work-dir", type=Path, help="folder for relative paths and checkpoints (default: the spec's folder)")
+    control = run.add_mutually_exclusive_group()
+    control.add_argument("--control-fd", type=int, help="read control commands (JSON lines) from this inherited file descriptor")
+    control.add_argument("--control-file", type=Path, help="follow this file or FIFO for control commands (JSON lines)")
+    run.add_argument("--resume", metavar="CHECKPOINT", help='continue from a checkpoint folder, or "latest" in the work dir')
     check = sub.add_parser("validate", help="fill defaults and check a RunSpec without running it")
     check.add_argument("spec", help="path to the RunSpec JSON")
     return parser
@@ -73,7 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     _install_stop_handlers(stop)
     stream = _open_events(args)
     events = EventWriter(stream, seq_start=args.seq_start, echo=stderr_echo)
-    result = run_spec(args.spec, events=events, work_dir=args.work_dir, stop=stop)
+    control = RunControl()
+    if args.control_fd is not None:
+        follow_stream(os.fdopen(args.control_fd, "r", encoding="utf-8"), control)
+    elif args.control_file is not None:
+        follow_file(args.control_file, control)
+    result = run_spec(args.spec, events=events, work_dir=args.work_dir, stop=stop, control=control, resume=args.resume)
     if stream is not sys.stdout:
         stream.close()
     return result.exit_code

@@ -43,13 +43,23 @@ def schedule_seed(run_seed: int, environment: str, step: int, group: int, sample
     return int.from_bytes(digest[:8], "little")
 
 
+# Environments played by round spec (this module); single_turn is environments.py.
+MULTI_ACTOR_KINDS = ("collaborative", "adversarial", "parallel")
+
+
 def effective_round_spec(env_spec: dict[str, Any]) -> str | None:
     """The environment's roundSpec; an `adversarial` environment without one plays
-    `<first actor> -> <second actor>` (the attacker speaks, the defender answers)."""
+    `<first actor> -> <second actor>` (the attacker speaks, the defender answers); a `parallel`
+    one plays `(<drafter> & <drafter> & ...) -> <combiner>`: every actor but the last drafts from
+    the same context at once, then the last reads all drafts and writes the combination."""
     if env_spec.get("roundSpec"):
         return env_spec["roundSpec"]
-    if env_spec["kind"] == "adversarial" and len(env_spec["actors"]) == 2:
-        return f'{env_spec["actors"][0]} -> {env_spec["actors"][1]}'
+    actors = env_spec["actors"]
+    if env_spec["kind"] == "adversarial" and len(actors) == 2:
+        return f"{actors[0]} -> {actors[1]}"
+    if env_spec["kind"] == "parallel" and len(actors) >= 2:
+        drafters = " & ".join(actors[:-1])
+        return f"({drafters}) -> {actors[-1]}"
     return None
 
 
@@ -68,6 +78,7 @@ class Message:
     text: str
     ids: list[int]  # the speaker's sampled ids (EOS included when drawn)
     logprobs: list[float]  # the sampler's log-probs of `ids`
+    ended: bool = True  # False: the turn was cut off at maxNewTokens (no end-of-sequence drawn)
 
 
 @dataclass
@@ -224,11 +235,16 @@ def run_turns(
             for k, e in enumerate(batch):
                 n = int(rollout.completion_mask[k].sum())
                 ids = rollout.completion_ids[k, :n].tolist()
-                said[id(e)].append(Message(actor, rollout.texts[k], ids, rollout.sampler_logprobs[k, :n].tolist()))
+                ended = bool(rollout.ended[k]) if rollout.ended is not None else True
+                said[id(e)].append(Message(actor, rollout.texts[k], ids, rollout.sampler_logprobs[k, :n].tolist(), ended))
         for e in acting:
-            for m in said[id(e)]:
-                e.messages.append(m)
-                for viewer, view in e.views.items():
+            turn = said[id(e)]
+            e.messages.extend(turn)
+            for viewer, view in e.views.items():
+                # Everyone of a turn sampled before any of the turn's messages was appended, so a
+                # speaker's own message goes first in its own view: the trainer then conditions its
+                # tokens on exactly the context it sampled from (others' drafts come after).
+                for m in sorted(turn, key=lambda m: m.actor != viewer):
                     if not e.sees(viewer, m.actor):
                         continue
                     tok = tokenizers[viewer]

@@ -1,4 +1,4 @@
-"""Datasets: builtin toy tasks generated from the seed, and jsonl/csv files.
+"""Datasets: builtin toy tasks generated from the seed, and jsonl/csv/parquet files.
 
 Rows are plain dicts. A dataset keeps every row (so `datasetRow` indices are stable) and which
 of them are held out for evaluation (`evalFraction`).
@@ -78,6 +78,22 @@ def read_csv(path: Path, field: str) -> list[Row]:
     return rows
 
 
+def read_parquet(path: Path, field: str) -> list[Row]:
+    """A flat Parquet table, one dict per row (pyarrow; nested columns stay lists/dicts)."""
+    try:
+        import pyarrow.parquet as pq  # lazy: only Parquet datasets need it
+    except ImportError as e:  # pragma: no cover - pyarrow is a runtime dependency
+        raise SpecError.at(field, "reading Parquet needs pyarrow: pip install pyarrow") from e
+    try:
+        table = pq.read_table(path)
+    except Exception as e:  # pyarrow raises several types for a damaged file
+        raise SpecError.at(field, f"{path}: not a readable Parquet file: {e}") from e
+    return table.to_pylist()
+
+
+READERS = {"jsonl": read_jsonl, "csv": read_csv, "parquet": read_parquet}
+
+
 @dataclass
 class Dataset:
     name: str
@@ -103,7 +119,7 @@ def load_dataset(spec: dict[str, Any], index: int, seed: int, work_dir: Path) ->
         path = path if path.is_absolute() else work_dir / path
         if not path.is_file():
             raise SpecError.at(f"{field}.path", f"{path} is not a file on this host")
-        reader = read_jsonl if source["format"] == "jsonl" else read_csv
+        reader = READERS[source["format"]]
         rows = reader(path, f"{field}.path")
         if not rows:
             raise SpecError.at(f"{field}.path", f"{path} has no rows")
@@ -122,14 +138,21 @@ class RowSampler:
     def __init__(self, indices: list[int], rng: np.random.Generator):
         self.indices = indices
         self.rng = rng
-        self._order: Iterator[int] = iter(())
+        self._pending: list[int] = []  # the rest of this epoch's order, next first
 
     def take(self, n: int) -> list[int]:
         out = []
         while len(out) < n:
-            nxt = next(self._order, None)
-            if nxt is None:
-                self._order = iter([self.indices[i] for i in self.rng.permutation(len(self.indices))])
+            if not self._pending:
+                self._pending = [self.indices[i] for i in self.rng.permutation(len(self.indices))]
                 continue
-            out.append(nxt)
+            out.append(self._pending.pop(0))
         return out
+
+    def state(self) -> dict[str, Any]:
+        """The data position, for a checkpoint: the rest of the epoch and the shuffle RNG."""
+        return {"pending": list(self._pending), "rng": self.rng.bit_generator.state}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self._pending = [int(i) for i in state["pending"]]
+        self.rng.bit_generator.state = state["rng"]

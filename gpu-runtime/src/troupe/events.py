@@ -18,6 +18,7 @@ _MAX_STATUS_MESSAGE = 10_000
 _MAX_MESSAGE = 100_000
 _MAX_TRACEBACK = 200_000
 _MAX_NAME = 64
+TERMINAL_STATES = ("succeeded", "failed", "cancelled", "stopped")
 
 
 def _cut(text: str, limit: int, keep_end: bool = False) -> str:
@@ -65,7 +66,7 @@ class EventWriter:
 
     def status(self, state: str, message: str | None = None) -> dict[str, Any]:
         event = self.emit("status", state=state, message=_cut(message, _MAX_STATUS_MESSAGE) if message else None)
-        if state in ("succeeded", "failed", "cancelled"):
+        if state in TERMINAL_STATES:
             self.terminal_written = True
         return event
 
@@ -91,8 +92,8 @@ class EventWriter:
             self.echo(f"[{level}] {message}")
         return self.emit("log", level=level, message=_cut(message, _MAX_MESSAGE))
 
-    def checkpoint(self, step: int, path: str, actor: str | None = None) -> dict[str, Any]:
-        return self.emit("checkpoint", step=step, path=path, actor=actor)
+    def checkpoint(self, step: int, path: str, actor: str | None = None, size_bytes: int | None = None) -> dict[str, Any]:
+        return self.emit("checkpoint", step=step, path=path, actor=actor, sizeBytes=size_bytes)
 
     def error(self, message: str, field: str | None = None, traceback: str | None = None) -> dict[str, Any]:
         if self.echo is not None:

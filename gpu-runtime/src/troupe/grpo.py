@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-SUPPORTED_LOSS_TYPES = ("grpo", "dr_grpo", "dapo")
+SUPPORTED_LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "gspo")
 ADVANTAGE_EPS = 1e-4
 
 
@@ -81,10 +81,17 @@ def policy_loss(
     grpo:    mean over each sequence's tokens, then mean over sequences
     dapo:    sum over all tokens / number of tokens in the batch
     dr_grpo: sum over all tokens / (B * max_completion_len)   (a constant normaliser)
-    Returns the loss and float stats: clip_frac (share of tokens where the clip is active), kl.
+    gspo:    the ratio is per sequence, s_i = exp(mean_t(logp - old_logp)) (length-normalised,
+             GSPO eq. 7), clipped per sequence; then aggregated like grpo. Its clip range is
+             about the sequence ratio, so the paper uses eps ~3e-4/4e-4, not 0.2.
+    Returns the loss and float stats: clip_frac (share of tokens where the clip is active; for
+    gspo the share of sequences), kl.
     """
     m = mask.to(logp.dtype)
-    ratio = torch.exp(logp - old_logp)
+    if loss_type == "gspo":
+        ratio = sequence_ratio(logp, old_logp, m)
+    else:
+        ratio = torch.exp(logp - old_logp)
     a = advantages.to(logp.dtype).unsqueeze(1)
     unclipped = ratio * a
     clipped = torch.clamp(ratio, 1 - clip_eps_low, 1 + clip_eps_high) * a
@@ -94,7 +101,7 @@ def policy_loss(
         kl = per_token_kl(logp, ref_logp)
         per_token = per_token + kl_beta * kl
         stats["kl"] = float(masked_mean(kl.detach(), m))
-    if loss_type == "grpo":
+    if loss_type in ("grpo", "gspo"):
         loss = ((per_token * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).mean()
     elif loss_type == "dapo":
         loss = (per_token * m).sum() / m.sum().clamp(min=1)
@@ -106,5 +113,19 @@ def policy_loss(
         raise ValueError(f"unknown loss type {loss_type!r}")
     with torch.no_grad():
         is_clipped = ((ratio < 1 - clip_eps_low) & (a < 0)) | ((ratio > 1 + clip_eps_high) & (a > 0))
-        stats["clip_frac"] = float(masked_mean(is_clipped.to(logp.dtype), m))
+        if loss_type == "gspo":
+            has_tokens = (m.sum(dim=1) > 0).to(logp.dtype)
+            stats["clip_frac"] = float((is_clipped[:, 0].to(logp.dtype) * has_tokens).sum() / has_tokens.sum().clamp(min=1))
+        else:
+            stats["clip_frac"] = float(masked_mean(is_clipped.to(logp.dtype), m))
     return loss, stats
+
+
+def sequence_ratio(logp: torch.Tensor, old_logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """GSPO's importance ratio, one per sequence, broadcast to [B, T]: exp of the mean token log-ratio.
+
+    Shaped [B, 1] so it broadcasts against per-token terms (the KL stays per token).
+    """
+    m = mask.to(logp.dtype)
+    log_ratio = ((logp - old_logp) * m).sum(dim=1, keepdim=True) / m.sum(dim=1, keepdim=True).clamp(min=1)
+    return torch.exp(log_ratio)

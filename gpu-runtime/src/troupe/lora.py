@@ -72,6 +72,8 @@ def save_adapter(model: torch.nn.Module, folder: Path) -> None:
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().cpu().contiguous() for k, v in get_peft_model_state_dict(model).items()}
+    # A model shared by several actors (shared_lora.py) saves only this actor's adapter.
+    adapter = getattr(model, "_troupe_adapter", "default")
+    state = {k: v.detach().cpu().contiguous() for k, v in get_peft_model_state_dict(model, adapter_name=adapter).items()}
     save_file(state, str(folder / "adapter_model.safetensors"))
     model._troupe_lora_config.save_pretrained(str(folder))  # type: ignore[attr-defined]

@@ -28,23 +28,46 @@ def _plain_head(model: Any) -> torch.nn.Module | None:
     return head
 
 
-def completion_logprobs(
-    model: Any, rollout: Rollout, temperature: float, with_entropy: bool = False
-) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """[B, T] log-probs of the completion tokens (float32) and, optionally, per-token entropy."""
-    temperature = temperature if temperature > 0 else 1.0
+def completion_hidden(model: Any, rollout: Rollout) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """([B, T, H] last hidden states that predict the completion tokens, the LM head weight [V, H]).
+
+    Runs only the model body (no LM head, so no [B, T, vocab] logits); None when the head is not
+    a plain matmul (the caller then takes the logits path).
+    """
+    head = _plain_head(model)
+    if head is None:
+        return None
     input_ids = torch.cat([rollout.prompt_ids, rollout.completion_ids], dim=1)
     attention_mask = torch.cat([rollout.prompt_mask, rollout.completion_mask], dim=1)
     position_ids = (attention_mask.cumsum(dim=1) - 1).clamp(min=0)
     p, t = rollout.prompt_ids.shape[1], rollout.completion_ids.shape[1]
-    head = _plain_head(model)
-    if head is not None:
-        body = getattr(model, model.base_model_prefix)
-        hidden = body(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).last_hidden_state
-        # The hidden state at position i predicts token i + 1.
-        h = hidden[:, p - 1 : p + t - 1]
-        out = token_logprobs(h, head.weight, rollout.completion_ids, temperature=temperature, return_entropy=with_entropy)
-        return out if with_entropy else (out, None)  # type: ignore[return-value]
+    body = getattr(model, model.base_model_prefix)
+    hidden = body(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).last_hidden_state
+    # The hidden state at position i predicts token i + 1.
+    return hidden[:, p - 1 : p + t - 1], head.weight
+
+
+def completion_logprobs(
+    model: Any, rollout: Rollout, temperature: float, with_entropy: bool = False
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """[B, T] log-probs of the completion tokens (float32) and, optionally, per-token entropy.
+
+    The policy update (with autograd) and the reference/old log-probs (under no_grad) both come
+    through here, so both use the same kernel and neither materialises full logits.
+    """
+    temperature = temperature if temperature > 0 else 1.0
+    fused = completion_hidden(model, rollout)
+    if fused is not None:
+        h, weight = fused
+        if not with_entropy:
+            return token_logprobs(h, weight, rollout.completion_ids, temperature=temperature), None  # type: ignore[return-value]
+        logp, entropy = token_logprobs(h, weight, rollout.completion_ids, temperature=temperature, return_entropy=True)
+        # A metric here (no loss term uses it yet): detached, as on the logits path.
+        return logp, entropy.detach()
+    input_ids = torch.cat([rollout.prompt_ids, rollout.completion_ids], dim=1)
+    attention_mask = torch.cat([rollout.prompt_mask, rollout.completion_mask], dim=1)
+    position_ids = (attention_mask.cumsum(dim=1) - 1).clamp(min=0)
+    p, t = rollout.prompt_ids.shape[1], rollout.completion_ids.shape[1]
     logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).logits
     logp_all = torch.log_softmax(logits[:, p - 1 : p + t - 1].float() / temperature, dim=-1)
     logp = logp_all.gather(-1, rollout.completion_ids.unsqueeze(-1)).squeeze(-1)

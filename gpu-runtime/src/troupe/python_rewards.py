@@ -10,9 +10,9 @@ one entry per call, and returns a list. Named arguments win over row columns of 
 One worker process per reward per step scores every call of that step (`reward_worker.py`):
 `memoryMb` of extra address space (RLIMIT_AS), `timeoutSeconds` per call, and the whole process
 is killed when it outlives calls x timeoutSeconds + a start-up allowance. A call that raises,
-times out, returns a non-number, or dies with its worker scores 0 and is reported as a `log`
+times out, returns a non-number, or dies with its worker scores `failureScore` (default 0) and is reported as a `log`
 event (level error) with the reward, the dataset row and the traceback. After
-MAX_FAILURES_IN_A_ROW failed calls in a row the run fails (RewardFailure, exit 1).
+`maxFailuresInARow` failed calls in a row the run fails (RewardFailure, exit 1).
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ class PythonReward:
     memory_mb: int
     report: Reporter = field(default=lambda message: None)
     failures_in_a_row: int = 0
+    failure_score: float = FAILED_SCORE  # the spec's failureScore
+    max_failures_in_a_row: int = MAX_FAILURES_IN_A_ROW  # the spec's maxFailuresInARow
     fields: list[str] = field(default_factory=list)  # unknown until called: nothing checked up front
 
     # Single calls go through the batch path (one worker each): fine for tests, slow in a loop.
@@ -67,13 +69,18 @@ class PythonReward:
                 scores.append(float(result["score"]))
                 continue
             self.failures_in_a_row += 1
-            scores.append(FAILED_SCORE)
-            self.report(f'reward "{self.name}" failed on row {json.dumps(call_rows, default=str)[:2000]}; scored {FAILED_SCORE:g}:\n{result["error"]}')
-            if self.failures_in_a_row >= MAX_FAILURES_IN_A_ROW:
+            scores.append(self.failure_score)
+            self.report(f'reward "{self.name}" failed on row {json.dumps(call_rows, default=str)[:2000]}; scored {self.failure_score:g}:\n{result["error"]}')
+            if self.failures_in_a_row >= self.max_failures_in_a_row:
                 raise RewardFailure(
                     f'reward "{self.name}" failed {self.failures_in_a_row} calls in a row; last error:\n{result["error"]}'
                 )
         return scores
+
+    def run_calls(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The worker's raw answer per call (`score` or `error`, and `seconds`), nothing counted or
+        reported: what the designer's Test button shows."""
+        return self._run(calls)
 
     def _run(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         request = {
@@ -115,4 +122,6 @@ def bind_python_reward(reward_spec: Mapping[str, Any]) -> PythonReward:
         reward_spec["scope"],
         float(reward_spec["timeoutSeconds"]),
         int(reward_spec["memoryMb"]),
+        failure_score=float(reward_spec.get("failureScore", FAILED_SCORE)),
+        max_failures_in_a_row=int(reward_spec.get("maxFailuresInARow", MAX_FAILURES_IN_A_ROW)),
     )

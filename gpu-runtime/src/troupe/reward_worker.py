@@ -4,7 +4,7 @@ Standalone on purpose (stdlib only, run with `python -I <this file>`): it never 
 troupe. Reads one JSON request on stdin, writes one JSON answer on stdout:
 
     request: {"code", "entrypoint", "scope", "timeoutSeconds", "memoryMb", "calls": [{...kwargs}]}
-    answer:  {"results": [{"score": float} | {"error": "traceback text"}]}
+    answer:  {"results": [{"score": float, "seconds": float} | {"error": "traceback text", "seconds": float}]}
 
 Limits: the address space may grow by `memoryMb` beyond this process's size at start-up
 (RLIMIT_AS), and each call gets `timeoutSeconds` of wall time (SIGALRM). The parent kills the
@@ -16,6 +16,7 @@ import math
 import resource
 import signal
 import sys
+import time
 import traceback
 
 
@@ -66,31 +67,35 @@ def main() -> None:
     except BaseException:  # noqa: BLE001 - every failure of user code is reported, never raised
         signal.setitimer(signal.ITIMER_REAL, 0)
         error = traceback.format_exc()
-        results = [{"error": error} for _ in calls]
+        results = [{"error": error, "seconds": 0.0} for _ in calls]
     else:
         if getattr(fn, "batched", False):
             try:
                 keys = sorted({k for c in calls for k in c})
+                started = time.perf_counter()
                 signal.setitimer(signal.ITIMER_REAL, timeout)
                 scores = list(fn(**{k: [c.get(k) for c in calls] for k in keys}))
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 if len(scores) != len(calls):
                     raise ValueError(f"a batched reward returned {len(scores)} scores for {len(calls)} calls")
-                results = [{"score": _score(s)} for s in scores]
+                # One batch: each call is charged its share of the batch's time.
+                share = (time.perf_counter() - started) / len(calls)
+                results = [{"score": _score(s), "seconds": share} for s in scores]
             except BaseException:  # noqa: BLE001
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 error = traceback.format_exc()
-                results = [{"error": error} for _ in calls]
+                results = [{"error": error, "seconds": 0.0} for _ in calls]
         else:
             for call in calls:
+                started = time.perf_counter()
                 try:
                     signal.setitimer(signal.ITIMER_REAL, timeout)
                     value = fn(**call)
                     signal.setitimer(signal.ITIMER_REAL, 0)
-                    results.append({"score": _score(value)})
+                    results.append({"score": _score(value), "seconds": time.perf_counter() - started})
                 except BaseException:  # noqa: BLE001
                     signal.setitimer(signal.ITIMER_REAL, 0)
-                    results.append({"error": traceback.format_exc()})
+                    results.append({"error": traceback.format_exc(), "seconds": time.perf_counter() - started})
     out.write(json.dumps({"results": results}))
     out.flush()
 

@@ -26,6 +26,9 @@ class Rollout:
     completion_mask: torch.Tensor  # [B, T] 1 up to and including the first EOS
     sampler_logprobs: torch.Tensor  # [B, T] float32, meaningless where mask is 0
     texts: list[str]  # decoded completions (special tokens dropped)
+    # [B] bool: the sampler drew an end-of-sequence token; False = cut off at maxNewTokens.
+    # None where the rows are not single sampled completions (a conversation view).
+    ended: torch.Tensor | None = None
 
     @property
     def lengths(self) -> torch.Tensor:
@@ -118,11 +121,12 @@ def sample(
     if logprobs.shape != completion_ids.shape:
         raise RuntimeError(f"captured {tuple(logprobs.shape)} log-probs for {tuple(completion_ids.shape)} tokens")
     mask = completion_mask(completion_ids, tokenizer.eos_token_ids)
+    ended = torch.isin(completion_ids, torch.tensor(list(tokenizer.eos_token_ids), device=completion_ids.device)).any(dim=1)
     texts = []
     for ids, m in zip(completion_ids.tolist(), mask.tolist()):
         kept = [t for t, keep in zip(ids, m) if keep and t not in tokenizer.eos_token_ids]
         texts.append(tokenizer.decode(kept))
-    return Rollout(prompt_ids, prompt_mask, completion_ids, mask, logprobs, texts)
+    return Rollout(prompt_ids, prompt_mask, completion_ids, mask, logprobs, texts, ended)
 
 
 def _pad_to(t: torch.Tensor, width: int, value: int | float, left: bool) -> torch.Tensor:
@@ -146,4 +150,19 @@ def concat_rollouts(parts: Sequence[Rollout], pad_id: int) -> Rollout:
         torch.cat([_pad_to(r.completion_mask, t, 0, left=False) for r in parts]),
         torch.cat([_pad_to(r.sampler_logprobs, t, 0.0, left=False) for r in parts]),
         [text for r in parts for text in r.texts],
+        torch.cat([r.ended for r in parts]) if all(r.ended is not None for r in parts) else None,  # type: ignore[misc]
+    )
+
+
+def select_rows(rollout: Rollout, rows: Sequence[int]) -> Rollout:
+    """The given rows of a rollout, in that order (padding columns kept)."""
+    index = torch.tensor(list(rows), dtype=torch.long, device=rollout.completion_ids.device)
+    return Rollout(
+        rollout.prompt_ids[index],
+        rollout.prompt_mask[index],
+        rollout.completion_ids[index],
+        rollout.completion_mask[index],
+        rollout.sampler_logprobs[index],
+        [rollout.texts[i] for i in rows] if rollout.texts else [],
+        rollout.ended[index] if rollout.ended is not None else None,
     )

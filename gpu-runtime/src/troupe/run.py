@@ -2,7 +2,8 @@
 
 `run_spec` never raises for a failed run: it reports it with events (an `error`, then exactly
 one terminal `status`) and returns the exit code the CLI uses:
-0 succeeded, 1 failed, 2 spec invalid or unsupported, 3 cancelled.
+0 succeeded, 1 failed, 2 spec invalid or unsupported, 3 cancelled, 4 stopped after a step on
+request (a checkpoint of that step was written; `--resume latest` continues it).
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ import os
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from .events import EventWriter, stderr_echo
 from .spec import SpecError, check_supported, load_spec
 
-EXIT_SUCCEEDED, EXIT_FAILED, EXIT_SPEC, EXIT_CANCELLED = 0, 1, 2, 3
+EXIT_SUCCEEDED, EXIT_FAILED, EXIT_SPEC, EXIT_CANCELLED, EXIT_STOPPED = 0, 1, 2, 3, 4
+_EXIT_OF_STATE = {"succeeded": EXIT_SUCCEEDED, "cancelled": EXIT_CANCELLED, "stopped": EXIT_STOPPED}
 
 
 class StopRequest:
@@ -35,7 +37,7 @@ class StopRequest:
 
 @dataclass
 class RunResult:
-    state: str  # succeeded | failed | cancelled
+    state: str  # succeeded | failed | cancelled | stopped
     exit_code: int
     message: str
     steps_completed: int = 0
@@ -56,12 +58,18 @@ def run_spec(
     events: EventWriter | None = None,
     work_dir: str | Path | None = None,
     stop: Any = None,
+    control: Any = None,
+    resume: str | Path | None = None,
+    rewards: Sequence[Any] = (),
 ) -> RunResult:
     """Validate `spec` (a path or a dict), run it, and report it through `events`.
 
     Without `events`, events are kept in memory (`RunResult.events`) and log lines echo to stderr.
     `work_dir` resolves relative dataset and model paths and holds checkpoints; it defaults to the
     spec file's folder (or the current folder for a dict).
+    `control` (a `control.RunControl`) pauses/resumes/stops after a step; `resume` is a checkpoint
+    folder or "latest" (the newest under `work_dir/checkpoints`).
+    `rewards`: functions decorated with `@troupe.reward`, scored in this process (reward_api.py).
     """
     events = events if events is not None else EventWriter(keep=True, echo=stderr_echo)
     if work_dir is None:
@@ -69,11 +77,21 @@ def run_spec(
     work_dir = Path(work_dir)
     steps_done = 0
     try:
+        library_rewards = {}
+        if rewards:
+            from .reward_api import merge_rewards
+            from .spec import parse_spec_text
+
+            document = spec if isinstance(spec, Mapping) else parse_spec_text(Path(spec).read_text(encoding="utf-8"), str(spec))
+            spec = merge_rewards(document, rewards)
+            library_rewards = {f.name: f for f in rewards}
         validated = load_spec(spec)
         check_supported(validated)
+        from .checkpointing import resolve_resume
         from .train import train  # heavy imports (transformers) only once the spec is known to be good
 
-        state, message, steps_done = train(validated, events, work_dir, stop)
+        resume_from = resolve_resume(work_dir, str(resume)) if resume is not None else None
+        state, message, steps_done = train(validated, events, work_dir, stop, control, resume_from, library_rewards)
     except SpecError as e:
         events.error(str(e), field=e.field)
         events.status("failed", f"invalid spec: {e}")
@@ -87,5 +105,5 @@ def run_spec(
         events.status("failed", message)
         return RunResult("failed", EXIT_FAILED, message, steps_done, e, events.events)
     events.status(state, message)
-    code = EXIT_SUCCEEDED if state == "succeeded" else EXIT_CANCELLED
+    code = _EXIT_OF_STATE[state]
     return RunResult(state, code, message, steps_done, None, events.events)

@@ -17,19 +17,26 @@ import numpy as np
 import torch
 
 from .schedule import sample as dsl_sample
-from .collaborative import CollaborativeEnvironment, Episode, actor_batch, build_collaborative, run_turns, schedule_seed
+from .collaborative import MULTI_ACTOR_KINDS, CollaborativeEnvironment, Episode, actor_batch, build_collaborative, run_turns, schedule_seed
 from .data import Dataset, load_dataset
 from .environments import RenderedPrompt, SingleTurnEnvironment, allocate_prompts, build_environment
 from .events import EventWriter
-from .grpo import effective_loss_type, group_advantages, masked_mean, policy_loss
-from .models import LoadedModel, load_actor_model, save_checkpoint
+from .grpo import effective_loss_type, group_advantages, masked_mean
+from .models import LoadedModel, load_actor_model
 from .policy import completion_logprobs
+from .update_loss import LossOptions, resolve_liger, update_loss
 from .api_actor import ApiActor, build_api_actor
 from .python_rewards import PythonReward, bind_python_reward
+from .shared_lora import FIRST_ADAPTER, AdapterBound, add_adapter, base_key
+from .reward_api import ApiActorHandle, HFActorHandle, InProcessReward, RewardFunction, bind_in_process
 from .rewards import bind_reward
-from .rollout import Rollout, _pad_to, concat_rollouts, sample
+from .rollout import Rollout, _pad_to, concat_rollouts, sample, select_rows
+from .dapo import apply_overlong_penalty, group_rows, overlong_loss_mask, zero_variance_groups
 from .lr_schedule import lr_at
-from .lora import adapters_disabled, apply_lora, has_lora, save_adapter
+from .lora import adapters_disabled, apply_lora, has_lora
+from .checkpointing import checkpoints_root, load_training_checkpoint, prune_checkpoints, save_training_checkpoint
+from .control import RunControl
+from .transcripts import emit_episodes
 from .system import memory_readings, resolve_device, seed_everything, set_cpu_threads
 
 
@@ -93,6 +100,7 @@ class Share:
     components: list[dict[str, float]]
     set_advantages: Any  # callable(list[float]) storing the advantages back for episodes
     max_len: int  # Dr. GRPO's constant normaliser for these sequences
+    truncation: tuple[int, int] = (0, 0)  # (completions or turns cut off at maxNewTokens, all of them)
 
 
 def make_optimizer(model: torch.nn.Module, training: dict[str, Any]) -> torch.optim.Optimizer:
@@ -110,8 +118,20 @@ def report_memory(events: EventWriter, step: int, phase: str, device: torch.devi
         torch.cuda.reset_peak_memory_stats(device)  # so the next phase's peak is its own
 
 
-def train(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: StopSignal | None = None) -> tuple[str, str, int]:
-    """Run a validated, supported spec. Returns (final state, message, steps completed)."""
+def train(
+    spec: dict[str, Any],
+    events: EventWriter,
+    work_dir: Path,
+    stop: StopSignal | None = None,
+    control: RunControl | None = None,
+    resume_from: Path | None = None,
+    library_rewards: dict[str, RewardFunction] | None = None,
+) -> tuple[str, str, int]:
+    """Run a validated, supported spec. Returns (final state, message, steps completed).
+
+    `stop` (SIGTERM/SIGINT) cancels between steps; `control` pauses, resumes or stops after a
+    step with a checkpoint; `resume_from` continues from a checkpoint folder (see checkpointing.py).
+    """
     started = time.monotonic()
     trainer, group_size = spec["trainer"], spec["algorithm"]["groupSize"]
     total_steps = trainer["steps"]
@@ -121,17 +141,24 @@ def train(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: StopS
     set_cpu_threads(trainer["cpuThreads"])
     device = resolve_device(trainer["device"])
     events.log("info", f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads, seed {spec['seed']}")
+    liger_cls = resolve_liger(device)  # None on CPU or without liger-kernel: the torch loss path
+    if liger_cls is not None:
+        events.log("info", "policy loss: Liger fused linear GRPO loss where the loss type maps onto it")
 
     datasets: dict[str, Dataset] = {d["name"]: load_dataset(d, i, spec["seed"], work_dir) for i, d in enumerate(spec["datasets"])}
+    library_rewards = library_rewards or {}
     rewards: dict[str, Any] = {
-        r["name"]: bind_python_reward(r) if r["source"]["kind"] == "python" else bind_reward(r) for r in spec["rewards"]
+        r["name"]: bind_in_process(library_rewards[r["name"]], r)
+        if r["name"] in library_rewards
+        else bind_python_reward(r) if r["source"]["kind"] == "python" else bind_reward(r)
+        for r in spec["rewards"]
     }
     for reward in rewards.values():
         if isinstance(reward, PythonReward):
             reward.report = lambda message: events.log("error", message)
     row_rng = np.random.default_rng(spec["seed"])
     environments: list[Any] = [
-        build_collaborative(e, i, datasets, rewards, row_rng) if e["kind"] in ("collaborative", "adversarial") else build_environment(e, i, datasets, rewards, row_rng)
+        build_collaborative(e, i, datasets, rewards, row_rng) if e["kind"] in MULTI_ACTOR_KINDS else build_environment(e, i, datasets, rewards, row_rng)
         for i, e in enumerate(spec["environments"])
     ]
     for env in environments:
@@ -139,16 +166,35 @@ def train(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: StopS
             events.log("warning", note)
 
     actors: dict[str, Actor] = {}
+    shared_bases: dict[str, str] = {}  # base_key -> the LoRA actor that loaded that base
     api_actors: dict[str, ApiActor] = {}
     for i, actor_spec in enumerate(spec["actors"]):
         if actor_spec["backend"] == "openai":
             api_actors[actor_spec["name"]] = build_api_actor(actor_spec, i)
             events.log("info", f'actor "{actor_spec["name"]}": {actor_spec["api"]["model"]} at {actor_spec["api"]["baseUrl"]} (OpenAI-compatible API, frozen)')
             continue
-        loaded = load_actor_model(actor_spec, i, work_dir)
-        loaded.model.to(device)
         training = actor_spec["training"]
         loss_type = effective_loss_type(spec["algorithm"]["name"], training["lossType"])
+        key = base_key(actor_spec)
+        if key is not None and key in shared_bases:
+            # Same base as an earlier LoRA actor: add this actor's adapter to it (shared_lora.py).
+            owner = actors[shared_bases[key]]
+            if not isinstance(owner.loaded.model, AdapterBound):
+                raw = owner.loaded.model
+                owner.loaded = LoadedModel(AdapterBound(raw, FIRST_ADAPTER, raw._troupe_lora_config), owner.loaded.tokenizer, owner.loaded.description)
+            raw = object.__getattribute__(owner.loaded.model, "_shared")
+            n = add_adapter(raw, training["lora"], actor_spec["name"])
+            bound = AdapterBound(raw, actor_spec["name"], raw._troupe_lora_configs[actor_spec["name"]])
+            loaded = LoadedModel(bound, owner.loaded.tokenizer, f"{owner.loaded.description}, base shared with \"{owner.name}\"")  # type: ignore[arg-type]
+            actors[actor_spec["name"]] = Actor(i, actor_spec, loaded, make_optimizer(bound, training), None, loss_type)  # type: ignore[arg-type]
+            events.log(
+                "info",
+                f'actor "{actor_spec["name"]}": LoRA adapter rank {training["lora"]["rank"]} ({n:,} trainable) on the base of "{owner.name}" '
+                f"(one copy in memory), loss {loss_type}, optimizer {training['optimizer']}",
+            )
+            continue
+        loaded = load_actor_model(actor_spec, i, work_dir)
+        loaded.model.to(device)
         if not actor_spec["trainable"]:
             loaded.model.eval().requires_grad_(False)
             actors[actor_spec["name"]] = Actor(i, actor_spec, loaded, None, None, loss_type)
@@ -162,11 +208,19 @@ def train(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: StopS
         if training["klBeta"] > 0 and not has_lora(loaded.model):
             reference = copy.deepcopy(loaded.model).eval().requires_grad_(False)
         actors[actor_spec["name"]] = Actor(i, actor_spec, loaded, make_optimizer(loaded.model, training), reference, loss_type)
+        if key is not None:
+            shared_bases[key] = actor_spec["name"]
         events.log(
             "info",
             f'actor "{actor_spec["name"]}": {loaded.description}, {loaded.num_params:,} parameters, '
             f'vocabulary {loaded.tokenizer.vocab_size}, loss {loss_type}, optimizer {training["optimizer"]}{lora_note}',
         )
+    # Judges: rewards with an `actors` parameter may ask the run's frozen actors to generate.
+    judges: dict[str, Any] = {n: ApiActorHandle(n, a) for n, a in api_actors.items()}
+    judges.update({n: HFActorHandle(n, a.loaded.model, a.loaded.tokenizer, a.spec["sampling"], device) for n, a in actors.items() if not a.trainable})
+    for reward in rewards.values():
+        if isinstance(reward, InProcessReward):
+            reward.actors = judges
     unused = [name for name in [*actors, *api_actors] if not any(name in env.spec["actors"] for env in environments)]
     if unused:
         events.log("warning", f"actors in no environment (never trained): {', '.join(unused)}")
@@ -176,15 +230,47 @@ def train(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: StopS
         f"{total_steps} steps x {trainer['promptsPerStep']} prompts x {group_size} samples; "
         + ", ".join(f'"{env.name}": {n} prompts/step' for env, n in zip(environments, prompts_per_env)),
     )
-    report_memory(events, 0, "setup", device)
+    first_step = 1
+    if resume_from is not None:
+        # After every model, optimizer and sampler exists (setup drew from the RNGs): overwrite them all.
+        done, warnings = load_training_checkpoint(resume_from, spec, actors, environments, device)
+        for warning in warnings:
+            events.log("warning", warning)
+        events.log("info", f"resumed from {resume_from} (step {done} of {total_steps}): next step {done + 1}")
+        first_step = done + 1
+    report_memory(events, first_step - 1, "setup", device)
 
-    last_step_seconds = 0.0
-    for step in range(1, total_steps + 1):
+    def save(step: int) -> None:
+        folder, saved = save_training_checkpoint(checkpoints_root(work_dir), step, spec, actors, environments)
+        for part in saved:
+            events.checkpoint(step=step, path=str(part.path), actor=part.actor, size_bytes=part.size_bytes)
+        for removed in prune_checkpoints(checkpoints_root(work_dir), trainer["keepCheckpoints"]):
+            events.log("info", f"removed checkpoint {removed.name} (trainer.keepCheckpoints={trainer['keepCheckpoints']})")
+        report_memory(events, step, "checkpoint", device)
+
+    cancelled = (lambda: stop.is_set()) if stop is not None else (lambda: False)
+    last_step_seconds, paused_seconds, last_saved = 0.0, 0.0, first_step - 1 if resume_from is not None else -1
+    for step in range(first_step, total_steps + 1):
+        # ---------------------------------------------------------- step boundary: controls
+        if control is not None:
+            for problem in control.take_rejected():
+                events.log("warning", problem)
+            if control.paused and not control.stop_requested and not cancelled():
+                events.status("paused", f"paused after step {step - 1} of {total_steps}")
+                pause_began = time.monotonic()
+                control.wait_while_paused(cancelled)
+                paused_seconds += time.monotonic() - pause_began  # a pause does not count against maxDurationSeconds
+                if not cancelled() and not control.stop_requested:
+                    events.status("running", f"resumed at step {step} of {total_steps}")
+            if control.stop_requested and not cancelled():
+                if last_saved != step - 1:
+                    save(step - 1)
+                return "stopped", f"stopped after step {step - 1} of {total_steps} on request; checkpoint step-{step - 1} saved", step - 1
         if stop is not None and stop.is_set():
             reason = getattr(stop, "reason", None) or "a stop request"
             return "cancelled", f"cancelled by {reason} after step {step - 1} of {total_steps}", step - 1
         limit = trainer.get("maxDurationSeconds")
-        elapsed = time.monotonic() - started
+        elapsed = time.monotonic() - started - paused_seconds
         if limit and step > 1 and elapsed + last_step_seconds > limit:
             message = (
                 f"stopped after step {step - 1} of {total_steps}: maxDurationSeconds={limit} would be exceeded "
@@ -221,30 +307,30 @@ def train(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: StopS
                     rollout_seconds[a] += sec
                 conversations.append(ConversationPart(env, row_indices, episodes))
                 continue
-            actor = actors[env.actor]
-            tokenizer = actor.loaded.tokenizer
-            row_indices = env.sampler.take(n_prompts)
-            prompts = [env.render(env.dataset.rows[r], r, tokenizer) for r in row_indices]
-            prompt_ids = [tokenizer.encode(p.text, p.add_special_tokens) for p in prompts for _ in range(group_size)]
             t0 = time.monotonic()
-            rollout = sample(actor.loaded.model, tokenizer, prompt_ids, actor.spec["sampling"], device)
+            parts[env.actor].append(draw_single_turn(env, actors[env.actor], n_prompts, group_size, device))
             rollout_seconds[env.actor] += time.monotonic() - t0
-            parts[env.actor].append(EnvRollout(env, row_indices, prompts, rollout))
         report_memory(events, step, "rollout", device)
 
         # -------------------------------------------------------------- reward
-        for env_parts in parts.values():
+        overlong = spec["algorithm"]["overlong"]
+        for name, env_parts in parts.items():
             for part in env_parts:
-                ks = range(len(part.rollout.texts))
-                scored = part.env.score_batch(
-                    [part.prompts[k // group_size].user for k in ks],
-                    part.rollout.texts,
-                    [part.env.dataset.rows[part.row_indices[k // group_size]] for k in ks],
-                )
-                part.rewards = [total for total, _ in scored]
-                part.components = [components for _, components in scored]
+                score_single_turn(part, group_size, overlong, int(actors[name].spec["sampling"]["maxNewTokens"]))
         for conv in conversations:
             conv.env.score_all(conv.episodes)
+        # DAPO dynamic sampling: groups with equal rewards are replaced by freshly drawn prompts.
+        resampling: dict[str, dict[str, float]] = {}
+        dynamic = spec["algorithm"]["dynamicSampling"]
+        if dynamic["enabled"]:
+            for name, env_parts in parts.items():
+                counts: dict[str, float] = defaultdict(float)
+                for k, part in enumerate(env_parts):
+                    env_parts[k], part_counts = refill_groups(part, actors[name], group_size, int(dynamic["maxRounds"]), overlong, device)
+                    for key, value in part_counts.items():
+                        counts[key] += value
+                rollout_seconds[name] += counts.pop("seconds", 0.0)
+                resampling[name] = {f"dynamic_sampling/{key}": value for key, value in counts.items()}
         report_memory(events, step, "reward", device)
 
         # -------------------------------------------------------------- update
@@ -254,23 +340,31 @@ def train(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: StopS
         for name, actor in actors.items():
             if not actor.trainable:
                 continue
-            shares = actor_shares(name, actor, parts[name], conversations, device)
-            # An actor that produced no token this step (a round spec may skip it) is not updated.
-            if not shares or sum(int(sh.loss_mask.sum()) for sh in shares) == 0:
+            shares = actor_shares(name, actor, parts[name], conversations, device, overlong["mode"])
+            if not shares:
                 continue
-            shares_of[name] = shares
             training = actor.spec["training"]
-            model = actor.loaded.model
-            pad = actor.loaded.tokenizer.pad_token_id
-            batch = concat_rollouts([sh.rollout for sh in shares], pad)
-            width = batch.completion_ids.shape[1]
-            mask = torch.cat([_pad_to(sh.loss_mask, width, 0, left=False) for sh in shares])
             rewards_t = torch.tensor([r for sh in shares for r in sh.rewards], dtype=torch.float32)
             advantages = group_advantages(rewards_t, group_size, training["advantageNorm"])
             offset = 0
             for sh in shares:
                 sh.set_advantages(advantages[offset : offset + len(sh.rewards)].tolist())
                 offset += len(sh.rewards)
+            # An actor with no token to train on this step (a round spec may skip it) is not updated.
+            if sum(int(sh.loss_mask.sum()) for sh in shares) == 0:
+                truncated = sum(sh.truncation[0] for sh in shares)
+                if overlong["mode"] == "filter" and truncated:
+                    # Every completion was cut off and filtered: report it rather than go silent.
+                    events.log("warning", f'step {step}: every completion of "{name}" hit maxNewTokens and was filtered (algorithm.overlong.mode "filter"); not updated')
+                    shares_of[name] = shares
+                    updates[name] = {"truncation_rate": truncated / max(sum(sh.truncation[1] for sh in shares), 1), **resampling.get(name, {})}
+                continue
+            shares_of[name] = shares
+            model = actor.loaded.model
+            pad = actor.loaded.tokenizer.pad_token_id
+            batch = concat_rollouts([sh.rollout for sh in shares], pad)
+            width = batch.completion_ids.shape[1]
+            mask = torch.cat([_pad_to(sh.loss_mask, width, 0, left=False) for sh in shares])
             advantages = advantages.to(device)
 
             ref_logp = None
@@ -292,27 +386,30 @@ def train(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: StopS
             model.train()
             sums: dict[str, float] = defaultdict(float)
             iterations = training["iterationsPerBatch"]
+            loss_options = LossOptions(
+                loss_type=actor.loss_type,
+                clip_eps_low=training["clipEpsLow"],
+                clip_eps_high=training["clipEpsHigh"],
+                max_completion_len=max(sh.max_len for sh in shares),
+                kl_beta=training["klBeta"],
+                temperature=actor.temperature,
+            )
+            old_logp: torch.Tensor | None = None
             for iteration in range(iterations):
-                logp, entropy = completion_logprobs(model, batch, actor.temperature, with_entropy=iteration == 0)
+                # Liger's fused loss on CUDA when installed and the options map onto it, else the
+                # token-log-prob kernel + policy_loss; neither materialises [B, T, vocab] logits.
+                loss, stats, logp, entropy = update_loss(
+                    model, batch, mask, advantages, old_logp, ref_logp, loss_options,
+                    with_entropy=iteration == 0, liger_cls=liger_cls,
+                )
                 if iteration == 0:
                     # The batch's log-probs before any update: the ratio's denominator for every iteration.
-                    old_logp = logp.detach()
+                    assert logp is not None
+                    old_logp = logp
                     first = {
                         "logprob_gap": float(masked_mean((batch.sampler_logprobs - old_logp).abs(), mask)),
                         "entropy": float(masked_mean(entropy, mask)) if entropy is not None else float("nan"),
                     }
-                loss, stats = policy_loss(
-                    logp,
-                    old_logp,
-                    advantages,
-                    mask,
-                    loss_type=actor.loss_type,
-                    clip_eps_low=training["clipEpsLow"],
-                    clip_eps_high=training["clipEpsHigh"],
-                    max_completion_len=max(sh.max_len for sh in shares),
-                    ref_logp=ref_logp,
-                    kl_beta=training["klBeta"],
-                )
                 assert actor.optimizer is not None
                 actor.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
@@ -323,13 +420,22 @@ def train(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: StopS
                 for key, value in stats.items():
                     sums[key] += value
             generated_tokens = float(mask.sum())
+            lengths = mask.sum(dim=1).float()
+            truncated, completions = (sum(sh.truncation[i] for sh in shares) for i in (0, 1))
             updates[name] = {
                 **{key: value / iterations for key, value in sums.items()},
                 **first,
                 "lr": lr,
                 "completion_len": generated_tokens / mask.shape[0],
+                "completion_len/min": float(lengths.min()),
+                "completion_len/max": float(lengths.max()),
+                "truncation_rate": truncated / max(completions, 1),
                 "advantage/mean": float(advantages.mean()),
+                "advantage/std": float(advantages.std(correction=0)),
+                "advantage/min": float(advantages.min()),
+                "advantage/max": float(advantages.max()),
                 "tokens_per_s": generated_tokens / max(rollout_seconds[name], 1e-9),
+                **resampling.get(name, {}),
             }
             report_memory(events, step, "update", device, actor=name)
 
@@ -342,6 +448,7 @@ def train(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: StopS
             for reward_name in sorted({n for sh in shares for c in sh.components for n in c}):
                 per_sample = [c[reward_name] for sh in shares for c in sh.components if reward_name in c]
                 values[f"reward/{reward_name}"] = float(np.mean(per_sample))
+                values[f"reward/{reward_name}/std"] = float(np.std(per_sample))
             values.update(update)
             values["step_time_s"] = last_step_seconds
             events.metric(step, values, actor=name)
@@ -355,17 +462,8 @@ def train(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: StopS
         # -------------------------------------------------------------- checkpoint
         every = trainer["checkpointEvery"]
         if every > 0 and (step % every == 0 or step == total_steps):
-            for name, actor in actors.items():
-                if not actor.trainable:
-                    continue
-                folder = work_dir / "checkpoints" / name / f"step-{step}"
-                if has_lora(actor.loaded.model):
-                    save_adapter(actor.loaded.model, folder)
-                    actor.loaded.tokenizer.save_pretrained(folder)
-                else:
-                    save_checkpoint(actor.loaded, folder)
-                events.checkpoint(step=step, path=str(folder), actor=name)
-            report_memory(events, step, "checkpoint", device)
+            save(step)
+            last_saved = step
 
     return "succeeded", f"finished {total_steps} steps", total_steps
 
@@ -405,9 +503,11 @@ def evaluate(events: EventWriter, step: int, environments: list[Any], actors: di
 
 
 def actor_shares(
-    name: str, actor: Actor, single: list[EnvRollout], conversations: list[ConversationPart], device: torch.device
+    name: str, actor: Actor, single: list[EnvRollout], conversations: list[ConversationPart], device: torch.device, overlong_mode: str = "off"
 ) -> list[Share]:
-    """The actor's training data from every environment it takes part in this step."""
+    """The actor's training data from every environment it takes part in this step.
+
+    overlong_mode "filter": single-turn completions cut off at maxNewTokens train nothing."""
     max_new = int(actor.spec["sampling"]["maxNewTokens"])
     shares = []
     for part in single:
@@ -415,7 +515,13 @@ def actor_shares(
         def store(values: list[float], part: EnvRollout = part) -> None:
             part.advantages = values
 
-        shares.append(Share(part.rollout, part.rollout.completion_mask, part.rewards, part.components, store, max_new))
+        mask, ended = part.rollout.completion_mask, part.rollout.ended
+        truncation = (0, len(part.rewards))
+        if ended is not None:
+            truncation = (int((~ended).sum()), len(part.rewards))
+            if overlong_mode == "filter":
+                mask = overlong_loss_mask(mask, ended)
+        shares.append(Share(part.rollout, mask, part.rewards, part.components, store, max_new, truncation))
     for conv in conversations:
         if name not in conv.env.actors:
             continue
@@ -435,76 +541,87 @@ def actor_shares(
                 store_conv,
                 # Dr. GRPO's constant: the most tokens the actor can produce in one episode.
                 max_new * conv.env.spec["maxTurns"],
+                (
+                    sum(1 for e in episodes for m in e.messages if m.actor == name and not m.ended),
+                    sum(1 for e in episodes for m in e.messages if m.actor == name),
+                ),
             )
         )
     return shares
 
 
-def emit_episodes(
-    events: EventWriter,
-    step: int,
-    parts: list[EnvRollout],
-    conversations: list[ConversationPart],
-    trained_names: set[str],
-    group_size: int,
-    limit: int,
-) -> None:
-    """Up to `limit` transcripts: first sample of each group across environments, then the second…"""
-    candidates: list[tuple[int, int, int, Any]] = []
-    for e, part in enumerate(parts):
-        for g in range(len(part.row_indices)):
-            for s in range(group_size):
-                candidates.append((s, e, g, lambda part=part, g=g, s=s: single_turn_episode(part, g, s, group_size)))
-    for c, conv in enumerate(conversations):
-        for episode in conv.episodes:
-            candidates.append((episode.sample, len(parts) + c, episode.group, lambda conv=conv, ep=episode: conversation_episode(conv, ep, trained_names)))
-    for s, e, g, build in sorted(candidates, key=lambda x: x[:3])[:limit]:
-        events.episode(step=step, **build())
+def draw_single_turn(env: SingleTurnEnvironment, actor: Actor, n_prompts: int, group_size: int, device: torch.device) -> EnvRollout:
+    """Draws the environment's next `n_prompts` rows and samples `group_size` completions of each."""
+    tokenizer = actor.loaded.tokenizer
+    row_indices = env.sampler.take(n_prompts)
+    prompts = [env.render(env.dataset.rows[r], r, tokenizer) for r in row_indices]
+    prompt_ids = [tokenizer.encode(p.text, p.add_special_tokens) for p in prompts for _ in range(group_size)]
+    rollout = sample(actor.loaded.model, tokenizer, prompt_ids, actor.spec["sampling"], device)
+    return EnvRollout(env, row_indices, prompts, rollout)
 
 
-def single_turn_episode(part: EnvRollout, g: int, s: int, group_size: int) -> dict[str, Any]:
-    k = g * group_size + s
-    prompt = part.prompts[g]
-    messages = []
-    if prompt.system:
-        messages.append({"actor": part.env.actor, "role": "system", "content": prompt.system, "trained": False})
-    messages.append({"actor": part.env.dataset.name, "role": "user", "content": prompt.user, "trained": False})
-    messages.append({"actor": part.env.actor, "role": "assistant", "content": part.rollout.texts[k], "trained": True})
-    return dict(
-        environment=part.env.name,
-        group=g,
-        sample=s,
-        datasetRow=part.row_indices[g],
-        messages=messages,
-        reward=part.rewards[k],
-        rewardComponents=part.components[k],
-        advantage=part.advantages[k],
+def score_single_turn(part: EnvRollout, group_size: int, overlong: dict[str, Any], max_new_tokens: int) -> None:
+    """Rewards and components of each completion, with DAPO's overlong penalty when asked for."""
+    ks = range(len(part.rollout.texts))
+    scored = part.env.score_batch(
+        [part.prompts[k // group_size].user for k in ks],
+        part.rollout.texts,
+        [part.env.dataset.rows[part.row_indices[k // group_size]] for k in ks],
+    )
+    part.rewards = [total for total, _ in scored]
+    part.components = [components for _, components in scored]
+    if overlong["mode"] == "penalty" and part.rollout.ended is not None:
+        part.rewards, part.components = apply_overlong_penalty(
+            part.rewards, part.components, part.rollout.lengths, part.rollout.ended, max_new_tokens, overlong
+        )
+
+
+def keep_groups(part: EnvRollout, groups: list[int], group_size: int) -> EnvRollout:
+    rows = group_rows(groups, group_size)
+    return EnvRollout(
+        part.env,
+        [part.row_indices[g] for g in groups],
+        [part.prompts[g] for g in groups],
+        select_rows(part.rollout, rows),
+        [part.rewards[i] for i in rows],
+        [part.components[i] for i in rows],
     )
 
 
-def conversation_episode(conv: ConversationPart, episode: Episode, trained_names: set[str]) -> dict[str, Any]:
-    """The whole conversation. With one trainable actor, its reward, components and advantage; with
-    several, the mean reward and advantage, and components keyed `<actor>/<component>`."""
-    messages = [{"actor": a, "role": "system", "content": text, "trained": False} for a, text in episode.systems.items()]
-    if episode.user:
-        messages.append({"actor": conv.env.dataset.name, "role": "user", "content": episode.user, "trained": False})
-    for m in episode.messages:
-        messages.append({"actor": m.actor, "role": "assistant", "content": m.text, "trained": m.actor in trained_names})
-    trained = [a for a in conv.env.actors if a in trained_names] or conv.env.actors
-    if len(trained) == 1:
-        components = episode.components[trained[0]]
-    else:
-        components = {f"{a}/{k}": v for a in trained for k, v in episode.components[a].items()}
-    fields: dict[str, Any] = dict(
-        environment=conv.env.name,
-        group=episode.group,
-        sample=episode.sample,
-        datasetRow=episode.row_index,
-        messages=messages,
-        reward=float(np.mean([episode.rewards[a] for a in trained])),
-        rewardComponents=components,
-    )
-    advantages = [episode.advantages[a] for a in trained if a in episode.advantages]
-    if advantages:
-        fields["advantage"] = float(np.mean(advantages))
-    return fields
+def refill_groups(
+    part: EnvRollout, actor: Actor, group_size: int, max_rounds: int, overlong: dict[str, Any], device: torch.device
+) -> tuple[EnvRollout, dict[str, float]]:
+    """DAPO dynamic sampling for one environment: drop zero-variance groups, draw new prompts in
+    their place (up to `max_rounds` more rounds), train on the informative groups found.
+
+    If none is found the original batch is kept (zero advantages: only the KL term acts), so the
+    step still reports; `kept_groups` = 0 says so."""
+    target = len(part.row_indices)
+    max_new = int(actor.spec["sampling"]["maxNewTokens"])
+    pad = actor.loaded.tokenizer.pad_token_id
+
+    def informative(p: EnvRollout) -> EnvRollout:
+        flat = zero_variance_groups(torch.tensor(p.rewards), group_size).tolist()
+        return keep_groups(p, [g for g, zero in enumerate(flat) if not zero], group_size)
+
+    kept = informative(part)
+    dropped, resampled, rounds, seconds = target - len(kept.row_indices), 0, 0, 0.0
+    while len(kept.row_indices) < target and rounds < max_rounds:
+        missing = target - len(kept.row_indices)
+        t0 = time.monotonic()
+        extra = draw_single_turn(part.env, actor, missing, group_size, device)
+        seconds += time.monotonic() - t0
+        score_single_turn(extra, group_size, overlong, max_new)
+        rounds, resampled = rounds + 1, resampled + missing
+        good = informative(extra)
+        dropped += missing - len(good.row_indices)
+        kept = EnvRollout(
+            part.env,
+            kept.row_indices + good.row_indices,
+            kept.prompts + good.prompts,
+            concat_rollouts([kept.rollout, good.rollout], pad),
+            kept.rewards + good.rewards,
+            kept.components + good.components,
+        )
+    counts = {"dropped_groups": float(dropped), "resampled_groups": float(resampled), "rounds": float(rounds), "kept_groups": float(len(kept.row_indices)), "seconds": seconds}
+    return (kept if kept.row_indices else part), counts

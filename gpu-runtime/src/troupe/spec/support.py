@@ -11,7 +11,7 @@ from typing import Any
 
 import jinja2
 
-from ..collaborative import round_spec_issues
+from ..collaborative import MULTI_ACTOR_KINDS, round_spec_issues
 from ..lora import peft_available
 from ..grpo import SUPPORTED_LOSS_TYPES, loss_type_issue
 from ..rewards import param_issues
@@ -33,8 +33,9 @@ def support_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
         backend = actor["backend"]
         if backend == "vllm":
             no(f"{p}.backend", f'"vllm" needs CUDA and the gpu extra ({GPU_EXTRA}); use "hf" here')
-        elif backend == "openai" and not any(actor["name"] in e["actors"] and e["kind"] != "single_turn" for e in spec["environments"]):
-            no(f"{p}.backend", '"openai" actors take part in collaborative and adversarial environments only (they are frozen: a single_turn environment would train nothing)')
+        elif backend == "openai" and any(actor["name"] in e["actors"] and e["kind"] == "single_turn" for e in spec["environments"]):
+            # In no environment is fine: a judge that library rewards call (reward_api.py).
+            no(f"{p}.backend", '"openai" actors take part in collaborative, parallel and adversarial environments only (they are frozen: a single_turn environment would train nothing)')
         training = actor["training"]
         if "lora" in training and not peft_available():
             no(f"{p}.training.lora", "LoRA needs peft (pip install peft), which is not installed here")
@@ -55,8 +56,10 @@ def support_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
         p = f"datasets.{i}.source"
         if source["kind"] == "huggingface":
             no(f"{p}.kind", '"huggingface" datasets are not supported yet; export the split to jsonl and use kind "file"')
-        elif source["kind"] == "file" and source["format"] == "parquet":
-            no(f"{p}.format", '"parquet" is not supported yet (jsonl and csv are)')
+        elif source["kind"] == "stored":
+            # The runner writes a stored upload into the run folder and rewrites it to kind "file".
+            no(f"{p}.kind", '"stored" datasets are read by the runner, not the runtime: run this spec through Troupe, '
+               'or download the dataset and use kind "file"')
 
     for i, reward in enumerate(spec["rewards"]):
         source = reward["source"]
@@ -73,13 +76,13 @@ def support_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
 
     for i, env in enumerate(spec["environments"]):
         p = f"environments.{i}"
-        if env["kind"] not in ("single_turn", "collaborative", "adversarial"):
-            no(f"{p}.kind", f'"{env["kind"]}" is not supported yet (single_turn, collaborative and adversarial are)')
+        if env["kind"] == "parallel" and len(env["actors"]) < 2:
+            no(f"{p}.actors", "a parallel environment has one or more drafting actors, then the combiner (at least 2 actors)")
         if env["kind"] == "adversarial":
             frozen = {a["name"] for a in spec["actors"] if not a["trainable"]}
             if len(env["actors"]) != 2 or env["actors"][0] in frozen or env["actors"][1] not in frozen:
                 no(f"{p}.actors", "an adversarial environment has two actors: a trainable attacker, then a frozen defender")
-        if env["kind"] in ("collaborative", "adversarial"):
+        if env["kind"] in MULTI_ACTOR_KINDS:
             for path, message in round_spec_issues(env, i):
                 no(path, message)
         for viewer, speakers in (env.get("visibility") or {}).items():

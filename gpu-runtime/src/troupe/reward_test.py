@@ -1,0 +1,58 @@
+"""`python -m troupe.reward_test`: score a few calls of one reward, for the designer's Test button.
+
+Reads one JSON request on stdin and writes one JSON answer on stdout:
+
+    request: {"reward": RewardSpec (defaults filled), "calls": [{...keyword arguments}]}
+    answer:  {"results": [{"score", "seconds"} | {"error", "seconds"}], "seconds": float}
+
+Python rewards run in the same out-of-process worker as in training (`reward_worker.py`, with the
+reward's `timeoutSeconds` and `memoryMb`), so a test shows exactly what a run would score; builtin
+rewards are called in this process (they are ours and cannot hang). Nothing here knows who asked.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from typing import Any, Mapping
+
+from .python_rewards import bind_python_reward
+
+
+def _builtin_results(reward: Mapping[str, Any], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from .rewards import bind_reward  # lazy: only builtin rewards need it
+
+    bound = bind_reward(reward)
+    results = []
+    for call in calls:
+        started = time.perf_counter()
+        try:
+            score = bound.score_many([call], [call])[0]
+            results.append({"score": float(score), "seconds": time.perf_counter() - started})
+        except Exception:  # noqa: BLE001 - reported per call, like the worker does
+            results.append({"error": traceback.format_exc(), "seconds": time.perf_counter() - started})
+    return results
+
+
+def score_calls(reward: Mapping[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
+    started = time.perf_counter()
+    if reward["source"]["kind"] == "python":
+        results = bind_python_reward(reward).run_calls(calls)
+        results = [{**r, "seconds": float(r.get("seconds", 0.0))} for r in results]
+    else:
+        results = _builtin_results(reward, calls)
+    return {"results": results, "seconds": time.perf_counter() - started}
+
+
+def main() -> int:
+    request = json.loads(sys.stdin.read())
+    answer = score_calls(request["reward"], request["calls"])
+    sys.stdout.write(json.dumps(answer))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
