@@ -1,3 +1,4 @@
+import type { RuntimeControlCommandName } from "@troupe/contracts";
 import type { EventStoreDb } from "@troupe/db";
 import type { Redis } from "ioredis";
 import type { RunnerEnv } from "./env";
@@ -16,6 +17,8 @@ export type StopReason =
 /** What the rest of the runner may do to a run it is supervising. */
 export interface ActiveRun {
   requestStop(reason: StopReason): void;
+  /** Forwards a pause/resume/stop-after-step command to the runtime's control channel. */
+  control(command: RuntimeControlCommandName): void;
 }
 
 /** Everything a feature module needs, passed explicitly (no globals), so tests build their own. */

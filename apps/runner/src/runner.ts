@@ -8,6 +8,7 @@ import type { RunnerEnv } from "./env";
 import { GpuSlots } from "./gpus/gpuSlots";
 import { consoleLog, type RunnerLog } from "./log";
 import { createRunProcessor } from "./processor";
+import { startRewardTestWorker } from "./rewardTest/rewardTestWorker";
 import { recoverOwnRuns, startSweeper } from "./run/recovery";
 
 export interface RunnerOptions {
@@ -68,6 +69,11 @@ export async function startRunner(env: RunnerEnv, options: RunnerOptions = {}): 
     removeOnFail: { count: 5_000 },
   });
   worker.on("error", (error) => log.error(`queue worker: ${error.message}`));
+  // Reward tests (designer "Test" button) on their own queue and worker, never behind a training run.
+  const rewardTests = startRewardTestWorker(env, log, {
+    ...(options.queuePrefix ? { queuePrefix: options.queuePrefix } : {}),
+    ...(options.childEnv ? { childEnv: options.childEnv } : {}),
+  });
   worker.on("failed", (job, error) => log.error(`job ${job?.id ?? "?"} failed: ${error.message}`));
   log.info(
     `runner ${env.runnerId} started: queue ${QUEUES.runs.name}, concurrency ${env.concurrency}, ${env.gpus} GPU(s), python ${env.python}, work dir ${env.workDir}`,
@@ -79,8 +85,10 @@ export async function startRunner(env: RunnerEnv, options: RunnerOptions = {}): 
       log.info(`shutting down (${reason}): taking no new jobs, stopping ${active.size} running run(s)`);
       shutdownController.abort();
       const workerClosed = worker.close();
+      const rewardTestsClosed = rewardTests.close();
       for (const run of active.values()) run.requestStop("shutdown");
       await workerClosed;
+      await rewardTestsClosed;
       await sweeper.stop();
       await control.close();
       await redis.quit().catch(() => redis.disconnect());

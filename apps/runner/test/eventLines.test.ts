@@ -51,9 +51,12 @@ describe("deriveRows", () => {
 });
 
 describe("parseControlMessage", () => {
-  it("accepts a cancel and refuses anything else with a reason", () => {
+  it("accepts the control actions and refuses anything else with a reason", () => {
     expect(parseControlMessage('{"runId":"r","action":"cancel"}')).toEqual({ ok: true, value: { runId: "r", action: "cancel" } });
-    expect(parseControlMessage('{"runId":"r","action":"pause"}')).toMatchObject({ ok: false, reason: expect.stringMatching(/^action/) });
+    for (const action of ["pause", "resume", "stop_after_step"]) {
+      expect(parseControlMessage(JSON.stringify({ runId: "r", action }))).toEqual({ ok: true, value: { runId: "r", action } });
+    }
+    expect(parseControlMessage('{"runId":"r","action":"reboot"}')).toMatchObject({ ok: false, reason: expect.stringMatching(/^action/) });
     expect(parseControlMessage("{")).toEqual({ ok: false, reason: "not JSON" });
   });
 });

@@ -23,6 +23,11 @@ describe("decideOutcome", () => {
     expect(o.recordedEvent?.seq).toBe(9);
   });
 
+  it("adopts `stopped` (stop after a step, exit code 4) as its own end, with no error", () => {
+    const o = decideOutcome(facts({ exit: { code: 4, signal: null }, terminalStatus: status("stopped", "stopped after step 3 of 10 on request") }));
+    expect(o).toMatchObject({ to: "stopped", error: null, message: "stopped after step 3 of 10 on request" });
+  });
+
   it("uses the runtime's last error event (with its spec field) when it reported failure", () => {
     const o = decideOutcome(
       facts({ exit: { code: 2, signal: null }, terminalStatus: status("failed"), lastError: { seq: 8, ts: 1, type: "error", message: "bad value", field: "trainer.steps" } }),

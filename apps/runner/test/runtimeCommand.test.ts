@@ -10,11 +10,16 @@ describe("runtimeCommand", () => {
       { DATABASE_URL: "postgresql://secret", REDIS_URL: "redis://x", HF_HUB_OFFLINE: "1", PATH: "/bin" },
     );
     expect(cmd.executable).toBe("/opt/py");
-    expect(cmd.args).toEqual(["-m", "troupe", "run", "/w/r1/spec.json", "--events-fd", "3", "--seq-start", "3", "--work-dir", "/w/r1"]);
+    expect(cmd.args).toEqual(["-m", "troupe", "run", "/w/r1/spec.json", "--events-fd", "3", "--seq-start", "3", "--work-dir", "/w/r1", "--control-fd", "4"]);
     expect(cmd.cwd).toBe("/w/r1");
     expect(cmd.env).toMatchObject({ PYTHONUNBUFFERED: "1", HF_HUB_OFFLINE: "1", CUDA_VISIBLE_DEVICES: "1,3", PATH: "/bin" });
     expect(cmd.env.DATABASE_URL).toBeUndefined();
     expect(cmd.env.REDIS_URL).toBeUndefined();
+  });
+
+  it("resumes a new attempt from the checkpoint it is given", () => {
+    const cmd = runtimeCommand({ python: "p" }, { specPath: "s", workDir: "w", seqStart: 9, gpuIds: [], resumeFrom: "w/checkpoints/step-4" }, {});
+    expect(cmd.args.slice(-2)).toEqual(["--resume", "w/checkpoints/step-4"]);
   });
 
   it("hides every GPU from a CPU run", () => {

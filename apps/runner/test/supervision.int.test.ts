@@ -60,7 +60,7 @@ describe("supervising the runtime process", () => {
     expect(run.workDir).toBe(workDir);
     expect(JSON.parse(readFileSync(join(workDir, "spec.json"), "utf8"))).toEqual(spec);
     const invocation = JSON.parse(readFileSync(join(workDir, "invocation.json"), "utf8"));
-    expect(invocation.argv).toEqual(["run", join(workDir, "spec.json"), "--events-fd", "3", "--seq-start", "3", "--work-dir", workDir]);
+    expect(invocation.argv).toEqual(["run", join(workDir, "spec.json"), "--events-fd", "3", "--seq-start", "3", "--work-dir", workDir, "--control-fd", "4"]);
     expect(invocation.cwd).toBe(workDir);
     expect(invocation.env).toMatchObject({ PYTHONUNBUFFERED: "1", CUDA_VISIBLE_DEVICES: "", DATABASE_URL: null, REDIS_URL: null });
     expect(log.lines).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`run=${runId} queued → running`)), expect.stringMatching(new RegExp(`run=${runId} running → succeeded`))]));

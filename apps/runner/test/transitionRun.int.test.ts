@@ -1,4 +1,4 @@
-import { transitionRun } from "@troupe/db";
+import { ALLOWED_TRANSITIONS, canTransition, transitionRun } from "@troupe/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createQueuedRun, openServices, type TestServices } from "./helpers/services";
 
@@ -60,6 +60,27 @@ describe("transitionRun", () => {
     const run = await services.db.run.findUniqueOrThrow({ where: { id: runId } });
     expect(run).toMatchObject({ status: "failed", error: "exit 1", logTail: "a\nb", lastSeq: 3 });
     expect(run.finishedAt).toBeInstanceOf(Date);
+  });
+
+  it("pause and resume go back and forth; stopped, failed and cancelled go back to queued only to resume", async () => {
+    const runId = await createQueuedRun(services, {});
+    for (const [from, to] of [["queued", "running"], ["running", "paused"], ["paused", "running"], ["running", "paused"], ["paused", "stopped"], ["stopped", "queued"], ["queued", "running"], ["running", "succeeded"]] as const) {
+      expect(await transitionRun(services.db, runId, { from: [from], to }), `${from} → ${to}`).not.toBeNull();
+    }
+    const run = await services.db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(run.status).toBe("succeeded");
+    expect((await statusEvents(runId)).map((e) => (e.payload as { state: string }).state)).toEqual([
+      "queued", "running", "paused", "running", "paused", "stopped", "queued", "running", "succeeded",
+    ]);
+  });
+
+  it("refuses a transition no run may make, before touching the row", async () => {
+    const runId = await createQueuedRun(services, {});
+    await expect(transitionRun(services.db, runId, { from: ["queued"], to: "paused" })).rejects.toThrow(/queued → paused is not an allowed transition/);
+    await expect(transitionRun(services.db, runId, { from: ["succeeded"], to: "queued" })).rejects.toThrow(/succeeded → queued/);
+    expect((await services.db.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe("queued");
+    expect(ALLOWED_TRANSITIONS.succeeded).toEqual([]);
+    expect(canTransition("paused", "cancelled")).toBe(true);
   });
 
   it("honours extra `where` conditions", async () => {

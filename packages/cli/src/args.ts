@@ -13,14 +13,18 @@ commands:
   status RUN_ID [--json]      Status, progress and latest reward of a run.
   metrics RUN_ID [--csv] [--name N[,N...]] [--actor NAME] [--buckets N] [--out FILE]
                               Metric series (JSON, or CSV with --csv) to stdout or FILE.
-  cancel RUN_ID               Cancel a queued or running run.
+  cancel RUN_ID               Cancel a queued, running or paused run.
+  pause RUN_ID                Pause a running run after its current step.
+  resume RUN_ID               Resume a paused run; or resume a stopped, failed or cancelled run from its
+                              latest checkpoint (a new attempt).
+  stop RUN_ID                 Stop a running or paused run after its current step, with a checkpoint.
 
 common options:
   --url URL      Troupe web URL (default: $TROUPE_URL)
   --token TOKEN  API token (default: $TROUPE_TOKEN; create one at <url>/settings/tokens)
   --help
 
-exit codes: 0 ok; 1 a threshold was missed; 2 the run failed, was cancelled or --timeout passed;
+exit codes: 0 ok; 1 a threshold was missed; 2 the run failed, was cancelled or stopped, or --timeout passed;
             3 usage, connection, token or request error.`;
 
 export interface Common {
@@ -46,7 +50,8 @@ export type Command =
     }
   | { name: "status"; common: Common; runId: string; json: boolean }
   | { name: "metrics"; common: Common; runId: string; csv: boolean; names?: string; actor?: string; buckets?: number; out?: string }
-  | { name: "cancel"; common: Common; runId: string };
+  | { name: "cancel"; common: Common; runId: string }
+  | { name: "pause" | "resume" | "stop"; common: Common; runId: string };
 
 const commonOptions = {
   url: { type: "string" },
@@ -155,7 +160,14 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       if (values.help) return { name: "help" };
       return { name: "cancel", common: common(values as Common, env), runId: onePositional(positionals, "cancel", "the run id") };
     }
+    case "pause":
+    case "resume":
+    case "stop": {
+      const { values, positionals } = parse({});
+      if (values.help) return { name: "help" };
+      return { name, common: common(values as Common, env), runId: onePositional(positionals, name, "the run id") };
+    }
     default:
-      throw new CliError(`unknown command "${name}" (commands: run, status, metrics, cancel; see troupe --help)`);
+      throw new CliError(`unknown command "${name}" (commands: run, status, metrics, cancel, pause, resume, stop; see troupe --help)`);
   }
 }

@@ -170,6 +170,24 @@ export async function metricsCommand(command: Extract<Command, { name: "metrics"
   return EXIT.ok;
 }
 
+const CONTROL_DONE: Record<"pause" | "resume" | "stop", string> = {
+  pause: "pause requested (it pauses after its current step)",
+  resume: "resume requested (it continues with its next step)",
+  stop: "stop requested (it stops after its current step and writes a checkpoint)",
+};
+
+/** `troupe pause|resume|stop RUN`: POST /runs/{id}/pause|resume|stop. */
+export async function controlCommand(command: Extract<Command, { name: "pause" | "resume" | "stop" }>, client: ApiClient, io: Io): Promise<number> {
+  const result = await client.json<{ run: Run; outcome: string; fromStep?: number }>(
+    "POST",
+    `/runs/${encodeURIComponent(command.runId)}/${command.name}`,
+  );
+  const what =
+    result.outcome === "requeued" ? `queued to resume from the checkpoint of step ${result.fromStep}` : CONTROL_DONE[command.name];
+  io.out(`run ${result.run.id} ${what}\n`);
+  return EXIT.ok;
+}
+
 export async function cancelCommand(command: Extract<Command, { name: "cancel" }>, client: ApiClient, io: Io): Promise<number> {
   const result = await client.json<{ run: Run; outcome: string }>("POST", `/runs/${encodeURIComponent(command.runId)}/cancel`);
   io.out(`run ${result.run.id} ${result.outcome === "cancelled" ? "cancelled" : "cancellation requested (it stops after its current step)"}\n`);

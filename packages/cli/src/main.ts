@@ -1,6 +1,6 @@
 import { parseCommand, USAGE } from "./args";
 import { ApiClient } from "./client";
-import { cancelCommand, metricsCommand, runCommand, statusCommand, type Io } from "./commands";
+import { cancelCommand, controlCommand, metricsCommand, runCommand, statusCommand, type Io } from "./commands";
 import { CliError, EXIT } from "./exitCodes";
 
 export { EXIT } from "./exitCodes";
@@ -28,6 +28,10 @@ export async function main(argv: string[], env: Record<string, string | undefine
         return await metricsCommand(command, client, io);
       case "cancel":
         return await cancelCommand(command, client, io);
+      case "pause":
+      case "resume":
+      case "stop":
+        return await controlCommand(command, client, io);
     }
   } catch (error) {
     if (error instanceof CliError) {

@@ -139,6 +139,49 @@ describe("troupe CLI against a real server and runner", () => {
     expect(waited.stderr).toMatch(/cancelled/);
   }, 180_000);
 
+  it("pause, resume, stop after a step, then resume from its checkpoint to the end", async () => {
+    // Enough steps (~0.25 s each here) that the commands arrive while it trains.
+    const total = 60;
+    const spec = writeSpec("control.yaml", demo(total, { seed: 7 }));
+    const launched = await troupe(["run", spec, "--idempotency-key", "job-control"]);
+    expect(launched.code, launched.stderr).toBe(0);
+    const runId = launched.stdout.trim();
+    const row = () => services.db.run.findUniqueOrThrow({ where: { id: runId } });
+    const until = async (what: string, probe: () => Promise<boolean>) => {
+      const deadline = Date.now() + 120_000;
+      while (!(await probe())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; runner:\n${runnerLog.slice(-3000)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    await until("a first step", async () => ((await row()).lastStep ?? 0) >= 1);
+
+    const pause = await troupe(["pause", runId]);
+    expect(pause.code, pause.stderr).toBe(0);
+    expect(pause.stdout).toMatch(/pause requested/);
+    await until("paused", async () => (await row()).status === "paused");
+    const held = (await row()).lastStep;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await row()).lastStep).toBe(held);
+    expect((await troupe(["status", runId])).stdout).toMatch(new RegExp(`^run ${runId} paused`));
+
+    expect((await troupe(["resume", runId])).code).toBe(0);
+    await until("running again", async () => (await row()).status === "running");
+    const stop = await troupe(["stop", runId]);
+    expect(stop.code, stop.stderr).toBe(0);
+    await until("stopped", async () => (await row()).status === "stopped");
+    const stoppedAt = (await row()).lastStep!;
+    expect(stoppedAt).toBeLessThan(total);
+
+    const resumed = await troupe(["resume", runId]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(new RegExp(`queued to resume from the checkpoint of step ${stoppedAt}`));
+    const waited = await troupe(["run", spec, "--wait", "--idempotency-key", "job-control"]);
+    expect(waited.code, `${waited.stderr}\nrunner:\n${runnerLog.slice(-3000)}`).toBe(0);
+    const steps = await services.db.metricPoint.findMany({ where: { runId, name: "reward/mean" }, orderBy: { step: "asc" } });
+    expect(steps.map((p) => p.step)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+  }, 300_000);
+
   it("3 for usage, connection, token and request errors, with one clear line", async () => {
     const spec = writeSpec("ok.yaml", demo(3));
     const cases: [string[], Record<string, string>, RegExp][] = [

@@ -68,7 +68,7 @@ describe("arguments", () => {
     const err: string[] = [];
     const io = { out: (t: string) => void out.push(t), err: (t: string) => void err.push(t) };
     expect(await main(["bogus"], env, io)).toBe(3);
-    expect(err).toEqual(['troupe: error: unknown command "bogus" (commands: run, status, metrics, cancel; see troupe --help)']);
+    expect(err).toEqual(['troupe: error: unknown command "bogus" (commands: run, status, metrics, cancel, pause, resume, stop; see troupe --help)']);
     expect(await main(["--help"], {}, io)).toBe(0);
     expect(out.join("")).toMatch(/exit codes: 0 ok; 1 a threshold was missed/);
   });

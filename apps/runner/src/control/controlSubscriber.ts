@@ -4,8 +4,9 @@ import type { ActiveRun } from "../context";
 import type { RunnerLog } from "../log";
 
 /**
- * Listens on RUN_CONTROL_CHANNEL for `{ runId, action: "cancel" }` and stops the run if this
- * runner supervises it (other runners' runs are ignored). Pub/sub is fire-and-forget: the
+ * Listens on RUN_CONTROL_CHANNEL for `{ runId, action }` and, if this runner supervises the run
+ * (other runners' runs are ignored), stops it (`cancel`) or forwards `pause` / `resume` /
+ * `stop_after_step` to the runtime's control fd. Pub/sub is fire-and-forget: the
  * heartbeat's read of Run.cancelRequestedAt catches a message missed while disconnected.
  */
 export async function startControlSubscriber(
@@ -22,7 +23,10 @@ export async function startControlSubscriber(
       return;
     }
     const run = active.get(parsed.value.runId);
-    if (run && parsed.value.action === "cancel") run.requestStop("cancel");
+    if (!run) return;
+    const { action } = parsed.value;
+    if (action === "cancel") run.requestStop("cancel");
+    else run.control(action);
   });
   await subscriber.connect();
   await subscriber.subscribe(RUN_CONTROL_CHANNEL);

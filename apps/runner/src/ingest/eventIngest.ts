@@ -1,5 +1,5 @@
 import { RunEvent, isTerminal, type StatusEvent } from "@troupe/contracts";
-import { appendToStream, storeEvents, type EventStoreDb } from "@troupe/db";
+import { appendToStream, storeEvents, transitionRun, type EventStoreDb } from "@troupe/db";
 import type { Redis } from "ioredis";
 import { Batcher } from "../io/batcher";
 import type { LogSink } from "./logSink";
@@ -36,6 +36,7 @@ export class EventIngest {
       maxDelayMs: 200,
       flush: async (events) => {
         await storeEvents(db, runId, events);
+        await followPauses(db, runId, events);
         await appendToStream(redis, runId, events);
       },
       onError,
@@ -62,6 +63,19 @@ export class EventIngest {
 
   drain(): Promise<void> {
     return this.batcher.drain();
+  }
+}
+
+/**
+ * The runtime's `paused` / `running` status events (pause and resume at a step boundary) move
+ * the Run row too, adopting the stored event (no second event). Conditional: a run that already
+ * ended, or was never paused, is left as it is.
+ */
+async function followPauses(db: EventStoreDb, runId: string, events: readonly RunEvent[]): Promise<void> {
+  for (const e of events) {
+    if (e.type !== "status") continue;
+    if (e.state === "paused") await transitionRun(db, runId, { from: ["running"], to: "paused", recordedEvent: e });
+    if (e.state === "running") await transitionRun(db, runId, { from: ["paused"], to: "running", recordedEvent: e });
   }
 }
 

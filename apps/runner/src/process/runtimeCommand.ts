@@ -2,6 +2,8 @@ import type { RunnerEnv } from "../env";
 
 /** The file descriptor on which the runtime writes its events (fd 0-2 are stdin/out/err). */
 export const EVENTS_FD = 3;
+/** The file descriptor on which the runner writes control commands (JSON lines) to the runtime. */
+export const CONTROL_FD = 4;
 
 export interface RuntimeCommand {
   executable: string;
@@ -14,13 +16,22 @@ export interface RuntimeCommand {
 const WITHHELD = ["DATABASE_URL", "REDIS_URL"];
 
 /**
- * `TROUPE_PYTHON -m troupe run spec.json --events-fd 3 --seq-start N --work-dir DIR`, the
+ * `TROUPE_PYTHON -m troupe run spec.json --events-fd 3 --seq-start N --work-dir DIR --control-fd 4
+ * [--resume CHECKPOINT]`, the
  * runtime CLI of the common conventions. The child sees only its own GPUs (CUDA_VISIBLE_DEVICES,
  * empty for CPU runs), unbuffered Python output, and HF_HUB_OFFLINE as the runner has it.
  */
 export function runtimeCommand(
   env: Pick<RunnerEnv, "python">,
-  options: { specPath: string; workDir: string; seqStart: number; gpuIds: readonly number[]; childEnv?: Record<string, string> },
+  options: {
+    specPath: string;
+    workDir: string;
+    seqStart: number;
+    gpuIds: readonly number[];
+    childEnv?: Record<string, string>;
+    /** Checkpoint folder to resume from (a new attempt of a stopped or failed run). */
+    resumeFrom?: string;
+  },
   parentEnv: NodeJS.ProcessEnv = process.env,
 ): RuntimeCommand {
   const childEnv: NodeJS.ProcessEnv = { ...parentEnv };
@@ -42,6 +53,9 @@ export function runtimeCommand(
       String(options.seqStart),
       "--work-dir",
       options.workDir,
+      "--control-fd",
+      String(CONTROL_FD),
+      ...(options.resumeFrom ? ["--resume", options.resumeFrom] : []),
     ],
     cwd: options.workDir,
     env: childEnv,

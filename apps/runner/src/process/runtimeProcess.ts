@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { splitLines } from "../io/lineSplitter";
-import { EVENTS_FD, type RuntimeCommand } from "./runtimeCommand";
+import { CONTROL_FD, EVENTS_FD, type RuntimeCommand } from "./runtimeCommand";
 
 export interface ChildExit {
   code: number | null;
@@ -35,6 +35,8 @@ export class RuntimeProcess {
   private exited = false;
 
   private constructor(private readonly child: ChildProcess, output: RuntimeOutput, options: RuntimeProcessOptions) {
+    // A command written as the process exits fails with EPIPE: nothing to do, the run is ending anyway.
+    (child.stdio[CONTROL_FD] as Writable | null | undefined)?.on("error", () => undefined);
     this.finished = this.watch(output, options);
   }
 
@@ -42,7 +44,7 @@ export class RuntimeProcess {
     const child = spawn(command.executable, command.args, {
       cwd: command.cwd,
       env: command.env,
-      stdio: ["ignore", "pipe", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
       detached: true,
     });
     return new RuntimeProcess(child, output, options);
@@ -54,6 +56,17 @@ export class RuntimeProcess {
 
   get hasExited(): boolean {
     return this.exited;
+  }
+
+  /**
+   * Writes one control line (`{"command": ...}`) to the runtime's control pipe. Returns false when
+   * the pipe is gone (the process ended); the runtime acts on it at its next step boundary.
+   */
+  sendControl(line: string): boolean {
+    const pipe = this.child.stdio[CONTROL_FD] as Writable | null | undefined;
+    if (!pipe || this.exited || pipe.destroyed) return false;
+    pipe.write(line.endsWith("\n") ? line : `${line}\n`);
+    return true;
   }
 
   /** Signals the whole process group; falls back to the child alone if the group is gone. */

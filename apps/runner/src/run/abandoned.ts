@@ -13,7 +13,7 @@ export async function failAbandonedRun(
   reason: string,
   guard: Prisma.RunWhereInput,
 ): Promise<boolean> {
-  const event = await transitionRun(ctx.db, runId, { from: ["running"], to: "failed", message: reason, error: reason, where: guard });
+  const event = await transitionRun(ctx.db, runId, { from: ["running", "paused"], to: "failed", message: reason, error: reason, where: guard });
   if (!event) return false;
   ctx.log.runState(runId, "running", "failed", reason);
   try {

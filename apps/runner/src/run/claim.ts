@@ -47,7 +47,7 @@ async function explainUnclaimable(ctx: RunnerContext, runId: string, now: Date):
     select: { status: true, runnerId: true, heartbeatAt: true, startedAt: true },
   });
   if (!row) return { kind: "skipped", reason: "run not found" };
-  if (row.status !== "running") return { kind: "skipped", reason: `run is ${row.status}` };
+  if (row.status !== "running" && row.status !== "paused") return { kind: "skipped", reason: `run is ${row.status}` };
 
   const lastSign = row.heartbeatAt ?? row.startedAt;
   const staleBefore = new Date(now.getTime() - ctx.env.stallTimeoutMs);

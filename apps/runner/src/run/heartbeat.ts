@@ -19,7 +19,7 @@ export function startHeartbeat(ctx: RunnerContext, runId: string, handlers: Hear
   const beat = async () => {
     try {
       const rows = await ctx.db.run.updateManyAndReturn({
-        where: { id: runId, status: "running", runnerId: ctx.env.runnerId },
+        where: { id: runId, status: { in: ["running", "paused"] }, runnerId: ctx.env.runnerId },
         data: { heartbeatAt: new Date() },
         select: { cancelRequestedAt: true },
       });

@@ -22,7 +22,7 @@ export interface OutcomeFacts {
 }
 
 export interface Outcome {
-  to: "succeeded" | "failed" | "cancelled";
+  to: "succeeded" | "failed" | "cancelled" | "stopped";
   /** The runtime's status event to adopt (no new event is written), when it reported one. */
   recordedEvent?: StatusEvent;
   /** Text of the status event the runner writes when the runtime did not. */
@@ -64,7 +64,7 @@ export function decideOutcome(f: OutcomeFacts): Outcome {
 }
 
 function reportedError(f: OutcomeFacts, to: Outcome["to"]): string | null {
-  if (to === "succeeded") return null;
+  if (to === "succeeded" || to === "stopped") return null;
   if (to === "cancelled") {
     return f.stopReason === "shutdown" && !f.cancelRequested
       ? `Stopped because runner ${f.runnerId} shut down.`

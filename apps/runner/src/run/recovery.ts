@@ -12,7 +12,7 @@ import { failAbandonedRun } from "./abandoned";
  */
 export async function recoverOwnRuns(ctx: RunnerContext): Promise<number> {
   const runs = await ctx.db.run.findMany({
-    where: { status: "running", runnerId: ctx.env.runnerId },
+    where: { status: { in: ["running", "paused"] }, runnerId: ctx.env.runnerId },
     select: { id: true, heartbeatAt: true, pid: true },
   });
   let failed = 0;
@@ -32,7 +32,7 @@ export async function sweepStalledRuns(ctx: RunnerContext, now = new Date()): Pr
   const cutoff = new Date(now.getTime() - ctx.env.stallTimeoutMs);
   const runs = await ctx.db.run.findMany({
     where: {
-      status: "running",
+      status: { in: ["running", "paused"] },
       OR: [{ heartbeatAt: { lt: cutoff } }, { heartbeatAt: null, startedAt: { lt: cutoff } }],
     },
     select: { id: true, runnerId: true, heartbeatAt: true, startedAt: true },

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { appendToStream, expireStream, transitionRun } from "@troupe/db";
 import type { RunnerContext } from "../context";
 import { claimRun } from "./claim";
@@ -5,8 +6,10 @@ import { materialiseRun, runFiles, SAFE_RUN_ID, type RunFiles } from "./material
 import { settleRun } from "./settle";
 import { RunSupervisor, type SupervisionResult } from "./supervise";
 
+type JobStatus = "succeeded" | "failed" | "cancelled" | "stopped" | "unknown";
+
 export type JobResult =
-  | { kind: "finished"; status: "succeeded" | "failed" | "cancelled" | "unknown" }
+  | { kind: "finished"; status: JobStatus }
   | { kind: "skipped"; reason: string }
   /** Not started because the runner is shutting down: the job goes back to the queue. */
   | { kind: "deferred"; reason: string };
@@ -18,7 +21,7 @@ export type JobResult =
  */
 export async function runJob(ctx: RunnerContext, runId: string, shutdown?: AbortSignal): Promise<JobResult> {
   if (!SAFE_RUN_ID.test(runId)) return { kind: "skipped", reason: `invalid run id ${JSON.stringify(runId)}` };
-  const row = await ctx.db.run.findUnique({ where: { id: runId }, select: { status: true, gpus: true, spec: true } });
+  const row = await ctx.db.run.findUnique({ where: { id: runId }, select: { status: true, gpus: true, spec: true, resumeStep: true } });
   if (!row) return { kind: "skipped", reason: "run not found" };
   const files = runFiles(ctx.env.workDir, runId);
   // Not queued: let the claim explain (cancelled, finished, or a dead runner's run to fail).
@@ -36,7 +39,9 @@ export async function runJob(ctx: RunnerContext, runId: string, shutdown?: Abort
   try {
     const claim = await claimRun(ctx, runId, files.workDir);
     if (claim.kind !== "claimed") return claim;
-    const status = await superviseClaimed(ctx, runId, files, row.spec, claim.seqStart, gpuIds, shutdown);
+    // A resumed run continues from its checkpoint, which the earlier attempt left in the same work folder.
+    const resumeFrom = row.resumeStep !== null ? join(files.workDir, "checkpoints", `step-${row.resumeStep}`) : undefined;
+    const status = await superviseClaimed(ctx, runId, files, row.spec, claim.seqStart, gpuIds, shutdown, resumeFrom);
     return { kind: "finished", status };
   } finally {
     ctx.gpus.release(gpuIds);
@@ -51,15 +56,16 @@ async function superviseClaimed(
   seqStart: number,
   gpuIds: number[],
   shutdown: AbortSignal | undefined,
-): Promise<"succeeded" | "failed" | "cancelled" | "unknown"> {
-  const supervisor = new RunSupervisor(ctx, { runId, ...files, seqStart, gpuIds });
+  resumeFrom: string | undefined,
+): Promise<JobStatus> {
+  const supervisor = new RunSupervisor(ctx, { runId, ...files, seqStart, gpuIds, ...(resumeFrom ? { resumeFrom } : {}) });
   ctx.active.set(runId, supervisor);
   try {
     // A shutdown that began while this run was being claimed would not have seen it.
     if (shutdown?.aborted) supervisor.requestStop("shutdown");
     let result: SupervisionResult;
     try {
-      await materialiseRun(files, spec);
+      await materialiseRun(files, spec, ctx.db);
       result = await supervisor.run();
     } catch (error) {
       result = {

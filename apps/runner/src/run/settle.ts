@@ -17,7 +17,7 @@ export async function settleRun(ctx: RunnerContext, runId: string, facts: Omit<O
   });
   const logTail = facts.tail === "" ? null : facts.tail;
   const event = await transitionRun(ctx.db, runId, {
-    from: ["running"],
+    from: ["running", "paused"],
     to: outcome.to,
     message: outcome.message,
     error: outcome.error,

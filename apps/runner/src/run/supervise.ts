@@ -1,3 +1,4 @@
+import type { RuntimeControlCommand, RuntimeControlCommandName } from "@troupe/contracts";
 import type { ActiveRun, RunnerContext, StopReason } from "../context";
 import { EventIngest, MAX_EVENT_LINE_CHARS } from "../ingest/eventIngest";
 import { LogSink, MAX_LOG_LINE_CHARS } from "../ingest/logSink";
@@ -13,6 +14,8 @@ export interface SuperviseInput {
   /** First seq the runtime may use (the runner's `running` event took the one before). */
   seqStart: number;
   gpuIds: readonly number[];
+  /** Checkpoint folder this attempt resumes from, when it continues a stopped or failed run. */
+  resumeFrom?: string;
 }
 
 export type SupervisionResult = Omit<OutcomeFacts, "runnerId" | "cancelRequested" | "cancelGraceMs">;
@@ -30,6 +33,12 @@ export class RunSupervisor implements ActiveRun {
   private killedAfterGrace = false;
 
   constructor(private readonly ctx: RunnerContext, private readonly input: SuperviseInput) {}
+
+  control(command: RuntimeControlCommandName): void {
+    const line = JSON.stringify({ command } satisfies RuntimeControlCommand);
+    const sent = this.process?.sendControl(line) ?? false;
+    this.ctx.log.info(`run=${this.input.runId} control ${command}: ${sent ? "sent to the runtime" : "not sent (the runtime is not running)"}`);
+  }
 
   requestStop(reason: StopReason): void {
     if (this.stopReason) return;
