@@ -6,7 +6,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../
 
 const nextConfig: NextConfig = {
   // Our workspace packages ship TypeScript source, so Next compiles them with the app.
-  transpilePackages: ["@troupe/contracts", "@troupe/db"],
+  transpilePackages: ["@troupe/contracts", "@troupe/db", "@troupe/dsl"],
   // Node-only libraries with native bits, workers or dynamic requires: load them from node_modules at run time.
   serverExternalPackages: ["pg", "bullmq", "ioredis", "@prisma/client", "@prisma/adapter-pg", "@prisma/driver-adapter-utils"],
   // npm workspaces hoist dependencies to the repo root; tell Next where the root is.

@@ -56,7 +56,18 @@ test("watch: zoom a chart, then open the transcripts and filter them", async ({ 
   // Every chart shows the zoomed range (fetched again from the server for that range).
   await expect.poll(() => points(page, "chart-reward")).toBe(to - from + 1);
   await expect.poll(() => points(page, "chart-loss")).toBe(to - from + 1);
+  // The zoom (and the chart options) live in the URL: a reload, or the link sent to a colleague,
+  // opens the same view.
+  await page.getByTestId("chart-log").check();
+  await expect(page).toHaveURL(new RegExp(`[?&]from=${from}&to=${to}`));
+  await expect(page).toHaveURL(/[?&]log=1/);
+  await page.reload();
+  await expect(page.getByTestId("chart-reward")).toHaveAttribute("data-zoom", `${from}-${to}`);
+  await expect(page.getByTestId("chart-log")).toBeChecked();
+  await expect.poll(() => points(page, "chart-reward")).toBe(to - from + 1);
+  await page.getByTestId("chart-log").uncheck();
   await page.getByTestId("zoom-reset").click();
+  await expect(page).not.toHaveURL(/from=/);
   await expect(reward).not.toHaveAttribute("data-zoom", /.*/);
   await expect.poll(() => points(page, "chart-reward")).toBe(60);
 

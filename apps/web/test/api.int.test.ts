@@ -390,7 +390,7 @@ describe("POST /datasets", () => {
     const csv = await upload(csvName, 'prompt,answer\r\n"say ""a"", then\nstop",a\r\nsay b,b\r\n', "text/csv");
     expect(csv.json).toMatchObject({ format: "csv", rowCount: 2, columns: ["prompt", "answer"] });
     const stored = await services.db.dataset.findFirstOrThrow({ where: { name: csvName } });
-    expect(Buffer.from(stored.content).toString("utf8")).toContain('"say ""a"", then');
+    expect(Buffer.from(stored.content!).toString("utf8")).toContain('"say ""a"", then');
   });
 
   it("names the line of the first malformed row and stores nothing", async () => {

@@ -57,6 +57,9 @@ describe("furthest status", () => {
     expect(furthest("running", "queued")).toBe("running");
     expect(furthest(undefined, "queued")).toBe("queued");
     expect(furthest("cancelled", "failed")).toBe("failed");
+    expect(furthest("paused", "running")).toBe("paused"); // the stream saw the pause before the row
+    expect(furthest("running", "paused")).toBe("running"); // ... and the resume
+    expect(furthest("running", "stopped")).toBe("stopped");
   });
 });
 

@@ -19,6 +19,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
           </Link>
           <nav>
             <Link href="/">Dashboard</Link>
+            <Link href="/designer">Designer</Link>
             <Link href="/runs">Runs</Link>
             <Link href="/settings/tokens">API tokens</Link>
           </nav>

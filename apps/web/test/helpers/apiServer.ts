@@ -29,6 +29,9 @@ const ROUTES: [RegExp, () => Promise<RouteModule>][] = [
   [/^\/api\/v1\/runs\/(?<id>[^/]+)\/metrics$/, () => import("../../src/app/api/v1/runs/[id]/metrics/route")],
   [/^\/api\/v1\/runs\/(?<id>[^/]+)\/episodes$/, () => import("../../src/app/api/v1/runs/[id]/episodes/route")],
   [/^\/api\/v1\/runs\/(?<id>[^/]+)\/cancel$/, () => import("../../src/app/api/v1/runs/[id]/cancel/route")],
+  [/^\/api\/v1\/runs\/(?<id>[^/]+)\/pause$/, () => import("../../src/app/api/v1/runs/[id]/pause/route")],
+  [/^\/api\/v1\/runs\/(?<id>[^/]+)\/resume$/, () => import("../../src/app/api/v1/runs/[id]/resume/route")],
+  [/^\/api\/v1\/runs\/(?<id>[^/]+)\/stop$/, () => import("../../src/app/api/v1/runs/[id]/stop/route")],
   [/^\/api\/v1\/datasets$/, () => import("../../src/app/api/v1/datasets/route")],
   [/^\/api\/v1\/(?<rest>.+)$/, () => import("../../src/app/api/v1/[...rest]/route")],
 ];

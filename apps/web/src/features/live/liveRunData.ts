@@ -30,10 +30,13 @@ export class LiveRunData {
   lastStatus: StatusEvent | null = null;
   /** Episodes or logs arrived since the last check (panels refetch). */
   episodesSeen = 0;
+  /** Bumped by every batch with a metric event: charts redraw on this, not on memory or episode events. */
+  metricVersion = 0;
 
   /** Applies events; returns true when something a chart or header shows changed. */
   apply(events: readonly RunEvent[]): boolean {
     let changed = false;
+    let metrics = false;
     for (const e of events) {
       if (e.type === "metric") {
         if (!this.stepTs.has(e.step)) this.stepTs.set(e.step, e.ts);
@@ -44,6 +47,7 @@ export class LiveRunData {
           series.set(e.step, value);
         }
         changed = true;
+        metrics = true;
       } else if (e.type === "memory") {
         this.memory.set(e.seq, {
           seq: e.seq,
@@ -65,6 +69,7 @@ export class LiveRunData {
         changed = true;
       }
     }
+    if (metrics) this.metricVersion += 1;
     return changed;
   }
 
@@ -112,15 +117,17 @@ export function mergeSeries(
   return bucketByStep(sorted, maxPoints);
 }
 
-const stage = (s: RunState) => (s === "queued" ? 0 : s === "running" ? 1 : 2);
+const stage = (s: RunState) => (s === "queued" ? 0 : s === "running" || s === "paused" ? 1 : 2);
 
 /**
- * The status further along (queued → running → an end state). The run row and the live stream don't
+ * The status further along (queued → running/paused → an end state). The run row and the live stream don't
  * move in lockstep, so the page shows whichever is ahead and its badge never steps back. Between two
  * end states the row (the database) wins.
  */
 export function furthest(live: RunState | undefined, stored: RunState | undefined): RunState | undefined {
   if (!live) return stored;
   if (!stored) return live;
+  // Pause and resume go back and forth within a live run: the stream has the newer of the two.
+  if (stage(live) === 1 && stage(stored) === 1) return live;
   return stage(live) > stage(stored) ? live : stored;
 }

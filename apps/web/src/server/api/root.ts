@@ -1,11 +1,17 @@
+import { datasetRouter } from "../../features/datasets/server/router";
+import { partsRouter } from "../../features/designer/server/partsRouter";
 import { experimentRouter } from "../../features/experiments/server/router";
+import { rewardRouter } from "../../features/rewards/server/router";
 import { runRouter } from "../../features/runs/server/router";
 import { tokenRouter } from "../../features/tokens/server/router";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
 /** One router per domain, merged here. */
 export const appRouter = createTRPCRouter({
+  dataset: datasetRouter,
   experiment: experimentRouter,
+  part: partsRouter,
+  reward: rewardRouter,
   run: runRouter,
   token: tokenRouter,
 });

@@ -4,7 +4,7 @@ import superjson from "superjson";
 import { ZodError } from "zod";
 import { fieldIssues, type FieldIssue } from "@troupe/contracts";
 import type { Db } from "../db";
-import type { RunQueue } from "../redis";
+import type { RewardTestClient, RunQueue } from "../redis";
 
 /** What every procedure gets: real services, passed in so tests can build a context of their own. */
 export interface TRPCContext {
@@ -12,6 +12,8 @@ export interface TRPCContext {
   /** Shared connection for short commands (stream appends, control messages). */
   redis: Redis;
   runQueue: RunQueue;
+  /** Reward tests (designer Test button); the process-wide client when absent. */
+  rewardTests?: RewardTestClient;
 }
 
 /**

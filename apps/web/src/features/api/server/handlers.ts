@@ -1,6 +1,7 @@
 import { RunSpec } from "@troupe/contracts";
 import { cancelRun } from "../../runs/server/cancel";
-import { decodeUtf8, mediaType, readBodyBytes } from "./body";
+import { controlRun, resumeFromCheckpoint } from "../../runs/server/control";
+import { mediaType, readBodyBytes } from "./body";
 import { formatFromMediaType, parseDataset, storeDataset } from "./datasets";
 import { listApiEpisodes } from "./episodes";
 import { apiRoute, jsonResponse } from "./handler";
@@ -9,7 +10,7 @@ import { loadApiMetrics, metricsToCsv } from "./metrics";
 import { operations } from "./operations";
 import { ApiError } from "./problem";
 import { listApiRuns, requireApiRun, waitForRun } from "./runs";
-import { DatasetOut, EpisodesOut, HealthOut, LaunchEnvelope, MetricsOut, RunCancelOut, RunListOut, RunWaitOut, RunWithSpecOut } from "./schemas";
+import { DatasetOut, EpisodesOut, HealthOut, LaunchEnvelope, MetricsOut, RunCancelOut, RunControlOut, RunListOut, RunWaitOut, RunWithSpecOut } from "./schemas";
 import { readSpecBody } from "./specBody";
 import { checkHealth } from "../../health/server/health";
 
@@ -85,6 +86,31 @@ export const cancelRunHandler = apiRoute(operations.cancelRun, async ({ ctx, par
   return jsonResponse(RunCancelOut, { run, outcome });
 });
 
+export const pauseRunHandler = apiRoute(operations.pauseRun, async ({ ctx, params }) => {
+  const { outcome } = await controlRun(ctx, params.id, "pause");
+  const { spec: _spec, ...run } = await requireApiRun(ctx.db, params.id);
+  return jsonResponse(RunControlOut, { run, outcome });
+});
+
+export const stopRunHandler = apiRoute(operations.stopRun, async ({ ctx, params }) => {
+  const { outcome } = await controlRun(ctx, params.id, "stop_after_step");
+  const { spec: _spec, ...run } = await requireApiRun(ctx.db, params.id);
+  return jsonResponse(RunControlOut, { run, outcome });
+});
+
+/** One verb for both kinds of resume: a paused run continues, an ended one restarts from its checkpoint. */
+export const resumeRunHandler = apiRoute(operations.resumeRun, async ({ ctx, params }) => {
+  const current = await requireApiRun(ctx.db, params.id);
+  if (current.status === "paused") {
+    const { outcome } = await controlRun(ctx, params.id, "resume");
+    const { spec: _spec, ...run } = await requireApiRun(ctx.db, params.id);
+    return jsonResponse(RunControlOut, { run, outcome });
+  }
+  const { outcome, fromStep } = await resumeFromCheckpoint(ctx, params.id);
+  const { spec: _spec, ...run } = await requireApiRun(ctx.db, params.id);
+  return jsonResponse(RunControlOut, { run, outcome, fromStep });
+});
+
 export const uploadDataset = apiRoute(operations.uploadDataset, async ({ request, ctx, query }) => {
   const type = mediaType(request);
   const format = query.format ?? formatFromMediaType(type);
@@ -92,10 +118,10 @@ export const uploadDataset = apiRoute(operations.uploadDataset, async ({ request
     throw new ApiError(
       415,
       "unsupportedMediaType",
-      `cannot tell the dataset format from Content-Type ${type ?? "(none)"}: send text/csv or application/jsonl, or pass ?format=jsonl|csv`,
+      `cannot tell the dataset format from Content-Type ${type ?? "(none)"}: send text/csv, application/jsonl or application/vnd.apache.parquet, or pass ?format=jsonl|csv|parquet`,
     );
   }
   const bytes = await readBodyBytes(request, operations.uploadDataset.body.maxBytes);
-  const parsed = parseDataset(format, decodeUtf8(bytes));
+  const parsed = await parseDataset(format, bytes);
   return jsonResponse(DatasetOut, await storeDataset(ctx.db, { name: query.name, format, bytes, parsed }), 201);
 });

@@ -13,6 +13,7 @@ import {
   MetricsOut,
   MetricsQuery,
   RunCancelOut,
+  RunControlOut,
   RunIdParams,
   RunListOut,
   RunListQuery,
@@ -155,7 +156,7 @@ export const operations = {
     tag: "runs",
     summary: "Long-poll until the run ends or the timeout passes",
     description:
-      `Answers as soon as the run is succeeded, failed or cancelled, or after \`timeout\` seconds (at most ${MAX_WAIT_SECONDS}), ` +
+      `Answers as soon as the run is succeeded, failed, cancelled or stopped, or after \`timeout\` seconds (at most ${MAX_WAIT_SECONDS}), ` +
       "whichever comes first; `done` and `timedOut` say which. The server polls the run's row twice a second " +
       "(one primary-key read), so the answer comes within about half a second of the end. Loop on `timedOut` to wait longer.",
     auth: true,
@@ -215,15 +216,67 @@ export const operations = {
     },
   }),
 
+  pauseRun: op({
+    operationId: "pauseRun",
+    method: "post",
+    path: "/runs/{id}/pause",
+    tag: "runs",
+    summary: "Pause a running run at its next step boundary",
+    description:
+      "The runtime finishes its current step, then waits; the run's status becomes `paused`. Nothing is lost: " +
+      "`/resume` continues with the next step. A run that is not running is a 409.",
+    auth: true,
+    pathParams: RunIdParams,
+    responses: {
+      200: { description: "Pause requested", schema: RunControlOut },
+      409: { description: "The run is not running, or no runner is listening" },
+    },
+  }),
+
+  resumeRun: op({
+    operationId: "resumeRun",
+    method: "post",
+    path: "/runs/{id}/resume",
+    tag: "runs",
+    summary: "Resume a paused run, or an ended one from its latest checkpoint",
+    description:
+      "A `paused` run continues with its next step (`outcome: requested`). A `stopped`, `failed` or `cancelled` run with a " +
+      "checkpoint is queued again as a new attempt that continues from its latest checkpoint (`outcome: requeued`); " +
+      "what the ended attempt stored for later steps is removed first, so no step has two values. Otherwise a 409 says why.",
+    auth: true,
+    pathParams: RunIdParams,
+    responses: {
+      200: { description: "Resume requested, or the run was queued to resume from a checkpoint", schema: RunControlOut },
+      409: { description: "The run cannot be resumed (running, queued, succeeded, or ended without a checkpoint)" },
+    },
+  }),
+
+  stopRun: op({
+    operationId: "stopRun",
+    method: "post",
+    path: "/runs/{id}/stop",
+    tag: "runs",
+    summary: "Stop a running or paused run after its current step, with a checkpoint",
+    description:
+      "The runtime finishes its current step, writes a checkpoint and ends with status `stopped` (not `cancelled`: " +
+      "nothing is thrown away; `/resume` continues it). A run that is not running or paused is a 409.",
+    auth: true,
+    pathParams: RunIdParams,
+    responses: {
+      200: { description: "Stop requested", schema: RunControlOut },
+      409: { description: "The run is not running or paused, or no runner is listening" },
+    },
+  }),
+
   uploadDataset: op({
     operationId: "uploadDataset",
     method: "post",
     path: "/datasets",
     tag: "datasets",
-    summary: "Upload a dataset (JSONL or CSV)",
+    summary: "Upload a dataset (JSONL, CSV or Parquet)",
     description:
       "The body is the file itself (`curl --data-binary @rows.jsonl`). JSONL: one JSON object per line (blank lines " +
-      "are skipped). CSV (RFC 4180): a header row, then rows with as many fields. The whole file is checked before " +
+      "are skipped). CSV (RFC 4180): a header row, then rows with as many fields. Parquet: any flat table. The whole file is checked before " +
       "anything is stored; the first malformed row is named by its line. Stored in one insert, so a failed upload " +
       `leaves nothing behind. Limit: ${MAX_DATASET_BYTES} bytes (10 MiB).`,
     auth: true,
@@ -235,6 +288,7 @@ export const operations = {
         "application/jsonl": { rawSchema: { type: "string" } },
         "application/x-ndjson": { rawSchema: { type: "string" } },
         "text/csv": { rawSchema: { type: "string" } },
+        "application/vnd.apache.parquet": { rawSchema: { type: "string", format: "binary" } },
       },
     },
     responses: {

@@ -55,7 +55,7 @@ export const RunOut = z
     id: z.string(),
     name: z.string(),
     status: RunState,
-    terminal: z.boolean().describe("True once the run has ended (succeeded, failed or cancelled)"),
+    terminal: z.boolean().describe("True once the run has ended (succeeded, failed, cancelled or stopped)"),
     source: z.enum(["ui", "api", "seed"]),
     experimentId: z.string().nullable(),
     experimentName: z.string().nullable(),
@@ -122,6 +122,17 @@ export const RunCancelOut = z
       .enum(["cancelled", "requested"])
       .describe("`cancelled`: it was still queued and is cancelled now; `requested`: the runner was asked to stop it"),
   });
+
+export const RunControlOut = z.object({
+  run: RunOut,
+  outcome: z
+    .enum(["requested", "requeued"])
+    .describe(
+      "`requested`: the runner was asked and the run changes state at its next step boundary (use `/wait` or poll); " +
+        "`requeued`: an ended run was queued again to resume from its latest checkpoint",
+    ),
+  fromStep: z.number().int().optional().describe("With `requeued`: the checkpoint step the new attempt continues after"),
+});
 
 // ---------- metrics ----------
 
@@ -199,8 +210,9 @@ export type EpisodesOut = z.infer<typeof EpisodesOut>;
 
 // ---------- datasets ----------
 
-export const MAX_DATASET_BYTES = 10 * 1024 * 1024;
-export const DatasetFormat = z.enum(["jsonl", "csv"]);
+/** One limit for every upload path (defined with the shared parser). */
+export { MAX_DATASET_BYTES } from "../../datasets/server/parseDataset";
+export const DatasetFormat = z.enum(["jsonl", "csv", "parquet"]);
 export const DatasetUploadQuery = z
   .object({
     name: z
@@ -208,7 +220,7 @@ export const DatasetUploadQuery = z
       .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/, "must be 1-100 letters, digits, _ . - (not starting with . or -)")
       .describe("Dataset name"),
     format: DatasetFormat.optional().describe(
-      "`jsonl` or `csv`; default: from Content-Type (`application/jsonl`, `application/x-ndjson`, `text/csv`)",
+      "`jsonl`, `csv` or `parquet`; default: from Content-Type (`application/jsonl`, `application/x-ndjson`, `text/csv`, `application/vnd.apache.parquet`)",
     ),
   })
   .strict();

@@ -25,7 +25,7 @@ function lineColumnAt(text: string, position: number): { line: number; column: n
   return { line, column: position - before.lastIndexOf("\n") };
 }
 
-function parseJson(text: string): ParsedBody {
+export function parseJson(text: string): ParsedBody {
   try {
     const value: unknown = JSON.parse(text);
     return { value, issues: (error) => error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })) };
@@ -49,7 +49,7 @@ function locate(doc: Document, lines: LineCounter, path: readonly PropertyKey[])
   return {};
 }
 
-function parseYaml(text: string): ParsedBody {
+export function parseYaml(text: string): ParsedBody {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
   const first = doc.errors[0];

@@ -2,14 +2,14 @@
 
 import { useQueries } from "@tanstack/react-query";
 import Link from "next/link";
-import { useState } from "react";
 import { StatusBadge } from "../../../components/StatusBadge";
 import { useTRPC } from "../../../trpc/react";
 import { LiveRunData } from "../../live/liveRunData";
-import { MetricChart, type ChartView } from "../../runs/components/charts/MetricChart";
+import { MetricChart } from "../../runs/components/charts/MetricChart";
 import { ChartToolbar } from "../../runs/components/RunCharts";
 import { metricSeries } from "../../runs/hooks/useRunCharts";
-import { BAND_OF, chartTestId, groupMetrics } from "../../runs/lib/metricGroups";
+import { useRunViewParams } from "../../runs/hooks/useRunViewParams";
+import { bandFor, chartTestId, groupMetrics } from "../../runs/lib/metricGroups";
 import { SpecDiffTable } from "./SpecDiffTable";
 import { SameRowTranscripts } from "./SameRowTranscripts";
 
@@ -17,12 +17,13 @@ import { SameRowTranscripts } from "./SameRowTranscripts";
 export const RUN_COLOURS = ["#2456c7", "#c2410c", "#15803d", "#7e22ce", "#0e7490", "#b91c1c", "#a16207", "#be185d", "#4d7c0f", "#334155"];
 
 const NO_LIVE = new LiveRunData();
+const COMPARE_TABS = ["charts"] as const;
 
 /** 2–10 runs side by side: overlaid charts, the spec diff, the same dataset row's transcripts. */
 export function ComparePage({ ids }: { ids: string[] }) {
   const trpc = useTRPC();
-  const [view, setView] = useState<ChartView>({ x: "step", log: false, smoothing: 0 });
-  const [zoom, setZoom] = useState<{ from: number; to: number } | null>(null);
+  // Chart options and zoom live in the URL, as on the run page (a comparison link opens the same view).
+  const { view, setView, zoom, setZoom } = useRunViewParams(COMPARE_TABS);
   const runs = useQueries({ queries: ids.map((runId) => trpc.run.byId.queryOptions({ runId }, { retry: false })) });
   const names = useQueries({ queries: ids.map((runId) => trpc.run.metricNames.queryOptions({ runId }, { retry: false })) });
   const nameLists = names.map((n) => [...new Set((n.data?.series ?? []).map((s) => s.name))].sort());
@@ -42,7 +43,7 @@ export function ComparePage({ ids }: { ids: string[] }) {
   if (failed) return <div className="form-error">Could not load a run: {failed.error?.message}</div>;
   if (runs.some((r) => r.isPending)) return <p className="muted">Loading runs…</p>;
   const details = runs.map((r) => r.data!);
-  const allNames = [...new Set(nameLists.flat())];
+  const allNames = new Set(nameLists.flat());
   // Runs often share a name (re-runs): then the id's tail tells them apart in legends.
   const sameNames = new Set(details.map((d) => d.name)).size < details.length;
   const runLabel = (d: { id: string; name: string }) => (sameNames ? `${d.name} #${d.id.slice(-5)}` : d.name);
@@ -68,11 +69,12 @@ export function ComparePage({ ids }: { ids: string[] }) {
           <h3 className="group-title">{g.title}</h3>
           <div className="charts">
             {g.names.map((name) => {
-              const band = Object.entries(BAND_OF).find(([, of]) => of === name)?.[0];
+              const band = bandFor(name, allNames);
               const series = details.flatMap((d, i) =>
                 metricSeries(name, metrics[i]!.data?.series, NO_LIVE, band, true).map((s, j, all) => ({
                   ...s,
-                  label: all.length > 1 || s.actor ? `${runLabel(d)} · ${s.actor || name}` : runLabel(d),
+                  // The actor is named only where a run has several in this chart.
+                  label: all.length > 1 ? `${runLabel(d)} · ${s.actor || name}` : runLabel(d),
                   colour: RUN_COLOURS[i]!,
                   dashed: j % 2 === 1,
                 })),

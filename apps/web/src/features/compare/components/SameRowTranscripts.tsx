@@ -1,6 +1,6 @@
 "use client";
 
-import { useQueries } from "@tanstack/react-query";
+import { useQueries, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
 import { useTRPC } from "../../../trpc/react";
@@ -10,11 +10,15 @@ import { specNames } from "../../runs/lib/specNames";
 /** The same dataset row (prompt) in each run, side by side: its latest transcript per run, at a step or the newest. */
 export function SameRowTranscripts({ runs }: { runs: { id: string; name: string; colour: string; spec: unknown }[] }) {
   const trpc = useTRPC();
-  const [row, setRow] = useState(0);
+  const [chosenRow, setRow] = useState<number | null>(null);
   const [step, setStep] = useState<number | undefined>(undefined);
+  // Until a row is chosen, show the prompt of the first run's newest transcript (row 0 may not exist).
+  const newest = useQuery(trpc.run.transcripts.queryOptions({ runId: runs[0]!.id, limit: 1 }, { enabled: chosenRow === null }));
+  const row = chosenRow ?? newest.data?.items[0]?.datasetRow ?? 0;
+  const ready = chosenRow !== null || !newest.isPending;
   const results = useQueries({
     queries: runs.map((r) =>
-      trpc.run.transcripts.queryOptions({ runId: r.id, datasetRow: row, limit: 1, ...(step !== undefined ? { step } : {}) }),
+      trpc.run.transcripts.queryOptions({ runId: r.id, datasetRow: row, limit: 1, ...(step !== undefined ? { step } : {}) }, { enabled: ready }),
     ),
   });
   return (
@@ -36,7 +40,7 @@ export function SameRowTranscripts({ runs }: { runs: { id: string; name: string;
           return (
             <div key={r.id} style={{ borderTop: `3px solid ${r.colour}`, paddingTop: "0.4rem" }}>
               <div style={{ marginBottom: "0.3rem" }}>
-                <Link href={`/runs/${r.id}`}>{r.name}</Link>
+                <Link href={`/runs/${r.id}?tab=transcripts`}>{r.name}</Link>
               </div>
               {episode ? (
                 <TranscriptView episode={episode} actors={specNames(r.spec).actors} />

@@ -34,6 +34,9 @@ export function ExperimentPage({ experimentId }: { experimentId: string }) {
         <div className="run-title">
           <h1>{e.name}</h1>
           {e.isDemo && <span className="badge badge-demo">demo</span>}
+          <Link href={`/designer/experiments/${e.id}`} className="small" data-testid="experiment-compose">
+            Edit in the composer
+          </Link>
         </div>
         {e.description && <p className="muted">{e.description}</p>}
         {e.specError && <div className="form-error">This experiment&apos;s spec does not validate: {e.specError}</div>}

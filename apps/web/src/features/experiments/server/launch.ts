@@ -4,7 +4,7 @@ import { badRequest, type TRPCContext } from "../../../server/api/trpc";
 import { createQueuedRun } from "../../runs/server/createRun";
 import type { LaunchOverrides } from "./schemas";
 
-type LaunchArgs = { experimentId: string; overrides: LaunchOverrides; priority: number };
+type LaunchArgs = { experimentId: string; overrides: LaunchOverrides; priority: number; gpus?: number };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -37,6 +37,7 @@ export async function launchRun(ctx: TRPCContext, args: LaunchArgs): Promise<{ r
     spec: parsed.data,
     experimentId: experiment.id,
     priority: args.priority,
+    ...(args.gpus !== undefined ? { gpus: args.gpus } : {}),
     source: "ui",
     message: "queued from the web UI",
   });

@@ -1,5 +1,15 @@
 import { TRPCError } from "@trpc/server";
 import { createTRPCRouter, publicProcedure } from "../../../server/api/trpc";
+import { createExperiment, experimentFromRun, importSpecText, saveExperiment } from "./composer";
+import {
+  ExperimentCreateInput,
+  ExperimentFromRunInput,
+  ExperimentIdOutput,
+  ExperimentSaveInput,
+  ExperimentSaveOutput,
+  ImportedSpec,
+  ImportSpecInput,
+} from "./composerSchemas";
 import { launchRun } from "./launch";
 import {
   ExperimentByIdInput,
@@ -56,6 +66,30 @@ export const experimentRouter = createTRPCRouter({
         ...summarizeSpec(e.spec),
       };
     }),
+
+  /** A new experiment from a draft spec (saved as is; validated live in the composer and at launch). */
+  create: publicProcedure
+    .input(ExperimentCreateInput)
+    .output(ExperimentIdOutput)
+    .mutation(({ ctx, input }) => createExperiment(ctx.db, input.spec)),
+
+  /** Save the composer's draft; the experiment's name follows `spec.name`. */
+  save: publicProcedure
+    .input(ExperimentSaveInput)
+    .output(ExperimentSaveOutput)
+    .mutation(({ ctx, input }) => saveExperiment(ctx.db, input.id, input.spec)),
+
+  /** A new experiment holding an earlier run's frozen spec, to change one thing and launch again. */
+  fromRun: publicProcedure
+    .input(ExperimentFromRunInput)
+    .output(ExperimentIdOutput)
+    .mutation(({ ctx, input }) => experimentFromRun(ctx.db, input.runId)),
+
+  /** Parse a YAML or JSON spec (the REST API's parser): syntax errors and RunSpec issues with line and column. */
+  importSpec: publicProcedure
+    .input(ImportSpecInput)
+    .output(ImportedSpec)
+    .mutation(({ input }) => importSpecText(input.text, input.format)),
 
   /** Validate the experiment's spec with the overrides applied, create the run and enqueue it. */
   launch: publicProcedure

@@ -57,6 +57,8 @@ export const LaunchInput = z
     experimentId: z.string().min(1),
     overrides: LaunchOverrides.default({}),
     priority: RunPriority.default(0),
+    /** GPUs the run claims; the distinct GPUs of its actors' placement when absent. */
+    gpus: z.number().int().min(0).max(1024).optional(),
   })
   .strict();
 export type LaunchInput = z.input<typeof LaunchInput>;

@@ -16,7 +16,9 @@ export interface UseRunEventsOptions {
 
 const REOPEN_DELAY_MS = 3000;
 // Timers rather than animation frames: frames pause in background tabs, and events should not pile up.
-const BATCH_MS = 100;
+// One frame: a backfill burst arrives within a few ms and still renders once, while a live point
+// waits at most 16 ms here (it was 100 ms, the largest part of the store → chart latency).
+const BATCH_MS = 16;
 
 /**
  * Follows a run's live events over SSE (`/api/runs/:id/events`). The browser resumes by itself

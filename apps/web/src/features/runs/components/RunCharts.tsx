@@ -1,10 +1,10 @@
 "use client";
 
-import { useRef } from "react";
+import { memo, useRef } from "react";
 import type { LiveRunData } from "../../live/liveRunData";
 import { useElementWidth } from "../hooks/useElementWidth";
 import { metricSeries } from "../hooks/useRunCharts";
-import { BAND_OF, chartTestId, groupMetrics } from "../lib/metricGroups";
+import { bandFor, chartTestId, groupMetrics } from "../lib/metricGroups";
 import { actorColour } from "../lib/specNames";
 import type { MetricSeries } from "../server/schemas";
 import { MetricChart, type ChartView } from "./charts/MetricChart";
@@ -66,11 +66,11 @@ export function ChartToolbar(props: {
   );
 }
 
-/** Every metric the run reports, grouped, one line per actor. */
-export function RunCharts(props: {
+interface RunChartsProps {
   names: string[];
   history: MetricSeries[] | undefined;
   live: LiveRunData;
+  /** `live.metricVersion`: `live` is mutated in place, this number says its metrics changed. */
   version: number;
   actors: string[];
   view: ChartView;
@@ -78,7 +78,28 @@ export function RunCharts(props: {
   zoom: { from: number; to: number } | null;
   onZoom: (from: number, to: number) => void;
   onWidth: (w: number) => void;
-}) {
+}
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * Every metric the run reports, grouped, one line per actor. Redrawn only when what it draws changes:
+ * memory and episode events arrive between metric events and would otherwise redraw every chart,
+ * delaying the next live point. (The callbacks only set state, so a stale one does the same thing.)
+ */
+export const RunCharts = memo(
+  RunChartsGrid,
+  (a, b) =>
+    a.version === b.version &&
+    a.history === b.history &&
+    a.view === b.view &&
+    a.zoom === b.zoom &&
+    a.t0 === b.t0 &&
+    sameList(a.names, b.names) &&
+    sameList(a.actors, b.actors),
+);
+
+function RunChartsGrid(props: RunChartsProps) {
   const gridRef = useRef<HTMLDivElement>(null);
   const width = useElementWidth(gridRef, 40);
   const reported = useRef<number | null>(null);
@@ -87,7 +108,8 @@ export function RunCharts(props: {
     queueMicrotask(() => props.onWidth(chartWidth(width)));
   }
   // Reward and loss charts are always there (empty until the first step), so the page keeps its shape.
-  const groups = groupMetrics(["reward/mean", "loss", ...props.names]);
+  const all = new Set(["reward/mean", "loss", ...props.names]);
+  const groups = groupMetrics(all);
   return (
     <div ref={gridRef}>
       {groups.map((g) => (
@@ -95,7 +117,7 @@ export function RunCharts(props: {
           <h3 className="group-title">{g.title}</h3>
           <div className="charts">
             {g.names.map((name) => {
-              const band = Object.entries(BAND_OF).find(([, of]) => of === name)?.[0];
+              const band = bandFor(name, all);
               const series = metricSeries(name, props.history, props.live, band, props.zoom !== null);
               return (
                 <MetricChart

@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import type { RunState } from "@troupe/contracts";
+import { isTerminal, type RunState } from "@troupe/contracts";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { StatusBadge } from "../../../components/StatusBadge";
@@ -10,6 +10,8 @@ import { useNow } from "../../../lib/useNow";
 import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import type { RunDetail } from "../server/schemas";
+import { CloneRunButton } from "../../experiments/components/CloneRunButton";
+import { RunControls } from "./control/RunControls";
 
 export function RunHeader({
   run,
@@ -33,11 +35,11 @@ export function RunHeader({
   );
   const router = useRouter();
   const rerun = useMutation(trpc.run.rerun.mutationOptions({ onSuccess: ({ runId }) => router.push(`/runs/${runId}`) }));
-  const cancellable = status === "queued" || status === "running";
+  const cancellable = status === "queued" || status === "running" || status === "paused";
   const liveIsNewer = latest !== undefined && latest.step >= (run.lastStep ?? 0);
   const step = liveIsNewer ? latest.step : (run.lastStep ?? 0);
   const lastReward = liveIsNewer ? latest.value : run.lastReward;
-  const cancelRequested = status === "running" && run.cancelRequestedAt !== null;
+  const cancelRequested = (status === "running" || status === "paused") && run.cancelRequestedAt !== null;
 
   return (
     <header className="run-header">
@@ -45,7 +47,7 @@ export function RunHeader({
         <div className="run-title">
           <h1>{run.name}</h1>
           <StatusBadge status={status} testId="run-status" />
-          {!(status === "succeeded" || status === "failed" || status === "cancelled") && (
+          {!isTerminal(status) && (
             <span className={`live-dot${connected ? " on" : ""}`} title="live updates">
               {connected ? "live" : "connecting"}
             </span>
@@ -103,6 +105,8 @@ export function RunHeader({
         <button type="button" className="secondary" onClick={() => rerun.mutate({ runId: run.id })} disabled={rerun.isPending} data-testid="run-rerun" title="A new run with this run's frozen spec">
           {rerun.isPending ? "Queuing…" : "Re-run"}
         </button>
+        <CloneRunButton runId={run.id} />
+        <RunControls runId={run.id} status={status} storedStatus={run.status} />
         <button
           type="button"
           className="danger"

@@ -4,26 +4,25 @@ import Link from "next/link";
 import { useState } from "react";
 import { errorMessage } from "../../../trpc/errors";
 import { useRunLive } from "../hooks/useRunLive";
+import { useRunViewParams } from "../hooks/useRunViewParams";
 import { specNames } from "../lib/specNames";
-import type { ChartView } from "./charts/MetricChart";
 import { LogsTab } from "./LogsTab";
 import { MemoryPanel } from "./MemoryPanel";
 import { RunErrorPanel } from "./RunErrorPanel";
 import { ChartToolbar, RunCharts } from "./RunCharts";
+import { CheckpointsPanel } from "./control/CheckpointsPanel";
 import { RunHeader } from "./RunHeader";
 import { SpecPanel } from "./SpecPanel";
 import { TranscriptBrowser } from "./TranscriptBrowser";
 
-const TABS = ["charts", "transcripts", "logs", "spec"] as const;
-type Tab = (typeof TABS)[number];
+const TABS = ["charts", "transcripts", "logs", "checkpoints", "spec"] as const;
 
 export function RunPage({ runId }: { runId: string }) {
-  const [tab, setTab] = useState<Tab>("charts");
-  const [view, setView] = useState<ChartView>({ x: "step", log: false, smoothing: 0 });
-  const [zoom, setZoom] = useState<{ from: number; to: number } | null>(null);
-  const [maxPoints, setMaxPoints] = useState(1000);
+  // Tab, chart view and zoom live in the URL (shareable, kept on reload).
+  const { tab, setTab, view, setView, zoom, setZoom } = useRunViewParams(TABS);
+  const [maxPoints, setMaxPoints] = useState<number | null>(null);
   const { run, status, ended, connected, charts, live, version, names, metrics, memorySeries, episodesSeen, historyError } = useRunLive(runId, {
-    maxPoints: Math.min(4000, Math.max(100, maxPoints)),
+    maxPoints: maxPoints === null ? null : Math.min(4000, Math.max(100, maxPoints)),
     zoom,
   });
 
@@ -66,7 +65,7 @@ export function RunPage({ runId }: { runId: string }) {
           names={names}
           history={metrics}
           live={live}
-          version={version}
+          version={live.metricVersion}
           actors={actors}
           view={view}
           t0={t0}
@@ -79,6 +78,7 @@ export function RunPage({ runId }: { runId: string }) {
       </div>
       {tab === "transcripts" && <TranscriptBrowser runId={runId} actors={actors} environments={environments} live={!ended} episodesSeen={episodesSeen} />}
       {tab === "logs" && <LogsTab runId={runId} ended={ended} />}
+      {tab === "checkpoints" && <CheckpointsPanel runId={runId} live={!ended} />}
       {tab === "spec" && <SpecPanel spec={data.spec} open />}
     </>
   );

@@ -10,23 +10,35 @@ import { formatMetric, formatMiB, formatRelative, runDuration } from "../../../l
 import { useNow } from "../../../lib/useNow";
 import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
-import { RUN_SORTS } from "../server/table";
+import { KEY_METRICS, RUN_SORTS } from "../server/table";
 
 const COLUMNS = ["status", "run", "experiment", "source", "tags", "created", "duration", "step", "reward", "loss", "kl", "memory"] as const;
 type Column = (typeof COLUMNS)[number];
 const DEFAULT_COLUMNS: Column[] = ["status", "run", "experiment", "source", "tags", "created", "duration", "step", "reward", "loss", "memory"];
-const SORT_OF: Partial<Record<Column, (typeof RUN_SORTS)[number]>> = { status: "status", run: "name", created: "createdAt", step: "lastStep", duration: "startedAt" };
+const SORT_OF: Partial<Record<Column, (typeof RUN_SORTS)[number]>> = {
+  status: "status",
+  run: "name",
+  created: "createdAt",
+  step: "lastStep",
+  duration: "startedAt",
+  reward: "reward/mean",
+  loss: "loss",
+  kl: "kl",
+};
+const METRIC_SORTS = new Set<string>(KEY_METRICS);
 const PAGE_SIZE = 50;
 
 /** Per-actor values of one metric, compact: "alice 0.41 · bob 0.12". */
-function perActor(values: Record<string, number> | undefined) {
+function perActor(values: Record<string, number> | undefined, sortedBy?: string) {
   if (!values) return <span className="muted">—</span>;
   const entries = Object.entries(values);
+  // The value the table is sorted by (the chosen actor's, else the first) is bold.
+  const strong = sortedBy === undefined ? undefined : sortedBy || entries[0]?.[0];
   return entries.map(([actor, v], i) => (
     <span key={actor} title={actor || undefined}>
       {i > 0 && " · "}
       {entries.length > 1 && <span className="muted">{actor} </span>}
-      {formatMetric(v)}
+      {actor === strong ? <b>{formatMetric(v)}</b> : formatMetric(v)}
     </span>
   ));
 }
@@ -65,6 +77,7 @@ export function RunsExplorer() {
     pageSize: PAGE_SIZE,
     sort,
     dir,
+    ...(METRIC_SORTS.has(sort) && get("actor") ? { sortActor: get("actor") } : {}),
     ...(status.length ? { status } : {}),
     ...(get("tag") ? { tag: get("tag") } : {}),
     ...(get("experiment") ? { experimentId: get("experiment") } : {}),
@@ -84,6 +97,12 @@ export function RunsExplorer() {
     setParams({ sort: field, dir: sort === field && dir === "desc" ? "asc" : "desc" });
   };
   const arrow = (c: Column) => (SORT_OF[c] === sort ? (dir === "desc" ? " ↓" : " ↑") : "");
+  // Actors whose metrics the page shows: a metric column sorts by one of them (or by each run's first).
+  const metricActors = [
+    ...new Set([...(table.data?.items ?? []).flatMap((r) => Object.values(r.keyMetrics).flatMap((v) => Object.keys(v))), ...(get("actor") ? [get("actor")!] : [])]),
+  ]
+    .filter(Boolean)
+    .sort();
   const pages = table.data ? Math.max(1, Math.ceil(table.data.total / PAGE_SIZE)) : 1;
 
   return (
@@ -135,6 +154,19 @@ export function RunsExplorer() {
             <option value="seed">seed</option>
           </select>
         </label>
+        {METRIC_SORTS.has(sort) && (
+          <label title="A metric column sorts by this actor's latest value">
+            Sort by actor
+            <select value={get("actor") ?? ""} onChange={(e) => setParams({ actor: e.target.value || undefined })} data-testid="runs-sort-actor">
+              <option value="">first of each run</option>
+              {metricActors.map((a) => (
+                <option key={a} value={a}>
+                  {a}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         <details>
           <summary className="small">Columns</summary>
           <div className="panel" style={{ position: "absolute", zIndex: 5, display: "grid", gap: "0.2rem" }}>
@@ -162,7 +194,9 @@ export function RunsExplorer() {
       </div>
       {table.isError && <div className="form-error">Could not load runs: {errorMessage(table.error)}</div>}
       {(cancel.error ?? rerun.error) && <div className="form-error">{errorMessage((cancel.error ?? rerun.error)!)}</div>}
-      <table className="table" data-testid="runs-table">
+      {/* Many columns scroll sideways rather than squeezing every row onto several lines. */}
+      <div className="table-scroll">
+      <table className="table runs-table" data-testid="runs-table">
         <thead>
           <tr>
             <th />
@@ -187,7 +221,7 @@ export function RunsExplorer() {
                 </td>
               )}
               {show("run") && (
-                <td>
+                <td className="run-name">
                   <Link href={`/runs/${r.id}`}>{r.name}</Link>
                   <div className="muted small">
                     <code>{r.id}</code>
@@ -215,9 +249,9 @@ export function RunsExplorer() {
                   {r.totalSteps !== null && <span className="muted"> / {r.totalSteps}</span>}
                 </td>
               )}
-              {show("reward") && <td className="num">{perActor(r.keyMetrics["reward/mean"])}</td>}
-              {show("loss") && <td className="num">{perActor(r.keyMetrics.loss)}</td>}
-              {show("kl") && <td className="num">{perActor(r.keyMetrics.kl)}</td>}
+              {show("reward") && <td className="num">{perActor(r.keyMetrics["reward/mean"], sort === "reward/mean" ? (get("actor") ?? "") : undefined)}</td>}
+              {show("loss") && <td className="num">{perActor(r.keyMetrics.loss, sort === "loss" ? (get("actor") ?? "") : undefined)}</td>}
+              {show("kl") && <td className="num">{perActor(r.keyMetrics.kl, sort === "kl" ? (get("actor") ?? "") : undefined)}</td>}
               {show("memory") && (
                 <td className="num">
                   {r.peakDeviceBytes !== null ? formatMiB(r.peakDeviceBytes) : r.peakRssBytes !== null ? `${formatMiB(r.peakRssBytes)} RSS` : "—"}
@@ -227,7 +261,7 @@ export function RunsExplorer() {
                 <button type="button" className="secondary" onClick={() => rerun.mutate({ runId: r.id })} title="Re-run with the same frozen spec">
                   Re-run
                 </button>{" "}
-                {(r.status === "queued" || r.status === "running") && (
+                {(r.status === "queued" || r.status === "running" || r.status === "paused") && (
                   <button type="button" className="danger" onClick={() => cancel.mutate({ runId: r.id })}>
                     Cancel
                   </button>
@@ -237,6 +271,7 @@ export function RunsExplorer() {
           ))}
         </tbody>
       </table>
+      </div>
       <div className="pager">
         <span className="muted" data-testid="runs-total">
           {table.data ? `${table.data.total} runs` : "…"}

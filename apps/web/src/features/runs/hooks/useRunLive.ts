@@ -10,7 +10,9 @@ import { useRunCharts } from "./useRunCharts";
 
 /** What the charts ask the server for: points per series (the chart's width) and an optional zoom. */
 export interface SeriesRequest {
-  maxPoints: number;
+  /** Null until the chart width is measured: the series are fetched once, at that width (on a long run a
+   *  fetch at a guessed width costs as much as the real one). */
+  maxPoints: number | null;
   zoom: { from: number; to: number } | null;
 }
 
@@ -55,12 +57,12 @@ export function useRunLive(runId: string, request: SeriesRequest = { maxPoints: 
       {
         runId,
         names: storedNames.length > 0 ? storedNames.slice(0, 64) : ["reward/mean"],
-        maxPoints: request.maxPoints,
+        maxPoints: request.maxPoints ?? 1000,
         withTime: true,
         ...(request.zoom ? { fromStep: request.zoom.from, toStep: request.zoom.to } : {}),
       },
       // A new width or zoom keeps the old points on screen until the new ones arrive.
-      { ...historyOptions, enabled: historyReady && names.isSuccess, placeholderData: (prev) => prev },
+      { ...historyOptions, enabled: historyReady && names.isSuccess && request.maxPoints !== null, placeholderData: (prev) => prev },
     ),
   );
   const memory = useQuery(trpc.run.memory.queryOptions({ runId }, historyOptions));

@@ -8,24 +8,61 @@ export interface MetricGroup {
   names: string[];
 }
 
+/** `name` itself or a sub-metric of it (`completion_len` holds `completion_len/max`). */
+const under = (name: string, base: string) => name === base || name.startsWith(`${base}/`);
+const anyOf = (bases: string[]) => (n: string) => bases.some((b) => under(n, b));
+
 const GROUPS: { title: string; match: (name: string) => boolean }[] = [
-  { title: "Reward", match: (n) => n.startsWith("reward/") || n.startsWith("advantage/") },
-  { title: "Policy", match: (n) => ["loss", "kl", "clip_frac", "entropy", "logprob_gap", "truncation_rate"].includes(n) },
-  { title: "Optimiser", match: (n) => ["grad_norm", "lr"].includes(n) },
-  { title: "Throughput", match: (n) => ["completion_len", "tokens_per_s", "step_time_s"].includes(n) },
+  { title: "Reward", match: anyOf(["reward", "advantage"]) },
+  { title: "Policy", match: anyOf(["loss", "kl", "clip_frac", "entropy", "logprob_gap", "truncation_rate"]) },
+  { title: "Optimiser", match: anyOf(["grad_norm", "lr"]) },
+  { title: "Throughput", match: anyOf(["completion_len", "tokens_per_s", "step_time_s"]) },
+  { title: "Group filtering", match: anyOf(["kept_groups", "dropped_groups", "resampled_groups"]) },
+  { title: "Eval", match: anyOf(["eval"]) },
 ];
 
-/** Names drawn as a band of another chart, not on their own. */
-export const BAND_OF: Record<string, string> = { "reward/std": "reward/mean" };
-const ORDER = ["reward/mean", "advantage/mean", "loss", "kl", "clip_frac", "entropy", "logprob_gap", "grad_norm", "lr", "completion_len", "tokens_per_s", "step_time_s"];
+const ORDER = [
+  "reward/mean",
+  "advantage/mean",
+  "loss",
+  "kl",
+  "clip_frac",
+  "entropy",
+  "logprob_gap",
+  "truncation_rate",
+  "grad_norm",
+  "lr",
+  "completion_len",
+  "tokens_per_s",
+  "step_time_s",
+];
 const rank = (n: string) => {
   const i = ORDER.indexOf(n);
   return i === -1 ? ORDER.length : i;
 };
 
+/**
+ * The chart a `…/std` series is drawn on as a ± band: `reward/std` → `reward/mean`,
+ * `reward/correct/std` → `reward/correct`, `advantage/std` → `advantage/mean`. Null when it is not
+ * a std or its chart is not among `names` (then it gets a chart of its own).
+ */
+export function bandTarget(name: string, names: ReadonlySet<string>): string | null {
+  if (!name.endsWith("/std")) return null;
+  const base = name.slice(0, -"/std".length);
+  for (const target of [`${base}/mean`, base]) if (target !== name && names.has(target)) return target;
+  return null;
+}
+
+/** The `…/std` series drawn as the band of chart `name`, if the run reports one. */
+export function bandFor(name: string, names: ReadonlySet<string>): string | undefined {
+  const base = name.endsWith("/mean") ? name.slice(0, -"/mean".length) : name;
+  const std = `${base}/std`;
+  return names.has(std) && bandTarget(std, names) === name ? std : undefined;
+}
+
 export function groupMetrics(names: Iterable<string>): MetricGroup[] {
-  const bandNames = new Set(Object.keys(BAND_OF));
-  const unique = [...new Set(names)].filter((n) => !bandNames.has(n) || !new Set(names).has(BAND_OF[n]!));
+  const all = new Set(names);
+  const unique = [...all].filter((n) => bandTarget(n, all) === null);
   const groups = [...GROUPS.map((g) => ({ title: g.title, names: [] as string[] })), { title: "Other", names: [] as string[] }];
   for (const n of unique) {
     const i = GROUPS.findIndex((g) => g.match(n));

@@ -35,18 +35,19 @@ export async function cancelRun(ctx: TRPCContext, runId: string): Promise<Cancel
   }
 
   const requested = await ctx.db.run.updateMany({
-    where: { id: runId, status: "running" },
+    where: { id: runId, status: { in: ["running", "paused"] } },
     data: { cancelRequestedAt: new Date() },
   });
   if (requested.count === 1) {
     const message: RunControlMessage = { runId, action: "cancel" };
     await ctx.redis.publish(RUN_CONTROL_CHANNEL, JSON.stringify(message));
-    return { status: "running", outcome: "requested" };
+    const current = await ctx.db.run.findUnique({ where: { id: runId }, select: { status: true } });
+    return { status: current?.status ?? "running", outcome: "requested" };
   }
 
   const now = await ctx.db.run.findUnique({ where: { id: runId }, select: { status: true } });
   throw new TRPCError({
     code: "PRECONDITION_FAILED",
-    message: `run ${runId} already ended (${now?.status ?? "unknown"}); only queued or running runs can be cancelled`,
+    message: `run ${runId} already ended (${now?.status ?? "unknown"}); only queued, running or paused runs can be cancelled`,
   });
 }

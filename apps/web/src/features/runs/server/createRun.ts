@@ -1,7 +1,9 @@
 import { TRPCError } from "@trpc/server";
+import { badRequest } from "../../../server/api/trpc";
 import { QUEUES, type RunJob, type RunSpec, type StatusEvent } from "@troupe/contracts";
 import { appendToStream, transitionRun } from "@troupe/db";
 import type { TRPCContext } from "../../../server/api/trpc";
+import { assertStoredDatasetsExist } from "../../datasets/server/storedDatasets";
 
 /** BullMQ runs priority 1 first; ours is "higher is sooner", 0..100. */
 export const queuePriority = (priority: number) => 101 - priority;
@@ -11,16 +13,44 @@ export const gpusFor = (spec: RunSpec) =>
   spec.trainer.device === "cpu" ? 0 : new Set(spec.actors.flatMap((a) => a.placement.gpus)).size;
 
 /**
+ * The GPUs a run claims: what its placement needs, or more when the launcher asks (e.g. to keep a
+ * whole node for it). Fewer than the placement uses, or any on a CPU run, is refused at `gpus`.
+ */
+export function claimedGpus(spec: RunSpec, requested: number | undefined): number {
+  const needed = gpusFor(spec);
+  if (requested === undefined) return needed;
+  if (spec.trainer.device === "cpu" && requested > 0) {
+    throw badRequest([{ path: "gpus", message: "this run trains on the CPU (trainer.device is cpu): it claims no GPUs" }], "invalid launch");
+  }
+  if (requested < needed) {
+    throw badRequest(
+      [{ path: "gpus", message: `the actors are placed on ${needed} distinct GPUs (actors.*.placement.gpus): ask for at least ${needed}` }],
+      "invalid launch",
+    );
+  }
+  return requested;
+}
+
+/**
  * Store a run with a frozen, already validated spec and its seq-1 `queued` event (one transaction),
  * append the event to the run's stream and enqueue the job; a failed enqueue fails the run visibly.
  * The one path every launch takes: the UI's launch, a re-run and the REST API.
  */
 export async function createQueuedRun(
   ctx: TRPCContext,
-  args: { spec: RunSpec; experimentId: string | null; priority: number; source: "ui" | "api"; message: string },
+  args: {
+    spec: RunSpec;
+    experimentId: string | null;
+    priority: number;
+    source: "ui" | "api";
+    message: string;
+    /** GPUs to claim; the placement's count when absent (see claimedGpus). */
+    gpus?: number;
+  },
 ): Promise<{ runId: string }> {
   const { spec } = args;
-  const gpus = gpusFor(spec);
+  const gpus = claimedGpus(spec, args.gpus);
+  await assertStoredDatasetsExist(ctx.db, spec);
   const queued: StatusEvent = { seq: 1, ts: Date.now(), type: "status", state: "queued", message: args.message };
   const run = await ctx.db.run.create({
     data: {

@@ -5,6 +5,15 @@ import { createTRPCRouter, publicProcedure } from "../../../server/api/trpc";
 import type { Db } from "../../../server/db";
 import { cancelRun } from "./cancel";
 import {
+  controlRun,
+  listCheckpoints,
+  resumeFromCheckpoint,
+  RunCheckpointsOutput,
+  RunControlInput,
+  RunControlOutput,
+  RunResumeOutput,
+} from "./control";
+import {
   RunCancelOutput,
   RunDetail,
   RunEpisodesInput,
@@ -98,6 +107,26 @@ export const runRouter = createTRPCRouter({
     .input(RunIdInput)
     .output(RunCancelOutput)
     .mutation(({ ctx, input }) => cancelRun(ctx, input.runId)),
+
+  /** Pause, resume or stop-after-step a live run (acts at its next step boundary). */
+  control: publicProcedure
+    .input(RunControlInput)
+    .output(RunControlOutput)
+    .mutation(({ ctx, input }) => controlRun(ctx, input.runId, input.action)),
+
+  /** A failed, cancelled or stopped run continues from its latest checkpoint as a new attempt. */
+  resumeFromCheckpoint: publicProcedure
+    .input(RunIdInput)
+    .output(RunResumeOutput)
+    .mutation(({ ctx, input }) => resumeFromCheckpoint(ctx, input.runId)),
+
+  checkpoints: publicProcedure
+    .input(RunIdInput)
+    .output(RunCheckpointsOutput)
+    .query(async ({ ctx, input }) => {
+      await requireRun(ctx, input.runId);
+      return listCheckpoints(ctx, input.runId);
+    }),
 
   metrics: publicProcedure
     .input(RunMetricsInput)

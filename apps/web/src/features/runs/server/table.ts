@@ -2,12 +2,19 @@ import type { Prisma } from "@troupe/db";
 import { z } from "zod";
 import { RunState } from "@troupe/contracts";
 import type { Db } from "../../../server/db";
-import { listMetricSeriesKeys } from "./series";
 import { RunSummary } from "./schemas";
 import { runSummarySelect, toRunSummary } from "./summaries";
 
-/** Sortable columns of the runs table (each one an indexed or cheap column of Run). */
-export const RUN_SORTS = ["createdAt", "name", "status", "lastStep", "startedAt", "finishedAt"] as const;
+/** Metrics shown per actor in the table: their latest value. */
+export const KEY_METRICS = ["reward/mean", "loss", "kl"] as const;
+export type KeyMetric = (typeof KEY_METRICS)[number];
+
+/** Columns of Run the table sorts by (indexed or cheap). */
+const COLUMN_SORTS = ["createdAt", "name", "status", "lastStep", "startedAt", "finishedAt"] as const;
+/** Sortable columns of the runs table: a column of Run, or the latest value of a key metric. */
+export const RUN_SORTS = [...COLUMN_SORTS, ...KEY_METRICS] as const;
+export type RunSort = (typeof RUN_SORTS)[number];
+const isKeyMetric = (s: RunSort): s is KeyMetric => (KEY_METRICS as readonly string[]).includes(s);
 
 /** Columns that may be null: those sort with nulls last either way. */
 const NULLABLE_SORTS = new Set<string>(["lastStep", "startedAt", "finishedAt"]);
@@ -18,6 +25,8 @@ export const RunTableInput = z
     pageSize: z.number().int().min(1).max(200).default(50),
     sort: z.enum(RUN_SORTS).default("createdAt"),
     dir: z.enum(["asc", "desc"]).default("desc"),
+    /** With a metric sort: whose value to sort by. Absent: the run's first actor (by name) that reports it. */
+    sortActor: z.string().min(1).max(128).optional(),
     status: z.array(RunState).max(5).optional(),
     tag: z.string().min(1).max(64).optional(),
     experimentId: z.string().min(1).optional(),
@@ -27,9 +36,6 @@ export const RunTableInput = z
   })
   .strict();
 export type RunTableInput = z.infer<typeof RunTableInput>;
-
-/** Metrics shown per actor in the table: their latest value. */
-export const KEY_METRICS = ["reward/mean", "loss", "kl"] as const;
 
 export const RunTableRow = RunSummary.extend({
   tags: z.array(z.string()),
@@ -62,20 +68,31 @@ export function runTableWhere(input: RunTableInput): Prisma.RunWhereInput {
   };
 }
 
-/** The latest value of each key metric per actor, for a page of runs (index probes only). */
+/**
+ * The latest value of each key metric per actor, for a page of runs, in one round trip of index probes
+ * on the (runId, name, actor, step) key: a skip scan finds each (run, metric)'s actors, then one
+ * backward probe per actor reads its last value. No series is read, however long.
+ */
 export async function keyMetricsOf(db: Db, runIds: string[]): Promise<Map<string, Record<string, Record<string, number>>>> {
-  const wanted = new Set<string>(KEY_METRICS);
-  const keys = (await Promise.all(runIds.map(async (runId) => (await listMetricSeriesKeys(db, runId)).map((k) => ({ runId, ...k })))))
-    .flat()
-    .filter((k) => wanted.has(k.name));
   const out = new Map<string, Record<string, Record<string, number>>>();
-  if (keys.length === 0) return out;
+  if (runIds.length === 0) return out;
   const rows = await db.$queryRaw<{ runId: string; name: string; actor: string; value: number }[]>`
-    SELECT m."runId", m.name, m.actor, m.value
-    FROM unnest(${keys.map((k) => k.runId)}::text[], ${keys.map((k) => k.name)}::text[], ${keys.map((k) => k.actor)}::text[], ${keys.map((k) => k.lastStep)}::int[]) AS k("runId", name, actor, step)
-    JOIN "MetricPoint" m ON m."runId" = k."runId" AND m.name = k.name AND m.actor = k.actor AND m.step = k.step`;
-  // Rows come back in key order (runs, then name, then actor).
+    WITH RECURSIVE a AS (
+      SELECT r.id AS "runId", n.name,
+        (SELECT min(m.actor) FROM "MetricPoint" m WHERE m."runId" = r.id AND m.name = n.name) AS actor
+      FROM unnest(${runIds}::text[]) AS r(id), unnest(${[...KEY_METRICS]}::text[]) AS n(name)
+      UNION ALL
+      SELECT a."runId", a.name,
+        (SELECT min(m.actor) FROM "MetricPoint" m WHERE m."runId" = a."runId" AND m.name = a.name AND m.actor > a.actor)
+      FROM a WHERE a.actor IS NOT NULL
+    )
+    SELECT a."runId", a.name, a.actor,
+      (SELECT m.value FROM "MetricPoint" m WHERE m."runId" = a."runId" AND m.name = a.name AND m.actor = a.actor ORDER BY m.step DESC LIMIT 1) AS value
+    FROM a WHERE a.actor IS NOT NULL
+    ORDER BY a."runId", a.name, a.actor`;
+  // Actors are added in name order, so "the first actor" of a metric is the same everywhere.
   for (const r of rows) {
+    if (r.value === null) continue;
     const run = out.get(r.runId) ?? {};
     (run[r.name] ??= {})[r.actor] = Number(r.value);
     out.set(r.runId, run);
@@ -91,18 +108,68 @@ async function peaksOf(db: Db, runIds: string[]): Promise<Map<string, { rss: num
   return new Map(rows.map((r) => [r.runId, { rss: r.rss === null ? null : Number(r.rss), device: r.device === null ? null : Number(r.device) }]));
 }
 
+/**
+ * One page of run ids among `runIds`, ordered by the latest value of `metric` (of `actor`, or of the
+ * run's first actor by name that reports it); runs without it come last, the id breaks ties. Two index
+ * probes per run on the (runId, name, actor, step) key, so 5,000 runs sort in tens of milliseconds
+ * without reading their series.
+ */
+export async function runIdsByMetric(
+  db: Db,
+  runIds: string[],
+  args: { metric: string; actor?: string; dir: "asc" | "desc"; skip: number; take: number },
+): Promise<string[]> {
+  if (runIds.length === 0) return [];
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    SELECT r.id
+    FROM unnest(${runIds}::text[]) AS r(id)
+    LEFT JOIN LATERAL (
+      SELECT m.value FROM "MetricPoint" m
+      WHERE m."runId" = r.id AND m.name = ${args.metric}
+        AND m.actor = coalesce(${args.actor ?? null}::text,
+          (SELECT a.actor FROM "MetricPoint" a WHERE a."runId" = r.id AND a.name = ${args.metric} ORDER BY a.actor LIMIT 1))
+      ORDER BY m.step DESC LIMIT 1
+    ) v ON true
+    ORDER BY
+      CASE WHEN ${args.dir} = 'asc' THEN v.value END ASC NULLS LAST,
+      CASE WHEN ${args.dir} = 'desc' THEN v.value END DESC NULLS LAST,
+      CASE WHEN ${args.dir} = 'asc' THEN r.id END ASC,
+      r.id DESC
+    OFFSET ${args.skip}::int LIMIT ${args.take}::int`;
+  return rows.map((r) => r.id);
+}
+
+const tableSelect = { ...runSummarySelect, tags: true, source: true } as const;
+
+/** The rows of one page: by a Run column in SQL, or by a metric (ids ranked first, then loaded). */
+async function pageRows(db: Db, input: RunTableInput, where: Prisma.RunWhereInput) {
+  const skip = (input.page - 1) * input.pageSize;
+  const sort = input.sort;
+  if (!isKeyMetric(sort)) {
+    return db.run.findMany({
+      where,
+      select: tableSelect,
+      // The id breaks ties, so a page boundary never repeats or skips a run.
+      orderBy: [{ [sort]: NULLABLE_SORTS.has(sort) ? { sort: input.dir, nulls: "last" } : input.dir }, { id: input.dir }],
+      skip,
+      take: input.pageSize,
+    });
+  }
+  const matching = await db.run.findMany({ where, select: { id: true } });
+  const ids = await runIdsByMetric(
+    db,
+    matching.map((r) => r.id),
+    { metric: sort, actor: input.sortActor, dir: input.dir, skip, take: input.pageSize },
+  );
+  const byId = new Map((await db.run.findMany({ where: { id: { in: ids } }, select: tableSelect })).map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
 /** One page of the runs table: filtered, sorted, offset-paginated, with the total for the pager. */
 export async function listRunTable(db: Db, input: RunTableInput): Promise<z.infer<typeof RunTableOutput>> {
   const where = runTableWhere(input);
   const [rows, total, tagRows] = await Promise.all([
-    db.run.findMany({
-      where,
-      select: { ...runSummarySelect, tags: true, source: true },
-      // The id breaks ties, so a page boundary never repeats or skips a run.
-      orderBy: [{ [input.sort]: NULLABLE_SORTS.has(input.sort) ? { sort: input.dir, nulls: "last" } : input.dir }, { id: input.dir }],
-      skip: (input.page - 1) * input.pageSize,
-      take: input.pageSize,
-    }),
+    pageRows(db, input, where),
     db.run.count({ where }),
     db.$queryRaw<{ tag: string }[]>`
       SELECT t AS tag FROM "Run", unnest(tags) t GROUP BY t ORDER BY count(*) DESC, t LIMIT 50`,

@@ -1,0 +1,7 @@
+import { DatasetsPage } from "../../../features/datasets/components/DatasetsPage";
+
+export const metadata = { title: "Datasets · Designer · Troupe" };
+
+export default function DatasetsRoute() {
+  return <DatasetsPage />;
+}

@@ -1,0 +1,61 @@
+import { createTRPCRouter, publicProcedure } from "../../../server/api/trpc";
+import {
+  DatasetDeleteOutput,
+  DatasetIdInput,
+  DatasetListOutput,
+  DatasetPreviewInput,
+  DatasetPreviewOutput,
+  DatasetReferenceInput,
+  DatasetSummary,
+  DatasetUpdateInput,
+  DatasetUploadInput,
+} from "./datasetSchemas";
+import {
+  createDatasetReference,
+  deleteDataset,
+  getDataset,
+  listDatasets,
+  previewDataset,
+  updateDataset,
+  uploadDataset,
+} from "./datasets";
+
+/**
+ * Datasets for the designer. Each summary carries `spec`, the RunSpec `datasets[]` entry that reads
+ * it (`stored` for uploads: the runner materialises the file into the run folder).
+ */
+export const datasetRouter = createTRPCRouter({
+  list: publicProcedure
+    .output(DatasetListOutput)
+    .query(async ({ ctx }) => ({ items: await listDatasets(ctx.db) })),
+
+  get: publicProcedure
+    .input(DatasetIdInput)
+    .output(DatasetSummary)
+    .query(({ ctx, input }) => getDataset(ctx.db, input.id)),
+
+  preview: publicProcedure
+    .input(DatasetPreviewInput)
+    .output(DatasetPreviewOutput)
+    .query(({ ctx, input }) => previewDataset(ctx.db, input.id, input.limit)),
+
+  upload: publicProcedure
+    .input(DatasetUploadInput)
+    .output(DatasetSummary)
+    .mutation(({ ctx, input }) => uploadDataset(ctx.db, input)),
+
+  createReference: publicProcedure
+    .input(DatasetReferenceInput)
+    .output(DatasetSummary)
+    .mutation(({ ctx, input }) => createDatasetReference(ctx.db, input)),
+
+  update: publicProcedure
+    .input(DatasetUpdateInput)
+    .output(DatasetSummary)
+    .mutation(({ ctx, input }) => updateDataset(ctx.db, input)),
+
+  delete: publicProcedure
+    .input(DatasetIdInput)
+    .output(DatasetDeleteOutput)
+    .mutation(({ ctx, input }) => deleteDataset(ctx.db, input.id)),
+});

@@ -1,0 +1,142 @@
+"use client";
+
+import { RunSpec } from "@troupe/contracts";
+import { useMutation } from "@tanstack/react-query";
+import { useState } from "react";
+import { stringify } from "yaml";
+import { errorMessage, fieldIssuesOf } from "../../../../trpc/errors";
+import { useTRPC } from "../../../../trpc/react";
+import type { Draft } from "../../lib/draftPath";
+
+type Format = "yaml" | "json";
+
+function download(name: string, text: string, type: string) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  a.click();
+  URL.revokeObjectURL(url);
+}
+
+const TOP_LEVEL_ORDER = ["specVersion", "name", "description", "seed", "tags", "actors", "datasets", "rewards", "environments", "algorithm", "trainer"];
+
+/**
+ * A valid draft exports as the parsed RunSpec (keys in schema order, defaults filled: nothing the run
+ * will do is hidden); an invalid one as drafted, top-level keys in schema order (stored JSON loses it).
+ */
+function exportable(draft: Draft): { spec: unknown; full: boolean } {
+  const parsed = RunSpec.safeParse(draft);
+  if (parsed.success) return { spec: parsed.data, full: true };
+  const ordered: Draft = {};
+  for (const key of TOP_LEVEL_ORDER) if (key in draft) ordered[key] = draft[key];
+  for (const key of Object.keys(draft)) if (!(key in ordered)) ordered[key] = draft[key];
+  return { spec: ordered, full: false };
+}
+
+/**
+ * Export the draft as YAML or JSON (what `troupe launch` and POST /api/v1/runs accept), or import
+ * one: parsed on the server by the REST API's parser, so errors carry the same line and column.
+ */
+export function SpecTextPanel(props: { draft: Draft; onImport(spec: Draft): void }) {
+  const trpc = useTRPC();
+  const [mode, setMode] = useState<"closed" | "export" | "import">("closed");
+  const [format, setFormat] = useState<Format>("yaml");
+  const [text, setText] = useState("");
+  const importer = useMutation(trpc.experiment.importSpec.mutationOptions());
+  const exported = exportable(props.draft);
+  const exportedText = format === "yaml" ? stringify(exported.spec) : JSON.stringify(exported.spec, null, 2);
+  const fileBase = String(props.draft.name ?? "experiment").replace(/[^A-Za-z0-9_.-]+/g, "-").slice(0, 60) || "experiment";
+
+  return (
+    <section className="panel spec-text" aria-label="Spec as text">
+      <div className="form-actions">
+        <button type="button" className="secondary" onClick={() => setMode(mode === "export" ? "closed" : "export")} data-testid="spec-export-open">
+          Export…
+        </button>
+        <button type="button" className="secondary" onClick={() => setMode(mode === "import" ? "closed" : "import")} data-testid="spec-import-open">
+          Import…
+        </button>
+        {mode !== "closed" && (
+          <select aria-label="Format" value={format} onChange={(e) => setFormat(e.target.value as Format)}>
+            <option value="yaml">YAML</option>
+            <option value="json">JSON</option>
+          </select>
+        )}
+      </div>
+      {mode === "export" && (
+        <>
+          <p className="hint muted small">
+            {exported.full
+              ? "Every default filled in: exactly what a launch freezes on the run."
+              : "As drafted (not valid yet, so defaults are not filled in)."}
+          </p>
+          <textarea readOnly rows={14} value={exportedText} aria-label="Exported spec" className="mono" data-testid="spec-export-text" />
+          <div className="form-actions">
+            <button
+              type="button"
+              onClick={() => download(`${fileBase}.${format === "yaml" ? "yaml" : "json"}`, exportedText, format === "yaml" ? "application/yaml" : "application/json")}
+            >
+              Download
+            </button>
+            <button type="button" className="secondary" onClick={() => void navigator.clipboard?.writeText(exportedText)}>
+              Copy
+            </button>
+          </div>
+        </>
+      )}
+      {mode === "import" && (
+        <>
+          <input
+            type="file"
+            accept=".yaml,.yml,.json,application/json,application/yaml"
+            aria-label="Spec file"
+            onChange={async (e) => {
+              const file = e.target.files?.[0];
+              if (!file) return;
+              setText(await file.text());
+              setFormat(/\.json$/i.test(file.name) ? "json" : "yaml");
+            }}
+          />
+          <textarea rows={10} value={text} onChange={(e) => setText(e.target.value)} aria-label="Spec to import" className="mono" data-testid="spec-import-text" />
+          <button
+            type="button"
+            disabled={importer.isPending || text.trim() === ""}
+            data-testid="spec-import-submit"
+            onClick={() =>
+              importer.mutate(
+                { text, format },
+                {
+                  onSuccess: (out) => {
+                    props.onImport(out.spec);
+                    if (out.issues.length === 0) setMode("closed");
+                  },
+                },
+              )
+            }
+          >
+            Replace the draft with this spec
+          </button>
+          {importer.error && (
+            <ul className="form-error" role="alert" data-testid="spec-import-error">
+              {(fieldIssuesOf(importer.error).length ? fieldIssuesOf(importer.error) : [{ path: "", message: errorMessage(importer.error) }]).map((i, k) => (
+                <li key={k}>{i.message}</li>
+              ))}
+            </ul>
+          )}
+          {importer.data && importer.data.issues.length > 0 && (
+            <ul className="draft-note" data-testid="spec-import-issues">
+              <li>Imported into the draft with these problems (fix them below):</li>
+              {importer.data.issues.map((i, k) => (
+                <li key={k}>
+                  {i.line ? `line ${i.line}, column ${i.column}: ` : ""}
+                  <code>{i.path}</code> {i.message}
+                </li>
+              ))}
+            </ul>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,149 @@
+import type { ModelConfig } from "./modelConfigs";
+
+/**
+ * Peak GPU memory of one actor, by part, before a launch. A pure function of numbers so it can be
+ * checked by hand (see experiments.memoryEstimate.test.ts). The model, all stated so a user can
+ * judge it:
+ *  - parameters: P × w bytes (w = 2 for bf16); LoRA adds its adapters.
+ *  - gradients: one per trainable parameter, in the weight dtype (T × w).
+ *  - optimizer state: mixed-precision AdamW keeps an fp32 master copy and two fp32 moments
+ *    (T × 12; ZeRO paper, Rajbhandari et al. 2020); SGD keeps only the master copy (T × 4). With
+ *    fp32 weights there is no master copy (AdamW T × 8, SGD 0). Offloaded optimizer state: 0.
+ *  - reference model: a frozen copy (P × w) when the KL penalty is on and the whole model trains;
+ *    LoRA reuses the base weights with adapters off.
+ *  - KV cache while sampling: 2 (K and V) × layers × kvHeads × headDim × w per token, for every
+ *    sequence of the rollout batch (prompts per step × group size) at full length.
+ *  - activations kept for the backward pass: 34 × h bytes per token per layer in 16-bit
+ *    (Korthikanti et al. 2022, with flash attention so no s² term), scaled by w / 2. The runtime
+ *    computes log-probs in chunks, so [tokens × vocab] logits are not counted.
+ * An actor placed on n GPUs is sharded ZeRO-3 style: every part divides by n.
+ */
+
+export type OptimizerName = "adamw" | "sgd";
+
+export interface ActorMemoryInput {
+  params: number;
+  config: ModelConfig;
+  trainable: boolean;
+  optimizer: OptimizerName;
+  /** LoRA rank and target module names (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj); absent = full fine-tune. */
+  lora?: { rank: number; targetModules: string[] };
+  klBeta: number;
+  offloadOptimizer: boolean;
+  offloadParams: boolean;
+  /** Bytes per weight: 2 (bf16/fp16) or 4 (fp32). */
+  weightBytes: number;
+  /** Sequences generated side by side in a rollout (and trained on in one step). */
+  sequences: number;
+  /** Tokens per sequence: prompt plus everything generated in the episode. */
+  sequenceLength: number;
+  /** GPUs the actor is spread over (at least 1). */
+  gpus: number;
+}
+
+export interface MemoryParts {
+  parameters: number;
+  gradients: number;
+  optimizer: number;
+  referenceModel: number;
+  kvCache: number;
+  activations: number;
+}
+
+export interface ActorMemory extends MemoryParts {
+  trainableParams: number;
+  /** Sum of the parts, per GPU. */
+  total: number;
+}
+
+/** LoRA adds rank × (in + out) parameters per targeted linear layer. */
+export function loraParams(config: ModelConfig, rank: number, targetModules: readonly string[]): number {
+  const h = config.hiddenSize;
+  const kv = config.kvHeads * (h / config.heads);
+  const i = config.intermediateSize;
+  const shape: Record<string, [number, number]> = {
+    q_proj: [h, h],
+    k_proj: [h, kv],
+    v_proj: [h, kv],
+    o_proj: [h, h],
+    gate_proj: [h, i],
+    up_proj: [h, i],
+    down_proj: [i, h],
+  };
+  let perLayer = 0;
+  for (const name of targetModules) {
+    const dims = shape[name];
+    if (dims) perLayer += rank * (dims[0] + dims[1]);
+  }
+  return perLayer * config.layers;
+}
+
+export function estimateActorMemory(input: ActorMemoryInput): ActorMemory {
+  const w = input.weightBytes;
+  const c = input.config;
+  const n = Math.max(1, input.gpus);
+  const adapters = input.lora ? loraParams(c, input.lora.rank, input.lora.targetModules) : 0;
+  const trainableParams = input.trainable ? (input.lora ? adapters : input.params) : 0;
+  const T = trainableParams;
+
+  const parameters = input.offloadParams ? 0 : (input.params + adapters) * w;
+  const gradients = T * w;
+  const master = w < 4 ? 4 : 0;
+  const moments = input.optimizer === "adamw" ? 8 : 0;
+  const optimizer = input.offloadOptimizer ? 0 : T * (master + moments);
+  const referenceModel = input.trainable && !input.lora && input.klBeta > 0 ? input.params * w : 0;
+
+  const tokens = input.sequences * input.sequenceLength;
+  const headDim = c.hiddenSize / c.heads;
+  const kvCache = 2 * c.layers * c.kvHeads * headDim * w * tokens;
+  const activations = input.trainable ? tokens * c.layers * c.hiddenSize * 34 * (w / 2) : 0;
+
+  const parts: MemoryParts = {
+    parameters: parameters / n,
+    gradients: gradients / n,
+    optimizer: optimizer / n,
+    referenceModel: referenceModel / n,
+    kvCache: kvCache / n,
+    activations: activations / n,
+  };
+  const total = Object.values(parts).reduce((a, b) => a + b, 0);
+  return { ...parts, trainableParams, total };
+}
+
+export interface GpuLoad {
+  gpu: number;
+  /** Per actor on this GPU: its share. */
+  actors: { name: string; memory: ActorMemory }[];
+  total: number;
+  fits: boolean;
+}
+
+/**
+ * Sum the actors' shares per GPU. An actor with no placement sits on GPU 0 (where the runner puts
+ * it). `capacityBytes` is the memory of one GPU.
+ */
+export function gpuLoads(
+  actors: { name: string; gpus: number[]; memory: ActorMemory }[],
+  capacityBytes: number,
+): GpuLoad[] {
+  const byGpu = new Map<number, GpuLoad>();
+  for (const actor of actors) {
+    for (const gpu of actor.gpus.length > 0 ? actor.gpus : [0]) {
+      const load = byGpu.get(gpu) ?? { gpu, actors: [], total: 0, fits: true };
+      load.actors.push({ name: actor.name, memory: actor.memory });
+      load.total += actor.memory.total;
+      load.fits = load.total <= capacityBytes;
+      byGpu.set(gpu, load);
+    }
+  }
+  return [...byGpu.values()].sort((a, b) => a.gpu - b.gpu);
+}
+
+export const GIB = 1024 ** 3;
+
+export function formatBytes(bytes: number): string {
+  if (bytes >= GIB) return `${(bytes / GIB).toFixed(2)} GiB`;
+  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${Math.round(bytes)} B`;
+}

@@ -1,0 +1,65 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { formatDateTime } from "../../../../lib/format";
+import { errorMessage } from "../../../../trpc/errors";
+import { useTRPC } from "../../../../trpc/react";
+
+function formatBytes(bytes: number | null): string {
+  if (bytes === null) return "—";
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/**
+ * The run's checkpoints from its `checkpoint` events: one row per actor and step, newest first.
+ * The path is where the runner's host keeps it (weights or LoRA adapter plus optimizer state);
+ * older ones may have been removed by `trainer.keepCheckpoints`.
+ */
+export function CheckpointsPanel({ runId, live }: { runId: string; live: boolean }) {
+  const trpc = useTRPC();
+  const query = useQuery({ ...trpc.run.checkpoints.queryOptions({ runId }), refetchInterval: live ? 5000 : false });
+  if (query.isPending) return <p className="muted">Loading checkpoints…</p>;
+  if (query.isError) return <div className="form-error">Could not load checkpoints: {errorMessage(query.error)}</div>;
+  const rows = [...query.data.checkpoints].reverse();
+  if (rows.length === 0) {
+    return (
+      <div className="panel empty" data-testid="checkpoints-empty">
+        No checkpoints yet. Set <code>trainer.checkpointEvery</code> in the spec, or use <b>Stop after this step</b>, which writes one.
+      </div>
+    );
+  }
+  return (
+    <table className="table" data-testid="checkpoints-table">
+      <thead>
+        <tr>
+          <th>step</th>
+          <th>time</th>
+          <th>actor</th>
+          <th>size</th>
+          <th>path</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((c) => (
+          <tr key={`${c.step}-${c.actor ?? ""}-${c.ts.getTime()}`} data-testid="checkpoint-row">
+            <td>{c.step}</td>
+            <td>{formatDateTime(c.ts)}</td>
+            <td>{c.actor ?? "—"}</td>
+            <td>{formatBytes(c.sizeBytes)}</td>
+            <td>
+              <code>{c.path}</code>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

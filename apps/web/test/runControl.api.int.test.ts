@@ -1,0 +1,138 @@
+import { DEMO_SPEC_INPUT, RUN_CONTROL_CHANNEL, RunControlMessage, type RunEvent } from "@troupe/contracts";
+import { storeEvents, transitionRun } from "@troupe/db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiToken } from "../src/features/tokens/server/tokens";
+import { startApiServer, type ApiServer } from "./helpers/apiServer";
+import { apiCaller, OpenApiChecker } from "./helpers/openapi";
+import { openServices, uniqueId, type TestServices } from "./helpers/services";
+
+/**
+ * REST pause / resume / stop and resume-from-checkpoint over HTTP against real Postgres and Redis;
+ * every response is checked against the served OpenAPI document. A Redis subscriber on the control
+ * channel plays the part of the runner's (the runner forwarding to the runtime is tested in apps/runner).
+ */
+
+let services: TestServices;
+let server: ApiServer;
+let call: ReturnType<typeof apiCaller>;
+const tokenIds: string[] = [];
+
+beforeAll(async () => {
+  services = openServices();
+  server = await startApiServer({ isolateQueue: true });
+  const created = await createApiToken(services.db, uniqueId("control-token"));
+  tokenIds.push(created.record.id);
+  call = apiCaller(server.baseUrl, await OpenApiChecker.load(server.baseUrl), created.token);
+});
+
+afterAll(async () => {
+  await server?.close();
+  await services.db.apiToken.deleteMany({ where: { id: { in: tokenIds } } });
+  await services?.close();
+});
+
+async function launch(): Promise<string> {
+  const r = await call("POST", "/runs", "/runs", {
+    body: JSON.stringify({ ...DEMO_SPEC_INPUT, name: uniqueId("control-run") }),
+    headers: { "content-type": "application/json" },
+  });
+  const id = (r.json as { id: string }).id;
+  services.runIds.push(id);
+  await server.queue.remove(id).catch(() => 0);
+  return id;
+}
+
+function listen(runId: string): { messages: RunControlMessage[]; ready: Promise<unknown>; close(): void } {
+  const subscriber = services.connection();
+  const messages: RunControlMessage[] = [];
+  subscriber.on("message", (channel, message) => {
+    if (channel !== RUN_CONTROL_CHANNEL) return;
+    const parsed = RunControlMessage.parse(JSON.parse(message));
+    if (parsed.runId === runId) messages.push(parsed);
+  });
+  return { messages, ready: subscriber.subscribe(RUN_CONTROL_CHANNEL), close: () => subscriber.disconnect() };
+}
+
+const metric = (seq: number, step: number, value: number): RunEvent => ({ seq, ts: 1_700_000_000_000 + seq, type: "metric", step, values: { "reward/mean": value } });
+
+describe("pause, resume, stop over REST", () => {
+  it("forwards each command for a run in the right state and answers 409 with the reason otherwise", async () => {
+    const runId = await launch();
+    const pausedTooEarly = await call("POST", `/runs/${runId}/pause`, "/runs/{id}/pause");
+    expect(pausedTooEarly.status).toBe(409);
+    expect((pausedTooEarly.json as { detail: string }).detail).toMatch(/is queued: only a running run can be paused/);
+
+    await transitionRun(services.db, runId, { from: ["queued"], to: "running" });
+    const runner = listen(runId);
+    await runner.ready;
+    try {
+      const paused = await call("POST", `/runs/${runId}/pause`, "/runs/{id}/pause");
+      expect(paused.status).toBe(200);
+      expect(paused.json).toMatchObject({ outcome: "requested", run: { id: runId, status: "running" } });
+      expect((await call("POST", `/runs/${runId}/resume`, "/runs/{id}/resume")).status).toBe(409); // running, not paused: no checkpoint either
+
+      await transitionRun(services.db, runId, { from: ["running"], to: "paused" }); // what the runner does on the runtime's event
+      const resumed = await call("POST", `/runs/${runId}/resume`, "/runs/{id}/resume");
+      expect(resumed.json).toMatchObject({ outcome: "requested", run: { status: "paused" } });
+      const stopped = await call("POST", `/runs/${runId}/stop`, "/runs/{id}/stop");
+      expect(stopped.json).toMatchObject({ outcome: "requested" });
+      await expect.poll(() => runner.messages.map((m) => m.action)).toEqual(["pause", "resume", "stop_after_step"]);
+    } finally {
+      runner.close();
+    }
+    expect((await call("POST", "/runs/no-such-run/stop", "/runs/{id}/stop")).status).toBe(404);
+  });
+});
+
+describe("resume from checkpoint", () => {
+  it("requeues a stopped run from its latest checkpoint and forgets what later steps stored", async () => {
+    const runId = await launch();
+    await transitionRun(services.db, runId, { from: ["queued"], to: "running", extra: { attempt: 1 } });
+    const events: RunEvent[] = [3, 1, 4, 1, 5, 9].map((v, i) => metric(3 + i, i + 1, v)); // steps 1..6, seqs 3..8
+    events.push({ seq: 9, ts: 1_700_000_000_100, type: "checkpoint", step: 4, actor: "student", path: "/w/checkpoints/step-4/student", sizeBytes: 1234 });
+    await storeEvents(services.db, runId, events);
+    await services.db.run.update({ where: { id: runId }, data: { lastSeq: 9 } });
+    await transitionRun(services.db, runId, { from: ["running"], to: "failed", error: "runner died" });
+
+    const r = await call("POST", `/runs/${runId}/resume`, "/runs/{id}/resume");
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ outcome: "requeued", fromStep: 4, run: { id: runId, status: "queued", error: null } });
+    const run = await services.db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect({ resumeStep: run.resumeStep, lastStep: run.lastStep, finishedAt: run.finishedAt }).toEqual({ resumeStep: 4, lastStep: 4, finishedAt: null });
+    const points = await services.db.metricPoint.findMany({ where: { runId }, orderBy: { step: "asc" } });
+    expect(points.map((p) => [p.step, p.value])).toEqual([[1, 3], [2, 1], [3, 4], [4, 1]]);
+    // The rollup of the block holding steps 0..15 now summarises steps 1..4 only.
+    const rollup = await services.db.metricRollup.findFirstOrThrow({ where: { runId, level: 1, bucket: 0 } });
+    expect(rollup).toMatchObject({ firstStep: 1, lastStep: 4, lastValue: 1, minValue: 1, maxValue: 4, count: 4 });
+    expect(await services.db.runEvent.count({ where: { runId, type: "metric" } })).toBe(4);
+    expect(await server.queue.getJob(`${runId}-attempt-2`)).toBeDefined();
+
+    const again = await call("POST", `/runs/${runId}/resume`, "/runs/{id}/resume");
+    expect(again.status).toBe(409); // queued now
+  });
+
+  it("refuses a run that ended without a checkpoint, saying so", async () => {
+    const runId = await launch();
+    await transitionRun(services.db, runId, { from: ["queued"], to: "cancelled" });
+    const r = await call("POST", `/runs/${runId}/resume`, "/runs/{id}/resume");
+    expect(r.status).toBe(409);
+    expect((r.json as { detail: string }).detail).toMatch(/has no checkpoint to resume from/);
+  });
+});
+
+describe("tRPC run.resumeFromCheckpoint and run.checkpoints (what the run page calls)", () => {
+  it("lists the checkpoints and requeues a stopped run from the latest", async () => {
+    const runId = await launch();
+    await transitionRun(services.db, runId, { from: ["queued"], to: "running", extra: { attempt: 1 } });
+    await storeEvents(services.db, runId, [
+      metric(3, 1, 0.5),
+      { seq: 4, ts: 1_700_000_000_200, type: "checkpoint", step: 1, actor: "student", path: "/w/checkpoints/step-1/student", sizeBytes: 4096 },
+    ]);
+    await services.db.run.update({ where: { id: runId }, data: { lastSeq: 4 } });
+    await transitionRun(services.db, runId, { from: ["running"], to: "stopped", message: "stopped after step 1" });
+    const { checkpoints } = await services.caller.run.checkpoints({ runId });
+    expect(checkpoints).toEqual([expect.objectContaining({ step: 1, actor: "student", sizeBytes: 4096, path: "/w/checkpoints/step-1/student" })]);
+    expect(await services.caller.run.resumeFromCheckpoint({ runId })).toEqual({ status: "queued", outcome: "requeued", fromStep: 1, attempt: 2 });
+    expect((await services.db.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe("queued");
+  });
+});

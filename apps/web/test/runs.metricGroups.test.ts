@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { bandFor, bandTarget, groupMetrics } from "../src/features/runs/lib/metricGroups";
+
+/** What the runtime reports for one actor with a reward component `correct` (gpu-runtime train.py). */
+const RUNTIME_NAMES = [
+  "reward/mean",
+  "reward/std",
+  "reward/correct",
+  "reward/correct/std",
+  "advantage/mean",
+  "advantage/std",
+  "advantage/min",
+  "advantage/max",
+  "loss",
+  "kl",
+  "clip_frac",
+  "entropy",
+  "logprob_gap",
+  "truncation_rate",
+  "grad_norm",
+  "lr",
+  "completion_len",
+  "completion_len/max",
+  "tokens_per_s",
+  "step_time_s",
+  "kept_groups",
+  "eval/reward/mean",
+  "my_custom_metric",
+];
+
+describe("metric groups", () => {
+  it("draws each …/std as the band of its mean (or of the metric itself), never as a chart of its own", () => {
+    const names = new Set(RUNTIME_NAMES);
+    expect(bandTarget("reward/std", names)).toBe("reward/mean");
+    expect(bandTarget("reward/correct/std", names)).toBe("reward/correct");
+    expect(bandTarget("advantage/std", names)).toBe("advantage/mean");
+    expect(bandFor("reward/mean", names)).toBe("reward/std");
+    expect(bandFor("reward/correct", names)).toBe("reward/correct/std");
+    expect(bandFor("advantage/mean", names)).toBe("advantage/std");
+    expect(bandFor("loss", names)).toBeUndefined();
+    // A std whose chart the run does not report stays a chart of its own.
+    expect(bandTarget("loss/std", new Set(["loss/std"]))).toBeNull();
+    expect(groupMetrics(["loss/std"])).toEqual([{ title: "Policy", names: ["loss/std"] }]);
+
+    const charted = groupMetrics(RUNTIME_NAMES).flatMap((g) => g.names);
+    expect(charted.filter((n) => n.endsWith("/std"))).toEqual([]);
+    expect(charted).toHaveLength(RUNTIME_NAMES.length - 3);
+  });
+
+  it("puts the runtime's metrics in their sections, sub-metrics with their parent, unknown ones in Other", () => {
+    const groups = Object.fromEntries(groupMetrics(RUNTIME_NAMES).map((g) => [g.title, g.names]));
+    expect(Object.keys(groups)).toEqual(["Reward", "Policy", "Optimiser", "Throughput", "Group filtering", "Eval", "Other"]);
+    expect(groups.Reward!.slice(0, 2)).toEqual(["reward/mean", "advantage/mean"]);
+    expect(groups.Policy).toEqual(["loss", "kl", "clip_frac", "entropy", "logprob_gap", "truncation_rate"]);
+    expect(groups.Throughput).toEqual(["completion_len", "tokens_per_s", "step_time_s", "completion_len/max"]);
+    expect(groups.Eval).toEqual(["eval/reward/mean"]);
+    expect(groups.Other).toEqual(["my_custom_metric"]);
+  });
+});
