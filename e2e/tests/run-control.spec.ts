@@ -14,9 +14,10 @@ async function launchDemo(page: Page, steps: number): Promise<string> {
 
 const rewardPoints = async (page: Page) => Number((await page.getByTestId("chart-reward").getAttribute("data-points")) ?? "0");
 
-test("pause a running run, see the step hold, resume it, and it finishes", async ({ page }) => {
-  const steps = 80;
-  await launchDemo(page, steps);
+test("pause a running run, see the step hold, resume it, and it advances again", async ({ page }) => {
+  // Far more steps than the test lets it run, so the run cannot finish before the pause lands
+  // (a demo step takes ~0.2 s on an idle machine).
+  await launchDemo(page, 100_000);
   const status = page.getByTestId("run-status");
   await expect(status).toHaveText("running", { timeout: 60_000 });
   await expect.poll(() => rewardPoints(page), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
@@ -29,14 +30,14 @@ test("pause a running run, see the step hold, resume it, and it finishes", async
   const held = await rewardPoints(page);
   await page.waitForTimeout(2_500);
   expect(await rewardPoints(page)).toBe(held); // no step while paused
-  expect(held).toBeLessThan(steps);
   await expect(page.getByTestId("run-pause")).toBeDisabled();
   await page.screenshot({ path: test.info().outputPath("paused.png") });
 
   await page.getByTestId("run-resume").click();
   await expect(status).toHaveText("running", { timeout: 30_000 });
-  await expect(status).toHaveText("succeeded", { timeout: 180_000 });
-  await expect.poll(() => rewardPoints(page), { timeout: 15_000 }).toBe(steps);
+  await expect.poll(() => rewardPoints(page), { timeout: 60_000 }).toBeGreaterThan(held + 2);
+  await page.getByTestId("run-cancel").click();
+  await expect(status).toHaveText("cancelled", { timeout: 60_000 });
 });
 
 test("stop after this step writes a checkpoint; resume from it continues the run", async ({ page }) => {

@@ -108,7 +108,13 @@ def make_optimizer(model: torch.nn.Module, training: dict[str, Any]) -> torch.op
     if training["optimizer"] == "sgd":
         return torch.optim.SGD(params, lr=training["learningRate"], weight_decay=training["weightDecay"])
     beta1, beta2 = training["betas"]
-    return torch.optim.AdamW(params, lr=training["learningRate"], betas=(beta1, beta2), weight_decay=training["weightDecay"])
+    # The fused kernel does the whole update in one pass per tensor instead of a Python loop of
+    # foreach ops: measured 2.6x faster optimizer steps on CPU (bench/runtime/trl_compare.py), and
+    # it is TRL's default too. It needs floating tensors on CPU or CUDA, which is all we train.
+    fused = all(p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in params)
+    return torch.optim.AdamW(
+        params, lr=training["learningRate"], betas=(beta1, beta2), weight_decay=training["weightDecay"], fused=fused
+    )
 
 
 def report_memory(events: EventWriter, step: int, phase: str, device: torch.device, actor: str | None = None) -> None:

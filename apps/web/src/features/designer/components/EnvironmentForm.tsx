@@ -19,7 +19,7 @@ const KINDS = [
   {
     value: "parallel",
     label: "Parallel",
-    note: "Not run by the runtime yet: a spec with it is refused at launch with the field named (single_turn, collaborative and adversarial are).",
+    note: "Every actor but the last drafts an answer at the same time; the last one reads the drafts and combines them. Completion rewards score each draft and the combination.",
   },
 ] as const;
 
@@ -95,11 +95,10 @@ export function EnvironmentForm(props: {
               {KINDS.map((k) => (
                 <option key={k.value} value={k.value}>
                   {k.label}
-                  {k.value === "parallel" ? " (not run yet)" : ""}
                 </option>
               ))}
             </select>
-            <span className={kind === "parallel" ? "draft-note" : "hint"} data-testid="env-kind-note">
+            <span className="hint" data-testid="env-kind-note">
               {kindNote}
             </span>
           </div>

@@ -29,11 +29,17 @@ export function totalStepsOf(spec: unknown): number | null {
 /** The latest `reward/mean` of each run (one index range scan per run, newest step first). */
 export async function lastRewards(db: Db, runIds: string[]): Promise<Map<string, number>> {
   if (runIds.length === 0) return new Map();
+  // From the widest rollup blocks (16^5 steps, kept by the MetricPoint trigger): their last value
+  // is the series' value at its last step. The same question asked of MetricPoint sorts the whole
+  // series (its key is run, name, actor, step), which took 3.9 s on a 1M-step run.
   const rows = await db.$queryRaw<{ runId: string; value: number }[]>`
-    SELECT DISTINCT ON ("runId") "runId", value
-    FROM "MetricPoint"
-    WHERE "runId" = ANY(${runIds}::text[]) AND name = 'reward/mean'
-    ORDER BY "runId", step DESC, actor`;
+    SELECT r.id AS "runId", last.value
+    FROM unnest(${runIds}::text[]) AS r(id)
+    CROSS JOIN LATERAL (
+      SELECT "lastValue" AS value FROM "MetricRollup" m
+      WHERE m."runId" = r.id AND m.name = 'reward/mean' AND m.level = 5
+      ORDER BY m."lastStep" DESC, m.actor LIMIT 1
+    ) last`;
   return new Map(rows.map((r) => [r.runId, Number(r.value)]));
 }
 
