@@ -1,16 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-
-/** Launches the seeded demo from the dashboard with a step override; returns the run page's id. */
-async function launchDemo(page: Page, steps: number): Promise<string> {
-  await page.goto("/");
-  const card = page.getByTestId("experiment-card").first();
-  await expect(card).toBeVisible();
-  await card.getByTestId("launch-open").click();
-  await card.getByTestId("launch-steps").fill(String(steps));
-  await card.getByTestId("launch-submit").click();
-  await page.waitForURL(/\/runs\/[^/]+$/);
-  return page.url().split("/").pop()!;
-}
+import { launchDemo } from "./demo";
 
 const rewardPoints = async (page: Page) => Number((await page.getByTestId("chart-reward").getAttribute("data-points")) ?? "0");
 

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
-import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FieldValidationError } from "../src/server/api/trpc";
 import { DEMO_SPEC_INPUT } from "@troupe/contracts";
 import { createExperiment, openServices, uniqueId, type TestServices } from "./helpers/services";
+import { rejectionOf } from "./helpers/rejection";
 
 let services: TestServices;
 const names: string[] = [];
@@ -21,16 +21,6 @@ const freshName = () => {
   return n;
 };
 const b64 = (text: string | Buffer) => Buffer.from(text).toString("base64");
-
-async function rejectionOf(promise: Promise<unknown>): Promise<TRPCError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(TRPCError);
-    return error as TRPCError;
-  }
-  throw new Error("expected the call to fail");
-}
 
 describe("dataset router (real Postgres)", () => {
   it("uploads JSONL with column types and a preview, and hands out a `stored` RunSpec source", async () => {

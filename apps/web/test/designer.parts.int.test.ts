@@ -2,6 +2,7 @@ import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FieldValidationError } from "../src/server/api/trpc";
 import { openServices, uniqueId, type TestServices } from "./helpers/services";
+import { rejectionOf } from "./helpers/rejection";
 
 let services: TestServices;
 const partIds: string[] = [];
@@ -12,16 +13,6 @@ afterAll(async () => {
   await services.db.designPart.deleteMany({ where: { id: { in: partIds } } });
   await services.close();
 });
-
-async function rejectionOf(promise: Promise<unknown>): Promise<TRPCError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(TRPCError);
-    return error as TRPCError;
-  }
-  throw new Error("expected the call to fail");
-}
 
 function issuesOf(error: TRPCError) {
   expect(error.cause).toBeInstanceOf(FieldValidationError);

@@ -4,6 +4,7 @@ import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FieldValidationError } from "../src/server/api/trpc";
 import { openServices, type TestServices } from "./helpers/services";
+import { rejectionOf } from "./helpers/rejection";
 
 let services: TestServices;
 beforeAll(() => {
@@ -12,16 +13,6 @@ beforeAll(() => {
 afterAll(async () => {
   await services.close();
 });
-
-async function rejectionOf(promise: Promise<unknown>): Promise<TRPCError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(TRPCError);
-    return error as TRPCError;
-  }
-  throw new Error("expected the call to fail");
-}
 
 const issuesOf = (e: TRPCError) => (e.cause as FieldValidationError).issues;
 const demo = () => structuredClone(DEMO_SPEC_INPUT) as Record<string, unknown>;

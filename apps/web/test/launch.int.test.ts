@@ -1,9 +1,9 @@
 import { DEMO_SPEC, RunSpec, runEventStreamKey } from "@troupe/contracts";
 import { listEventsAfter, readStreamAfter } from "@troupe/db";
-import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FieldValidationError } from "../src/server/api/trpc";
 import { createExperiment, openServices, type TestServices } from "./helpers/services";
+import { rejectionOf } from "./helpers/rejection";
 
 let services: TestServices;
 beforeAll(() => {
@@ -12,17 +12,6 @@ beforeAll(() => {
 afterAll(async () => {
   await services.close();
 });
-
-/** The error a call threw, so its code and field paths can be checked. */
-async function rejectionOf(promise: Promise<unknown>): Promise<TRPCError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(TRPCError);
-    return error as TRPCError;
-  }
-  throw new Error("expected the call to fail");
-}
 
 describe("experiment.launch", () => {
   it("creates exactly one run with its frozen spec, one queued event (stored and streamed) and one job", async () => {
