@@ -1,6 +1,7 @@
 "use client";
 
 import { useState, type ReactNode } from "react";
+import type { PartEditor } from "../hooks/usePartEditor";
 import { TextField } from "./fields";
 
 /**
@@ -9,39 +10,18 @@ import { TextField } from "./fields";
  */
 export function PartEditorShell({
   kindLabel,
-  isNew,
   name,
-  description,
-  onDescription,
-  dirty,
-  restored,
-  valid,
-  saving,
-  justSaved,
-  formError,
-  onSave,
-  onDiscard,
-  onDuplicate,
-  onDelete,
+  editor,
   children,
 }: {
   kindLabel: string;
-  isNew: boolean;
   name: string;
-  description: string;
-  onDescription: (v: string) => void;
-  dirty: boolean;
-  restored: boolean;
-  valid: boolean;
-  saving: boolean;
-  justSaved: boolean;
-  formError: string | null;
-  onSave: () => void;
-  onDiscard: () => void;
-  onDuplicate: () => void;
-  onDelete: () => void;
+  editor: PartEditor;
   children: ReactNode;
 }) {
+  const isNew = editor.selectedId === null;
+  const { description, setDescription: onDescription, dirty, restored, valid, saving, justSaved, formError } = editor;
+  const { save: onSave, discard: onDiscard, duplicate: onDuplicate, remove: onDelete } = editor;
   const [confirmDelete, setConfirmDelete] = useState(false);
   return (
     <form

@@ -91,3 +91,6 @@ export function usePartEditor(kind: PartKind, schema: z.ZodType, blank: SpecObje
     justSaved: (create.isSuccess || update.isSuccess || duplicate.isSuccess) && !draft.dirty,
   };
 }
+
+/** What a parts page edits with: the list, the draft, its validation and the save/duplicate/delete actions. */
+export type PartEditor = ReturnType<typeof usePartEditor>;

@@ -59,23 +59,7 @@ export function RewardsPage() {
         empty="No rewards yet: write one in the editor."
         testId="rewards-list"
       />
-      <PartEditorShell
-        kindLabel="reward"
-        isNew={editor.selectedId === null}
-        name={String(spec.name ?? "")}
-        description={editor.description}
-        onDescription={editor.setDescription}
-        dirty={editor.dirty}
-        restored={editor.restored}
-        valid={editor.valid}
-        saving={editor.saving}
-        justSaved={editor.justSaved}
-        formError={editor.formError}
-        onSave={editor.save}
-        onDiscard={editor.discard}
-        onDuplicate={editor.duplicate}
-        onDelete={editor.remove}
-      >
+      <PartEditorShell kindLabel="reward" name={String(spec.name ?? "")} editor={editor}>
         <fieldset>
           <legend>Reward</legend>
           <div className="form-grid">

@@ -30,23 +30,7 @@ export function ActorsPage() {
         empty="No actors yet: fill in the form to create one."
         testId="actors-list"
       />
-      <PartEditorShell
-        kindLabel="actor"
-        isNew={editor.selectedId === null}
-        name={String(editor.spec.name ?? "")}
-        description={editor.description}
-        onDescription={editor.setDescription}
-        dirty={editor.dirty}
-        restored={editor.restored}
-        valid={editor.valid}
-        saving={editor.saving}
-        justSaved={editor.justSaved}
-        formError={editor.formError}
-        onSave={editor.save}
-        onDiscard={editor.discard}
-        onDuplicate={editor.duplicate}
-        onDelete={editor.remove}
-      >
+      <PartEditorShell kindLabel="actor" name={String(editor.spec.name ?? "")} editor={editor}>
         <ActorForm spec={editor.spec} errors={editor.errors} onChange={editor.setSpec} />
       </PartEditorShell>
     </div>
