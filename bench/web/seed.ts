@@ -1,7 +1,7 @@
 /**
  * Seeds (once) a long run for the web benchmarks: SERIES metric series × POINTS steps, generated in
- * SQL (generate_series), plus memory samples and BENCH_EPISODES transcripts. Re-running finds the
- * seeded run by name and reuses it.
+ * SQL (generate_series), plus BENCH_MEMORY_SAMPLES memory samples and BENCH_EPISODES transcripts.
+ * Re-running finds the seeded run by name and reuses it.
  */
 import type { Db } from "@troupe/db";
 
@@ -42,10 +42,64 @@ export async function seedBenchEpisodes(db: Db, runId: string, lastStep: number)
   return true;
 }
 
+export const BENCH_MEMORY_SAMPLES = 300_000;
+
+/** The memory series of a bench run: per sampled step one sample of each (8 series on 2 devices). */
+export const BENCH_MEMORY_SERIES = [
+  { phase: "rollout", device: "cuda:0", actor: "alice", gib: 30 },
+  { phase: "reference", device: "cuda:0", actor: "alice", gib: 34 },
+  { phase: "update", device: "cuda:0", actor: "alice", gib: 38 },
+  { phase: "rollout", device: "cuda:0", actor: "bob", gib: 24 },
+  { phase: "update", device: "cuda:0", actor: "bob", gib: 28 },
+  { phase: "weight_sync", device: "cuda:0", actor: "bob", gib: 26 },
+  { phase: "rollout", device: "cpu", actor: "", gib: 12 },
+  { phase: "update", device: "cpu", actor: "", gib: 16 },
+] as const;
+
+/**
+ * Memory samples over the whole run (min(points, 300,000): every 26th step of a 1M-step run), as the
+ * runtime reports them: host RSS on `cpu`, allocated / reserved / peak on `cuda:0`, per phase and actor,
+ * with one ~80 GiB spike in alice's update at 60% of the run (the OOM the peaks table must trace).
+ * Re-seeds a run whose memory has another shape (older seeds had one host series only).
+ */
+export async function seedBenchMemory(db: Db, runId: string, points: number): Promise<boolean> {
+  const samples = Math.min(points, BENCH_MEMORY_SAMPLES);
+  const perStep = BENCH_MEMORY_SERIES.length;
+  const steps = Math.floor(samples / perStep);
+  const stride = Math.max(1, Math.floor(points / steps));
+  if ((await db.memorySample.count({ where: { runId, device: "cuda:0" } })) === steps * 6) return false;
+  await db.memorySample.deleteMany({ where: { runId } });
+  await db.memoryRollup.deleteMany({ where: { runId } });
+  const k = BENCH_MEMORY_SERIES;
+  await db.$executeRawUnsafe(
+    `INSERT INTO "MemorySample" ("runId", seq, step, phase, device, actor, "rssBytes", "allocatedBytes", "reservedBytes", "peakBytes", ts)
+     SELECT $1, g + 1, s.step, k.phase, k.device, k.actor,
+       CASE WHEN k.device = 'cpu' THEN s.gib END,
+       CASE WHEN k.device <> 'cpu' THEN s.gib END,
+       CASE WHEN k.device <> 'cpu' THEN s.gib + 4 * 2^30 END,
+       CASE WHEN k.device <> 'cpu' THEN s.gib + 2 * 2^30 + CASE WHEN k.i = 2 AND s.step = $4::int THEN 39 * 2^30 ELSE 0 END END,
+       timestamp '2025-01-01' + s.step * interval '1 second'
+     FROM generate_series(0, $2::int - 1) g
+     JOIN (VALUES ${k.map((x, i) => `(${i}, '${x.phase}', '${x.device}', '${x.actor}', ${x.gib})`).join(", ")}) AS k(i, phase, device, actor, gib)
+       ON k.i = g % ${perStep}
+     CROSS JOIN LATERAL (
+       SELECT 1 + (g / ${perStep}) * $3::int AS step,
+              ((k.gib + sin(g / ${perStep} / 500.0 + k.i)) * 2^30 + (g % 101) * 2^20)::bigint AS gib) s`,
+    runId, steps * perStep, stride, 1 + Math.floor(steps * 0.6) * stride,
+  );
+  await db.$executeRawUnsafe(`ANALYZE "MemorySample"`);
+  await db.$executeRawUnsafe(`ANALYZE "MemoryRollup"`);
+  return true;
+}
+
 export async function seedBenchRun(db: Db, points: number): Promise<{ runId: string; seeded: boolean }> {
   const name = BENCH_RUN_NAME(points);
   const existing = await db.run.findFirst({ where: { name, status: "succeeded" }, select: { id: true } });
-  if (existing) return { runId: existing.id, seeded: await seedBenchEpisodes(db, existing.id, points) };
+  if (existing) {
+    const memory = await seedBenchMemory(db, existing.id, points);
+    const episodes = await seedBenchEpisodes(db, existing.id, points);
+    return { runId: existing.id, seeded: memory || episodes };
+  }
   await db.run.deleteMany({ where: { name } });
   const run = await db.run.create({
     data: { name, spec: {}, specVersion: 1, seed: 0, status: "running", source: "seed", tags: ["bench"], lastStep: points },
@@ -63,13 +117,8 @@ export async function seedBenchRun(db: Db, points: number): Promise<{ runId: str
     );
     process.stderr.write(`seeded ${s.actor}/${s.name} (${((Date.now() - t0) / 1000).toFixed(0)} s)\n`);
   }
-  await db.$executeRawUnsafe(
-    `INSERT INTO "MemorySample" ("runId", seq, step, phase, device, actor, "rssBytes", ts)
-     SELECT $1, g, g / 3 + 1, (ARRAY['rollout','reference','update'])[g % 3 + 1], 'cpu', 'alice', 1e9 + g * 10, now()
-     FROM generate_series(1, $2::int) g`,
-    run.id, Math.min(points, 300_000),
-  );
   await db.$executeRawUnsafe(`ANALYZE "MetricPoint"`);
+  await seedBenchMemory(db, run.id, points);
   await seedBenchEpisodes(db, run.id, points);
   await db.run.update({ where: { id: run.id }, data: { status: "succeeded" } });
   return { runId: run.id, seeded: true };

@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { createDb } from "@troupe/db";
 import { listMetricSeriesKeys, loadBucketedSeries, loadMetricSeries } from "../../apps/web/src/features/runs/server/series";
 import { benchSeries, seedBenchRun } from "./seed";
+import { ratioTable, timeMedian } from "./timing";
 
 const { values } = parseArgs({ options: { points: { type: "string", default: "1000000" }, repeats: { type: "string", default: "5" } } });
 const points = Number(values.points);
@@ -25,19 +26,7 @@ const t0 = Date.now();
 const { runId, seeded } = await seedBenchRun(db, points);
 console.log(`run ${runId}: ${seeded ? `seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s` : "reused"}`);
 
-async function time(label: string, fn: () => Promise<number>): Promise<{ label: string; ms: number; rows: number }> {
-  process.stderr.write(`${label}\n`);
-  await fn(); // warm: plans cached, pages in shared buffers (as on a server that is being used)
-  const samples: number[] = [];
-  let rows = 0;
-  for (let i = 0; i < repeats; i++) {
-    const start = performance.now();
-    rows = await fn();
-    samples.push(performance.now() - start);
-  }
-  samples.sort((a, b) => a - b);
-  return { label, ms: samples[Math.floor(samples.length / 2)]!, rows };
-}
+const time = (label: string, fn: () => Promise<number>) => timeMedian(label, repeats, fn);
 
 const one = benchSeries()[0]!;
 const names = [...new Set(benchSeries().map((s) => s.name))];
@@ -49,6 +38,20 @@ const results = [
     (await loadBucketedSeries(db, runId, one, Math.floor(points * 0.45), Math.floor(points * 0.55), 1000)).points.length),
   await time("20 series bucketed (page load)", async () =>
     (await loadMetricSeries(db, runId, names, 1000)).reduce((n, s) => n + s.points.length, 0)),
+  await time("20 series bucketed, previous rollup query (a row per point, ordered aggregates)", async () => {
+    // What loadMetricSeries ran before the columns-as-JSON rollup query: same blocks, same buckets.
+    const keys = await listMetricSeriesKeys(db, runId);
+    const rows = await Promise.all(keys.map((k) => db.$queryRaw<unknown[]>`
+      WITH parts AS (
+        SELECT "firstStep" AS s0, "lastStep" AS s1, "lastValue" AS v, "minValue" AS mn, "maxValue" AS mx, count AS n, "lastTs" AS ts
+        FROM "MetricRollup" WHERE "runId" = ${runId} AND name = ${k.name} AND actor = ${k.actor} AND level = 2 AND bucket BETWEEN 1 AND ${Math.floor((k.lastStep + 1) / 256) - 1}::int
+        UNION ALL
+        SELECT step, step, value, value, value, 1, ts FROM "MetricPoint"
+        WHERE "runId" = ${runId} AND name = ${k.name} AND actor = ${k.actor} AND (step BETWEEN 1 AND 255 OR step BETWEEN ${Math.floor((k.lastStep + 1) / 256) * 256}::int AND ${k.lastStep}::int))
+      SELECT max(s1)::int AS step, (array_agg(v ORDER BY s1 DESC))[1] AS value, min(mn) AS min, max(mx) AS max, sum(n)::int AS n, (array_agg(ts ORDER BY s1 DESC))[1] AS ts
+      FROM parts GROUP BY floor(((s0 - 1)::float8 * 1000) / ${k.lastStep}::int) ORDER BY 1`));
+    return rows.reduce((n, r) => n + r.length, 0);
+  }),
   await time("1 series, old ordered-aggregate bucketing", async () =>
     (
       await db.$queryRaw<unknown[]>`
@@ -60,11 +63,8 @@ const results = [
     (await db.metricPoint.findMany({ where: { runId, name: one.name, actor: one.actor }, orderBy: { step: "asc" }, select: { step: true, value: true } })).length),
 ];
 
-const raw = results.at(-1)!.ms;
 console.log(`\n${points.toLocaleString("en")} points per series, ${benchSeries().length} series; median of ${repeats}\n`);
-console.log(`| query | median ms | rows returned | raw ÷ this |`);
-console.log(`| --- | ---: | ---: | ---: |`);
-for (const r of results) console.log(`| ${r.label} | ${r.ms.toFixed(1)} | ${r.rows} | ${(raw / r.ms).toFixed(1)}× |`);
+console.log(ratioTable(results, results.at(-1)!, { rows: "rows returned", ratio: "raw ÷ this" }));
 
 // The spike at every 99,991th step must survive bucketing.
 const bucketed = await loadBucketedSeries(db, runId, one, 1, points, 1000);

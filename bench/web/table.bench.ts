@@ -11,6 +11,7 @@
 import { parseArgs } from "node:util";
 import { createDb, type Db } from "@troupe/db";
 import { listRunTable, RunTableInput } from "../../apps/web/src/features/runs/server/table";
+import { ratioTable, timeMedian } from "./timing";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "5000" }, repeats: { type: "string", default: "7" } } });
 const runs = Number(values.runs);
@@ -51,19 +52,7 @@ const t0 = Date.now();
 const seeded = await seed(db);
 console.log(`${runs} runs: ${seeded ? `seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s` : "reused"}`);
 
-async function time(label: string, fn: () => Promise<number>): Promise<{ label: string; ms: number; rows: number }> {
-  process.stderr.write(`${label}\n`);
-  await fn();
-  const samples: number[] = [];
-  let rows = 0;
-  for (let i = 0; i < repeats; i++) {
-    const start = performance.now();
-    rows = await fn();
-    samples.push(performance.now() - start);
-  }
-  samples.sort((a, b) => a - b);
-  return { label, ms: samples[Math.floor(samples.length / 2)]!, rows };
-}
+const time = (label: string, fn: () => Promise<number>) => timeMedian(label, repeats, fn);
 
 const page = async (input: Partial<RunTableInput>) => (await listRunTable(db, RunTableInput.parse({ tag: TAG, ...input }))).items.length;
 const results = [
@@ -79,9 +68,6 @@ const results = [
     return points.length > 0 ? all.length : 0;
   }),
 ];
-const base = results.at(-1)!.ms;
 console.log(`\n${runs} runs; median of ${repeats}\n`);
-console.log(`| query | median ms | rows | baseline ÷ this |`);
-console.log(`| --- | ---: | ---: | ---: |`);
-for (const r of results) console.log(`| ${r.label} | ${r.ms.toFixed(1)} | ${r.rows} | ${(base / r.ms).toFixed(1)}× |`);
+console.log(ratioTable(results, results.at(-1)!, { rows: "rows", ratio: "baseline ÷ this" }));
 await db.$disconnect();

@@ -142,6 +142,12 @@ def test_retention_keeps_the_newest_checkpoints(tmp_path: Path, events_validator
     saved = [e for e in result.events if e["type"] == "checkpoint"]
     assert [e["step"] for e in saved] == [1, 2, 3, 4]
     assert all(e["actor"] == "student" and e["sizeBytes"] > 1000 and Path(e["path"]).name == "student" for e in saved)
+    # Each deletion is an event (contracts `checkpoint_pruned`), after the checkpoint that made room for it.
+    pruned = [e for e in result.events if e["type"] == "checkpoint_pruned"]
+    assert [(e["step"], Path(e["path"]).name, e["keepCheckpoints"]) for e in pruned] == [(1, "step-1", 2), (2, "step-2", 2)]
+    assert all(not Path(e["path"]).exists() for e in pruned)
+    seq_of_saved = {e["step"]: e["seq"] for e in saved}
+    assert [e["seq"] > seq_of_saved[e["step"] + 2] for e in pruned] == [True, True]
 
 
 def test_pause_waits_at_a_step_boundary_then_resume_and_stop_after_step(tmp_path: Path, events_validator):

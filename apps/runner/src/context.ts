@@ -19,6 +19,11 @@ export interface ActiveRun {
   requestStop(reason: StopReason): void;
   /** Forwards a pause/resume/stop-after-step command to the runtime's control channel. */
   control(command: RuntimeControlCommandName): void;
+  /**
+   * Takes the command stored on the Run row (if any) and forwards it: what a control message or a
+   * heartbeat triggers. Never throws; a command that cannot be taken yet stays stored.
+   */
+  applyRequestedControl(): Promise<void>;
 }
 
 /** Everything a feature module needs, passed explicitly (no globals), so tests build their own. */

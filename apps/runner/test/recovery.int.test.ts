@@ -81,7 +81,7 @@ describe("recovery of runs whose runner died", () => {
     const stale = await runningRun(deadRunner, heartbeat);
     const fresh = await runningRun(deadRunner, new Date());
     const supervisedHere = await runningRun(ctx.env.runnerId, minutesAgo(2));
-    ctx.active.set(supervisedHere, { requestStop: () => undefined, control: () => undefined });
+    ctx.active.set(supervisedHere, { requestStop: () => undefined, control: () => undefined, applyRequestedControl: async () => undefined });
 
     expect(await sweepStalledRuns(ctx)).toBeGreaterThanOrEqual(1);
 

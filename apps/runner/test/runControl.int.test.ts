@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { DEMO_SPEC_INPUT, RUN_CONTROL_CHANNEL, RunSpec, type RunControlMessage } from "@troupe/contracts";
+import { DEMO_SPEC_INPUT, RunSpec, type RuntimeControlCommandName } from "@troupe/contracts";
 import { rewindRunAfterStep, transitionRun } from "@troupe/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlSubscriber } from "../src/control/controlSubscriber";
@@ -29,8 +29,11 @@ describe("run control with the real runtime", () => {
     const { ctx } = testContext(services, { python });
     ctx.childEnv = { HF_HUB_OFFLINE: "1" };
     const control = await startControlSubscriber(serviceUrls().redisUrl, ctx.active, ctx.log);
-    const send = (action: RunControlMessage["action"]) =>
-      services.redis.publish(RUN_CONTROL_CHANNEL, JSON.stringify({ runId, action } satisfies RunControlMessage));
+    // What the web does: store the command on the row, then wake the runner.
+    const send = async (action: RuntimeControlCommandName) => {
+      await services.db.run.update({ where: { id: runId }, data: { controlRequest: action, controlRequestedAt: new Date() } });
+      await services.redis.publish(control.channel, JSON.stringify({ runId, action }));
+    };
     const row = () => services.db.run.findUniqueOrThrow({ where: { id: runId } });
 
     const total = 40; // ~0.25 s a step: enough that each command arrives while it trains

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { RUN_CONTROL_CHANNEL, type RunEvent } from "@troupe/contracts";
+import type { RunEvent } from "@troupe/contracts";
 import { listEventsAfter } from "@troupe/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlSubscriber } from "../src/control/controlSubscriber";
@@ -116,7 +116,7 @@ describe("supervising the runtime process", () => {
     const control = await startControlSubscriber(serviceUrls().redisUrl, ctx.active, ctx.log);
     try {
       await services.db.run.update({ where: { id: runId }, data: { cancelRequestedAt: new Date() } });
-      await services.redis.publish(RUN_CONTROL_CHANNEL, JSON.stringify({ runId, action: "cancel" }));
+      await services.redis.publish(control.channel, JSON.stringify({ runId, action: "cancel" }));
       expect(await job).toEqual({ kind: "finished", status: "cancelled" });
     } finally {
       await control.close();

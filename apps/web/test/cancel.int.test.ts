@@ -1,4 +1,4 @@
-import { RUN_CONTROL_CHANNEL, RunControlMessage } from "@troupe/contracts";
+import { RunControlMessage, runControlChannel } from "@troupe/contracts";
 import { listEventsAfter, readStreamAfter, transitionRun } from "@troupe/db";
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -51,14 +51,15 @@ describe("run.cancel", () => {
     await transitionRun(services.db, runId, { from: ["queued"], to: "running", extra: { startedAt: new Date() } });
 
     const subscriber = services.connection();
+    const channel = runControlChannel(services.redis.options.db ?? 0); // this install's (its Redis index)
     const received = new Promise<unknown>((resolve) => {
-      subscriber.on("message", (channel, message) => {
-        if (channel !== RUN_CONTROL_CHANNEL) return;
+      subscriber.on("message", (heardOn, message) => {
+        if (heardOn !== channel) return;
         const parsed = RunControlMessage.parse(JSON.parse(message));
         if (parsed.runId === runId) resolve(parsed);
       });
     });
-    await subscriber.subscribe(RUN_CONTROL_CHANNEL);
+    await subscriber.subscribe(channel);
 
     expect(await services.caller.run.cancel({ runId })).toEqual({ status: "running", outcome: "requested" });
     expect(await received).toEqual({ runId, action: "cancel" });

@@ -1,4 +1,4 @@
-import { DEMO_SPEC_INPUT, RUN_CONTROL_CHANNEL, RunControlMessage, type RunEvent } from "@troupe/contracts";
+import { DEMO_SPEC_INPUT, RunControlMessage, runControlChannel, type RunEvent } from "@troupe/contracts";
 import { storeEvents, transitionRun } from "@troupe/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiToken } from "../src/features/tokens/server/tokens";
@@ -42,15 +42,17 @@ async function launch(): Promise<string> {
   return id;
 }
 
-function listen(runId: string): { messages: RunControlMessage[]; ready: Promise<unknown>; close(): void } {
+/** A subscriber on a control channel: this install's (its Redis database index) unless told another index. */
+function listen(runId: string, redisDb = services.redis.options.db ?? 0): { messages: RunControlMessage[]; ready: Promise<unknown>; close(): void } {
   const subscriber = services.connection();
   const messages: RunControlMessage[] = [];
-  subscriber.on("message", (channel, message) => {
-    if (channel !== RUN_CONTROL_CHANNEL) return;
+  const channel = runControlChannel(redisDb);
+  subscriber.on("message", (heardOn, message) => {
+    if (heardOn !== channel) return;
     const parsed = RunControlMessage.parse(JSON.parse(message));
     if (parsed.runId === runId) messages.push(parsed);
   });
-  return { messages, ready: subscriber.subscribe(RUN_CONTROL_CHANNEL), close: () => subscriber.disconnect() };
+  return { messages, ready: subscriber.subscribe(channel), close: () => subscriber.disconnect() };
 }
 
 const metric = (seq: number, step: number, value: number): RunEvent => ({ seq, ts: 1_700_000_000_000 + seq, type: "metric", step, values: { "reward/mean": value } });
@@ -82,6 +84,30 @@ describe("pause, resume, stop over REST", () => {
     }
     expect((await call("POST", "/runs/no-such-run/stop", "/runs/{id}/stop")).status).toBe(404);
   });
+
+  it("stores the command on the run for its runner, publishes it only on this install's channel, and needs no listener", async () => {
+    const runId = await launch();
+    await transitionRun(services.db, runId, { from: ["queued"], to: "running" });
+    // Another install's runner on the same Redis server (another database index), and none of ours.
+    const elsewhere = listen(runId, ((services.redis.options.db ?? 0) + 1) % 16);
+    await elsewhere.ready;
+    try {
+      const before = Date.now();
+      const paused = await call("POST", `/runs/${runId}/pause`, "/runs/{id}/pause");
+      expect(paused.status).toBe(200);
+      expect(paused.json).toMatchObject({ outcome: "requested", run: { status: "running" } });
+      const row = await services.db.run.findUniqueOrThrow({ where: { id: runId } });
+      expect(row.controlRequest).toBe("pause"); // what a runner that missed the message reads at its heartbeat
+      expect(row.controlRequestedAt!.getTime()).toBeGreaterThanOrEqual(before - 1000);
+      const stopped = await call("POST", `/runs/${runId}/stop`, "/runs/{id}/stop");
+      expect(stopped.status).toBe(200);
+      expect((await services.db.run.findUniqueOrThrow({ where: { id: runId } })).controlRequest).toBe("stop_after_step"); // the latest wins
+      await new Promise((r) => setTimeout(r, 200));
+      expect(elsewhere.messages).toEqual([]);
+    } finally {
+      elsewhere.close();
+    }
+  });
 });
 
 describe("resume from checkpoint", () => {
@@ -91,7 +117,8 @@ describe("resume from checkpoint", () => {
     const events: RunEvent[] = [3, 1, 4, 1, 5, 9].map((v, i) => metric(3 + i, i + 1, v)); // steps 1..6, seqs 3..8
     events.push({ seq: 9, ts: 1_700_000_000_100, type: "checkpoint", step: 4, actor: "student", path: "/w/checkpoints/step-4/student", sizeBytes: 1234 });
     await storeEvents(services.db, runId, events);
-    await services.db.run.update({ where: { id: runId }, data: { lastSeq: 9 } });
+    // A pause the ended attempt never took must not pause the next one.
+    await services.db.run.update({ where: { id: runId }, data: { lastSeq: 9, controlRequest: "pause", controlRequestedAt: new Date() } });
     await transitionRun(services.db, runId, { from: ["running"], to: "failed", error: "runner died" });
 
     const r = await call("POST", `/runs/${runId}/resume`, "/runs/{id}/resume");
@@ -99,6 +126,7 @@ describe("resume from checkpoint", () => {
     expect(r.json).toMatchObject({ outcome: "requeued", fromStep: 4, run: { id: runId, status: "queued", error: null } });
     const run = await services.db.run.findUniqueOrThrow({ where: { id: runId } });
     expect({ resumeStep: run.resumeStep, lastStep: run.lastStep, finishedAt: run.finishedAt }).toEqual({ resumeStep: 4, lastStep: 4, finishedAt: null });
+    expect(run.controlRequest).toBeNull();
     const points = await services.db.metricPoint.findMany({ where: { runId }, orderBy: { step: "asc" } });
     expect(points.map((p) => [p.step, p.value])).toEqual([[1, 3], [2, 1], [3, 4], [4, 1]]);
     // The rollup of the block holding steps 0..15 now summarises steps 1..4 only.
@@ -134,5 +162,38 @@ describe("tRPC run.resumeFromCheckpoint and run.checkpoints (what the run page c
     expect(checkpoints).toEqual([expect.objectContaining({ step: 1, actor: "student", sizeBytes: 4096, path: "/w/checkpoints/step-1/student" })]);
     expect(await services.caller.run.resumeFromCheckpoint({ runId })).toEqual({ status: "queued", outcome: "requeued", fromStep: 1, attempt: 2 });
     expect((await services.db.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe("queued");
+  });
+
+  it("marks checkpoints that keepCheckpoints deleted and resumes from the newest one that still exists", async () => {
+    const runId = await launch();
+    await transitionRun(services.db, runId, { from: ["queued"], to: "running", extra: { attempt: 1 } });
+    const checkpoint = (seq: number, step: number): RunEvent => ({ seq, ts: 1_700_000_000_000 + seq, type: "checkpoint", step, actor: "student", path: `/w/checkpoints/step-${step}/student`, sizeBytes: 4096 });
+    const pruned = (seq: number, step: number): RunEvent => ({ seq, ts: 1_700_000_000_000 + seq, type: "checkpoint_pruned", step, path: `/w/checkpoints/step-${step}`, keepCheckpoints: 2 });
+    await storeEvents(services.db, runId, [
+      metric(3, 1, 0.1),
+      checkpoint(4, 1),
+      checkpoint(5, 2),
+      checkpoint(6, 3),
+      pruned(7, 1), // keepCheckpoints=2 after step 3
+      checkpoint(8, 4),
+      pruned(9, 2),
+      // The newest one's folder was deleted too (by whatever): resuming must not pick it.
+      pruned(10, 4),
+      checkpoint(11, 1), // step 1 saved again after its deletion (a later attempt): it exists again
+    ]);
+    await services.db.run.update({ where: { id: runId }, data: { lastSeq: 11 } });
+    await transitionRun(services.db, runId, { from: ["running"], to: "stopped", message: "stopped" });
+
+    const { checkpoints } = await services.caller.run.checkpoints({ runId });
+    expect(checkpoints.map((c) => [c.step, c.pruned?.keepCheckpoints ?? null])).toEqual([
+      [1, 2],
+      [2, 2],
+      [3, null],
+      [4, 2],
+      [1, null],
+    ]);
+    const r = await call("POST", `/runs/${runId}/resume`, "/runs/{id}/resume");
+    expect(r.json).toMatchObject({ outcome: "requeued", fromStep: 3 });
+    expect((await services.db.run.findUniqueOrThrow({ where: { id: runId } })).resumeStep).toBe(3);
   });
 });

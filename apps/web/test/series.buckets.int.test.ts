@@ -65,7 +65,7 @@ describe("bucketed series (pixel width, zoom, spikes)", () => {
       ["alice", false, 11],
       ["bob", false, 6],
     ]);
-    expect(raw.series[0]!.points[0]).toEqual({ step: 10, value: valueAt(10), min: valueAt(10), max: valueAt(10), ts: new Date(1_700_000_000_000 + 10_000) });
+    expect(raw.series[0]!.points[0]).toEqual({ step: 10, value: valueAt(10), min: valueAt(10), max: valueAt(10), ts: 1_700_000_000_000 + 10_000 });
   });
 
   it("rejects a reversed range, naming the field", async () => {
@@ -99,6 +99,12 @@ describe("rollup blocks (long series)", () => {
       expect(p.max).toBeGreaterThanOrEqual(p.value);
     }
     expect([...s.points.map((p) => p.step)].sort((a, b) => a - b)).toEqual(s.points.map((p) => p.step));
+
+    // With times: each bucket's time is its last point's, as stored.
+    const timed = (await services.caller.run.metrics({ runId, names: ["kl"], maxPoints: 500, withTime: true })).series[0]!;
+    const stored = await services.db.metricPoint.findMany({ where: { runId, name: "kl", step: { in: timed.points.map((p) => p.step) } }, select: { step: true, ts: true } });
+    const storedTs = new Map(stored.map((r) => [r.step, r.ts.getTime()]));
+    expect(timed.points.map((p) => p.ts)).toEqual(timed.points.map((p) => storedTs.get(p.step)));
 
     // A zoom whose ends fall inside blocks: the edge points are read raw, nothing counted twice.
     const zoomed = await services.caller.run.metrics({ runId, names: ["kl"], maxPoints: 200, fromStep: 12_345, toStep: 123_460 });

@@ -114,13 +114,20 @@ def list_checkpoints(root: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def prune_checkpoints(root: Path, keep: int) -> list[Path]:
-    """Deletes all but the newest `keep` checkpoints (keep 0 = keep all). Returns what it removed."""
+@dataclass
+class PrunedCheckpoint:
+    step: int
+    path: Path
+
+
+def prune_checkpoints(root: Path, keep: int) -> list[PrunedCheckpoint]:
+    """Deletes all but the newest `keep` checkpoints (keep 0 = keep all). Returns what it removed,
+    oldest first, so the caller can report each deletion (the `checkpoint_pruned` event)."""
     if keep <= 0:
         return []
-    doomed = [path for _, path in list_checkpoints(root)[:-keep]]
-    for path in doomed:
-        shutil.rmtree(path)
+    doomed = [PrunedCheckpoint(step, path) for step, path in list_checkpoints(root)[:-keep]]
+    for checkpoint in doomed:
+        shutil.rmtree(checkpoint.path)
     return doomed
 
 

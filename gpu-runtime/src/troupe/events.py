@@ -95,6 +95,10 @@ class EventWriter:
     def checkpoint(self, step: int, path: str, actor: str | None = None, size_bytes: int | None = None) -> dict[str, Any]:
         return self.emit("checkpoint", step=step, path=path, actor=actor, sizeBytes=size_bytes)
 
+    def checkpoint_pruned(self, step: int, path: str, keep_checkpoints: int) -> dict[str, Any]:
+        """A checkpoint folder deleted by `trainer.keepCheckpoints`: the UI stops offering it for resume."""
+        return self.emit("checkpoint_pruned", step=step, path=path, keepCheckpoints=keep_checkpoints)
+
     def error(self, message: str, field: str | None = None, traceback: str | None = None) -> dict[str, Any]:
         if self.echo is not None:
             self.echo(f"[error] {message}" + (f" (field {field})" if field else ""))

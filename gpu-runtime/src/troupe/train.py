@@ -1,7 +1,9 @@
 """The training loop, top to bottom: set up, then each step roll out -> score -> update -> report.
 
 Everything a step does is in `train` below, in the order it happens; the math lives in pure
-functions (`grpo.py`, `lr_schedule.py`), sampling in `rollout.py`, log-probs in `policy.py`.
+functions (`grpo.py`, `lr_schedule.py`), sampling in `rollout.py`, log-probs in `policy.py`, a
+single-turn environment's rollout and scoring in `single_turn.py`, what each actor trains on in
+`training_shares.py`, held-out evaluation in `evaluation.py`.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import copy
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -17,9 +19,9 @@ import numpy as np
 import torch
 
 from .schedule import sample as dsl_sample
-from .collaborative import MULTI_ACTOR_KINDS, CollaborativeEnvironment, Episode, actor_batch, build_collaborative, run_turns, schedule_seed
+from .collaborative import MULTI_ACTOR_KINDS, CollaborativeEnvironment, build_collaborative, run_turns, schedule_seed
 from .data import Dataset, load_dataset
-from .environments import RenderedPrompt, SingleTurnEnvironment, allocate_prompts, build_environment
+from .environments import allocate_prompts, build_environment
 from .events import EventWriter
 from .grpo import effective_loss_type, group_advantages, masked_mean
 from .models import LoadedModel, load_actor_model
@@ -30,14 +32,16 @@ from .python_rewards import PythonReward, bind_python_reward
 from .shared_lora import FIRST_ADAPTER, AdapterBound, add_adapter, base_key
 from .reward_api import ApiActorHandle, HFActorHandle, InProcessReward, RewardFunction, bind_in_process
 from .rewards import bind_reward
-from .rollout import Rollout, _pad_to, concat_rollouts, sample, select_rows
-from .dapo import apply_overlong_penalty, group_rows, overlong_loss_mask, zero_variance_groups
+from .rollout import _pad_to, concat_rollouts
 from .lr_schedule import lr_at
 from .lora import adapters_disabled, apply_lora, has_lora
 from .checkpointing import checkpoints_root, load_training_checkpoint, prune_checkpoints, save_training_checkpoint
 from .control import RunControl
 from .transcripts import emit_episodes
 from .system import memory_readings, resolve_device, seed_everything, set_cpu_threads
+from .evaluation import evaluate
+from .single_turn import EnvRollout, draw_single_turn, refill_groups, score_single_turn
+from .training_shares import ConversationPart, Share, actor_shares
 
 
 class StopSignal(Protocol):
@@ -66,41 +70,6 @@ class Actor:
     @property
     def trainable(self) -> bool:
         return bool(self.spec["trainable"])
-
-
-@dataclass
-class EnvRollout:
-    """One environment's share of a step: G completions for each of its prompts (groups contiguous)."""
-
-    env: SingleTurnEnvironment
-    row_indices: list[int]
-    prompts: list[RenderedPrompt]
-    rollout: Rollout
-    rewards: list[float] = field(default_factory=list)
-    components: list[dict[str, float]] = field(default_factory=list)
-    advantages: list[float] = field(default_factory=list)
-
-
-@dataclass
-class ConversationPart:
-    """One collaborative environment's share of a step: G episodes per row (groups contiguous)."""
-
-    env: CollaborativeEnvironment
-    row_indices: list[int]
-    episodes: list[Episode]
-
-
-@dataclass
-class Share:
-    """What one actor trains on from one environment: sequences, loss mask, rewards (groups contiguous)."""
-
-    rollout: Rollout
-    loss_mask: torch.Tensor
-    rewards: list[float]
-    components: list[dict[str, float]]
-    set_advantages: Any  # callable(list[float]) storing the advantages back for episodes
-    max_len: int  # Dr. GRPO's constant normaliser for these sequences
-    truncation: tuple[int, int] = (0, 0)  # (completions or turns cut off at maxNewTokens, all of them)
 
 
 def make_optimizer(model: torch.nn.Module, training: dict[str, Any]) -> torch.optim.Optimizer:
@@ -250,8 +219,10 @@ def train(
         folder, saved = save_training_checkpoint(checkpoints_root(work_dir), step, spec, actors, environments)
         for part in saved:
             events.checkpoint(step=step, path=str(part.path), actor=part.actor, size_bytes=part.size_bytes)
-        for removed in prune_checkpoints(checkpoints_root(work_dir), trainer["keepCheckpoints"]):
-            events.log("info", f"removed checkpoint {removed.name} (trainer.keepCheckpoints={trainer['keepCheckpoints']})")
+        keep = trainer["keepCheckpoints"]
+        for removed in prune_checkpoints(checkpoints_root(work_dir), keep):
+            events.log("info", f"removed checkpoint {removed.path.name} (trainer.keepCheckpoints={keep})")
+            events.checkpoint_pruned(step=removed.step, path=str(removed.path), keep_checkpoints=keep)
         report_memory(events, step, "checkpoint", device)
 
     cancelled = (lambda: stop.is_set()) if stop is not None else (lambda: False)
@@ -472,162 +443,3 @@ def train(
             last_saved = step
 
     return "succeeded", f"finished {total_steps} steps", total_steps
-
-
-def evaluate(events: EventWriter, step: int, environments: list[Any], actors: dict[str, Actor], device: torch.device) -> None:
-    """Every held-out row of each single-turn environment, one sample each, with the actor's
-    `evalSampling` (else `sampling`). Torch's and numpy's RNG states are restored afterwards, so
-    a run with eval trains exactly as the same run without it. Metrics `eval/...` per actor."""
-    cpu_state = torch.get_rng_state()
-    cuda_state = torch.cuda.get_rng_state_all() if device.type == "cuda" else None
-    np_state = np.random.get_state()
-    per_actor: dict[str, list[tuple[float, dict[str, float], int]]] = defaultdict(list)
-    try:
-        for env in environments:
-            if isinstance(env, CollaborativeEnvironment) or not env.dataset.eval_indices:
-                continue
-            actor = actors[env.actor]
-            tokenizer = actor.loaded.tokenizer
-            rows = env.dataset.eval_indices
-            prompts = [env.render(env.dataset.rows[r], r, tokenizer) for r in rows]
-            sampling = actor.spec.get("evalSampling") or actor.spec["sampling"]
-            rollout = sample(actor.loaded.model, tokenizer, [tokenizer.encode(p.text, p.add_special_tokens) for p in prompts], sampling, device)
-            scored = env.score_batch([p.user for p in prompts], rollout.texts, [env.dataset.rows[r] for r in rows])
-            lengths = rollout.completion_mask.sum(dim=1).tolist()
-            per_actor[env.actor].extend((total, components, int(n)) for (total, components), n in zip(scored, lengths))
-    finally:
-        torch.set_rng_state(cpu_state)
-        if cuda_state is not None:
-            torch.cuda.set_rng_state_all(cuda_state)
-        np.random.set_state(np_state)
-    for name, results in per_actor.items():
-        values = {"eval/reward/mean": float(np.mean([t for t, _, _ in results])), "eval/completion_len": float(np.mean([n for _, _, n in results]))}
-        for reward_name in sorted({k for _, c, _ in results for k in c}):
-            values[f"eval/reward/{reward_name}"] = float(np.mean([c[reward_name] for _, c, _ in results if reward_name in c]))
-        values["eval/samples"] = float(len(results))
-        events.metric(step, values, actor=name)
-
-
-def actor_shares(
-    name: str, actor: Actor, single: list[EnvRollout], conversations: list[ConversationPart], device: torch.device, overlong_mode: str = "off"
-) -> list[Share]:
-    """The actor's training data from every environment it takes part in this step.
-
-    overlong_mode "filter": single-turn completions cut off at maxNewTokens train nothing."""
-    max_new = int(actor.spec["sampling"]["maxNewTokens"])
-    shares = []
-    for part in single:
-
-        def store(values: list[float], part: EnvRollout = part) -> None:
-            part.advantages = values
-
-        mask, ended = part.rollout.completion_mask, part.rollout.ended
-        truncation = (0, len(part.rewards))
-        if ended is not None:
-            truncation = (int((~ended).sum()), len(part.rewards))
-            if overlong_mode == "filter":
-                mask = overlong_loss_mask(mask, ended)
-        shares.append(Share(part.rollout, mask, part.rewards, part.components, store, max_new, truncation))
-    for conv in conversations:
-        if name not in conv.env.actors:
-            continue
-        episodes = conv.episodes
-
-        def store_conv(values: list[float], episodes: list[Episode] = episodes) -> None:
-            for e, v in zip(episodes, values):
-                e.advantages[name] = v
-
-        batch = actor_batch([e.views[name] for e in episodes], actor.loaded.tokenizer.pad_token_id, device)
-        shares.append(
-            Share(
-                batch.rollout,
-                batch.loss_mask,
-                [e.rewards[name] for e in episodes],
-                [e.components[name] for e in episodes],
-                store_conv,
-                # Dr. GRPO's constant: the most tokens the actor can produce in one episode.
-                max_new * conv.env.spec["maxTurns"],
-                (
-                    sum(1 for e in episodes for m in e.messages if m.actor == name and not m.ended),
-                    sum(1 for e in episodes for m in e.messages if m.actor == name),
-                ),
-            )
-        )
-    return shares
-
-
-def draw_single_turn(env: SingleTurnEnvironment, actor: Actor, n_prompts: int, group_size: int, device: torch.device) -> EnvRollout:
-    """Draws the environment's next `n_prompts` rows and samples `group_size` completions of each."""
-    tokenizer = actor.loaded.tokenizer
-    row_indices = env.sampler.take(n_prompts)
-    prompts = [env.render(env.dataset.rows[r], r, tokenizer) for r in row_indices]
-    prompt_ids = [tokenizer.encode(p.text, p.add_special_tokens) for p in prompts for _ in range(group_size)]
-    rollout = sample(actor.loaded.model, tokenizer, prompt_ids, actor.spec["sampling"], device)
-    return EnvRollout(env, row_indices, prompts, rollout)
-
-
-def score_single_turn(part: EnvRollout, group_size: int, overlong: dict[str, Any], max_new_tokens: int) -> None:
-    """Rewards and components of each completion, with DAPO's overlong penalty when asked for."""
-    ks = range(len(part.rollout.texts))
-    scored = part.env.score_batch(
-        [part.prompts[k // group_size].user for k in ks],
-        part.rollout.texts,
-        [part.env.dataset.rows[part.row_indices[k // group_size]] for k in ks],
-    )
-    part.rewards = [total for total, _ in scored]
-    part.components = [components for _, components in scored]
-    if overlong["mode"] == "penalty" and part.rollout.ended is not None:
-        part.rewards, part.components = apply_overlong_penalty(
-            part.rewards, part.components, part.rollout.lengths, part.rollout.ended, max_new_tokens, overlong
-        )
-
-
-def keep_groups(part: EnvRollout, groups: list[int], group_size: int) -> EnvRollout:
-    rows = group_rows(groups, group_size)
-    return EnvRollout(
-        part.env,
-        [part.row_indices[g] for g in groups],
-        [part.prompts[g] for g in groups],
-        select_rows(part.rollout, rows),
-        [part.rewards[i] for i in rows],
-        [part.components[i] for i in rows],
-    )
-
-
-def refill_groups(
-    part: EnvRollout, actor: Actor, group_size: int, max_rounds: int, overlong: dict[str, Any], device: torch.device
-) -> tuple[EnvRollout, dict[str, float]]:
-    """DAPO dynamic sampling for one environment: drop zero-variance groups, draw new prompts in
-    their place (up to `max_rounds` more rounds), train on the informative groups found.
-
-    If none is found the original batch is kept (zero advantages: only the KL term acts), so the
-    step still reports; `kept_groups` = 0 says so."""
-    target = len(part.row_indices)
-    max_new = int(actor.spec["sampling"]["maxNewTokens"])
-    pad = actor.loaded.tokenizer.pad_token_id
-
-    def informative(p: EnvRollout) -> EnvRollout:
-        flat = zero_variance_groups(torch.tensor(p.rewards), group_size).tolist()
-        return keep_groups(p, [g for g, zero in enumerate(flat) if not zero], group_size)
-
-    kept = informative(part)
-    dropped, resampled, rounds, seconds = target - len(kept.row_indices), 0, 0, 0.0
-    while len(kept.row_indices) < target and rounds < max_rounds:
-        missing = target - len(kept.row_indices)
-        t0 = time.monotonic()
-        extra = draw_single_turn(part.env, actor, missing, group_size, device)
-        seconds += time.monotonic() - t0
-        score_single_turn(extra, group_size, overlong, max_new)
-        rounds, resampled = rounds + 1, resampled + missing
-        good = informative(extra)
-        dropped += missing - len(good.row_indices)
-        kept = EnvRollout(
-            part.env,
-            kept.row_indices + good.row_indices,
-            kept.prompts + good.prompts,
-            concat_rollouts([kept.rollout, good.rollout], pad),
-            kept.rewards + good.rewards,
-            kept.components + good.components,
-        )
-    counts = {"dropped_groups": float(dropped), "resampled_groups": float(resampled), "rounds": float(rounds), "kept_groups": float(len(kept.row_indices)), "seconds": seconds}
-    return (kept if kept.row_indices else part), counts

@@ -1,21 +1,18 @@
+import { ApiProblem } from "@troupe/contracts";
+import type { z } from "zod";
 import { CliError, EXIT } from "./exitCodes";
 
 /**
  * A small client of the Troupe REST API (`/api/v1`). Every failure becomes a `CliError` with one
  * readable line: connection problems name the URL, problem+json answers are shown with their fields.
+ * JSON answers are read with the API's own schemas (`@troupe/contracts`), so a server that answers
+ * something else is named as such instead of failing later on a missing field.
  */
 
 export interface ApiResponse {
   status: number;
   headers: Headers;
   text: string;
-}
-
-interface Problem {
-  title?: string;
-  status?: number;
-  detail?: string;
-  errors?: { path: string; message: string; line?: number; column?: number }[];
 }
 
 export class ApiClient {
@@ -63,14 +60,29 @@ export class ApiClient {
     throw problemError(method, path, response.status, text);
   }
 
-  async json<T>(method: "GET" | "POST", path: string, options: Parameters<ApiClient["request"]>[2] = {}): Promise<T> {
-    const response = await this.request(method, path, options);
-    try {
-      return JSON.parse(response.text) as T;
-    } catch {
-      throw new CliError(`${method} ${path}: the server answered ${response.status} with a body that is not JSON`);
-    }
+  async json<S extends z.ZodType>(
+    schema: S,
+    method: "GET" | "POST",
+    path: string,
+    options: Parameters<ApiClient["request"]>[2] = {},
+  ): Promise<z.output<S>> {
+    return parseAnswer(schema, method, path, await this.request(method, path, options));
   }
+}
+
+/** A JSON answer read with its schema; anything else is a one-line error naming the first field at fault. */
+export function parseAnswer<S extends z.ZodType>(schema: S, method: string, path: string, response: ApiResponse): z.output<S> {
+  let value: unknown;
+  try {
+    value = JSON.parse(response.text);
+  } catch {
+    throw new CliError(`${method} ${path}: the server answered ${response.status} with a body that is not JSON`);
+  }
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.length ? issue.path.join(".") : "(body)";
+  throw new CliError(`${method} ${path}: the server's answer is not what this CLI expects (${field}: ${issue.message}); is the server a different version?`);
 }
 
 /** The server could not be reached at all (worth a retry while waiting). */
@@ -94,14 +106,15 @@ export class HttpError extends CliError {
 }
 
 function problemError(method: string, path: string, status: number, text: string): HttpError {
-  let problem: Problem | null = null;
+  // Partial: a proxy in front of the server may answer with an error body of its own.
+  let problem: Partial<ApiProblem> | null = null;
   try {
-    problem = JSON.parse(text) as Problem;
+    problem = ApiProblem.partial().parse(JSON.parse(text));
   } catch {
     problem = null;
   }
   const hint = status === 401 ? " (check TROUPE_TOKEN / --token; create a token at /settings/tokens)" : "";
-  if (!problem || typeof problem !== "object") {
+  if (!problem) {
     return new HttpError(`${method} ${path} failed with HTTP ${status}${hint}`, status, []);
   }
   const details = (problem.errors ?? []).map((e) => {

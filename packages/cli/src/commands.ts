@@ -2,22 +2,11 @@ import { randomUUID } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { parseDocument } from "yaml";
+import { ApiMetrics, ApiRun, ApiRunCancel, ApiRunControl, ApiRunWait, ApiRunWithSpec } from "@troupe/contracts";
 import type { Command } from "./args";
-import { ApiClient, ConnectionError, HttpError } from "./client";
+import { ApiClient, ConnectionError, HttpError, parseAnswer } from "./client";
 import { CliError, EXIT } from "./exitCodes";
-import { checkThresholds, exitForChecks, type SeriesLike } from "./thresholds";
-
-interface Run {
-  id: string;
-  name: string;
-  status: string;
-  terminal: boolean;
-  lastStep: number | null;
-  totalSteps: number | null;
-  lastReward: number | null;
-  error: string | null;
-  url: string;
-}
+import { checkThresholds, exitForChecks } from "./thresholds";
 
 export interface Io {
   out(text: string): void;
@@ -26,7 +15,7 @@ export interface Io {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function describe(run: Run): string {
+function describe(run: ApiRun): string {
   const progress = run.lastStep !== null ? ` step ${run.lastStep}${run.totalSteps !== null ? `/${run.totalSteps}` : ""}` : "";
   const reward = run.lastReward !== null ? ` reward/mean ${run.lastReward}` : "";
   return `run ${run.id} ${run.status}${progress}${reward}`;
@@ -86,14 +75,14 @@ function launchBody(command: Extract<Command, { name: "run" }>, spec: { text: st
   return { body: JSON.stringify(envelope), contentType: "application/json" };
 }
 
-async function waitForEnd(client: ApiClient, io: Io, runId: string, timeoutSeconds: number | undefined): Promise<Run | null> {
+async function waitForEnd(client: ApiClient, io: Io, runId: string, timeoutSeconds: number | undefined): Promise<ApiRun | null> {
   const deadline = timeoutSeconds !== undefined ? Date.now() + timeoutSeconds * 1000 : Infinity;
   let lastLine = "";
   for (;;) {
     const left = Math.ceil((deadline - Date.now()) / 1000);
     if (left <= 0) return null;
     const result = await withRetries(io, "waiting", () =>
-      client.json<{ run: Run; done: boolean }>("GET", `/runs/${encodeURIComponent(runId)}/wait`, { query: { timeout: Math.min(60, left) } }),
+      client.json(ApiRunWait, "GET", `/runs/${encodeURIComponent(runId)}/wait`, { query: { timeout: Math.min(60, left) } }),
     );
     const line = describe(result.run);
     if (line !== lastLine) io.err(`troupe: ${line}`);
@@ -110,7 +99,7 @@ export async function runCommand(command: Extract<Command, { name: "run" }>, cli
   const created = await withRetries(io, "launching", () =>
     client.request("POST", "/runs", { body, contentType, headers: { "idempotency-key": idempotencyKey } }),
   );
-  const run = JSON.parse(created.text) as Run;
+  const run = parseAnswer(ApiRunWithSpec, "POST", "/runs", created);
   io.out(`${run.id}\n`);
   io.err(`troupe: launched ${describe(run)}: ${client.baseUrl}${run.url}`);
   if (!command.wait) return EXIT.ok;
@@ -136,7 +125,7 @@ export async function runCommand(command: Extract<Command, { name: "run" }>, cli
   if (command.thresholds.length === 0) return EXIT.ok;
 
   const metrics = await withRetries(io, "fetching metrics", () =>
-    client.json<{ series: SeriesLike[] }>("GET", `/runs/${encodeURIComponent(run.id)}/metrics`, {
+    client.json(ApiMetrics, "GET", `/runs/${encodeURIComponent(run.id)}/metrics`, {
       query: { format: "json", ...(command.actor !== undefined ? { actor: command.actor } : {}) },
     }),
   );
@@ -148,8 +137,9 @@ export async function runCommand(command: Extract<Command, { name: "run" }>, cli
 }
 
 export async function statusCommand(command: Extract<Command, { name: "status" }>, client: ApiClient, io: Io): Promise<number> {
-  const response = await client.request("GET", `/runs/${encodeURIComponent(command.runId)}`);
-  const run = JSON.parse(response.text) as Run;
+  const path = `/runs/${encodeURIComponent(command.runId)}`;
+  const response = await client.request("GET", path);
+  const run = parseAnswer(ApiRunWithSpec, "GET", path, response);
   if (command.json) io.out(`${response.text}\n`);
   else io.out(`${describe(run)}${run.error ? ` (${run.error.split("\n")[0]})` : ""}\n`);
   return EXIT.ok;
@@ -178,10 +168,7 @@ const CONTROL_DONE: Record<"pause" | "resume" | "stop", string> = {
 
 /** `troupe pause|resume|stop RUN`: POST /runs/{id}/pause|resume|stop. */
 export async function controlCommand(command: Extract<Command, { name: "pause" | "resume" | "stop" }>, client: ApiClient, io: Io): Promise<number> {
-  const result = await client.json<{ run: Run; outcome: string; fromStep?: number }>(
-    "POST",
-    `/runs/${encodeURIComponent(command.runId)}/${command.name}`,
-  );
+  const result = await client.json(ApiRunControl, "POST", `/runs/${encodeURIComponent(command.runId)}/${command.name}`);
   const what =
     result.outcome === "requeued" ? `queued to resume from the checkpoint of step ${result.fromStep}` : CONTROL_DONE[command.name];
   io.out(`run ${result.run.id} ${what}\n`);
@@ -189,7 +176,7 @@ export async function controlCommand(command: Extract<Command, { name: "pause" |
 }
 
 export async function cancelCommand(command: Extract<Command, { name: "cancel" }>, client: ApiClient, io: Io): Promise<number> {
-  const result = await client.json<{ run: Run; outcome: string }>("POST", `/runs/${encodeURIComponent(command.runId)}/cancel`);
+  const result = await client.json(ApiRunCancel, "POST", `/runs/${encodeURIComponent(command.runId)}/cancel`);
   io.out(`run ${result.run.id} ${result.outcome === "cancelled" ? "cancelled" : "cancellation requested (it stops after its current step)"}\n`);
   return EXIT.ok;
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { ApiRunWait } from "@troupe/contracts";
 import { parseCommand } from "../src/args";
+import { parseAnswer } from "../src/client";
 import { CliError, EXIT } from "../src/exitCodes";
 import { main } from "../src/main";
 import { checkThresholds, parseThreshold } from "../src/thresholds";
@@ -94,5 +96,58 @@ describe("thresholds", () => {
     const [r] = checkThresholds([parseThreshold("accuracy=0.1", "below")], series);
     expect(r).toMatchObject({ ok: false, final: null });
     expect(r!.line).toMatch(/accuracy: not reported/);
+  });
+});
+
+describe("answers", () => {
+  const answer = (body: unknown, status = 200) => ({ status, headers: new Headers(), text: typeof body === "string" ? body : JSON.stringify(body) });
+  const run = {
+    id: "r1",
+    name: "demo",
+    status: "running",
+    experimentId: null,
+    experimentName: null,
+    createdAt: "2026-11-23T10:00:00.000Z",
+    startedAt: "2026-11-23T10:00:01.000Z",
+    finishedAt: null,
+    lastStep: 2,
+    totalSteps: 10,
+    lastReward: 0.5,
+    specVersion: 1,
+    seed: 0,
+    priority: 0,
+    gpus: 0,
+    tags: [],
+    source: "api",
+    error: null,
+    terminal: false,
+    cancelRequested: false,
+    url: "/runs/r1",
+  };
+
+  it("reads a JSON answer with the API's schema (the one the server's OpenAPI document is made from)", () => {
+    const wait = parseAnswer(ApiRunWait, "GET", "/runs/r1/wait", answer({ run, done: false, timedOut: true, waitedMs: 30000 }));
+    expect(wait.run.lastStep).toBe(2);
+    expect(wait.timedOut).toBe(true);
+  });
+
+  it("names the field when the server answers something else, in one line, with exit code 3", () => {
+    const cases: [unknown, RegExp][] = [
+      [{ run: { ...run, status: "sleeping" }, done: false, timedOut: true, waitedMs: 1 }, /GET \/runs\/r1\/wait: .*\(run\.status: /],
+      [{ run, timedOut: true, waitedMs: 1 }, /\(done: /],
+      ["<html>gateway</html>", /answered 200 with a body that is not JSON/],
+    ];
+    for (const [body, message] of cases) {
+      let error: unknown;
+      try {
+        parseAnswer(ApiRunWait, "GET", "/runs/r1/wait", answer(body));
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(CliError);
+      expect((error as CliError).message).toMatch(message);
+      expect((error as CliError).message).not.toContain("\n");
+      expect((error as CliError).code).toBe(EXIT.usage);
+    }
   });
 });

@@ -115,6 +115,23 @@ export const CheckpointEvent = z
   })
   .strict();
 
+/**
+ * The runtime deleted a checkpoint folder (`<work dir>/checkpoints/step-<N>`, every actor's part) to
+ * keep only the newest `trainer.keepCheckpoints`. Its earlier `checkpoint` events stay in the log;
+ * this one says they can no longer be resumed from.
+ */
+export const CheckpointPrunedEvent = z
+  .object({
+    ...base,
+    type: z.literal("checkpoint_pruned"),
+    step: z.number().int().min(0),
+    /** The deleted step folder. */
+    path: z.string().min(1),
+    /** The `trainer.keepCheckpoints` that made room. */
+    keepCheckpoints: z.number().int().min(1),
+  })
+  .strict();
+
 export const ErrorEvent = z
   .object({
     ...base,
@@ -133,6 +150,7 @@ export const RunEvent = z.discriminatedUnion("type", [
   EpisodeEvent,
   LogEvent,
   CheckpointEvent,
+  CheckpointPrunedEvent,
   ErrorEvent,
 ]);
 export type RunEvent = z.infer<typeof RunEvent>;
@@ -141,6 +159,8 @@ export type MetricEvent = z.infer<typeof MetricEvent>;
 export type MemoryEvent = z.infer<typeof MemoryEvent>;
 export type EpisodeEvent = z.infer<typeof EpisodeEvent>;
 export type StatusEvent = z.infer<typeof StatusEvent>;
+export type CheckpointEvent = z.infer<typeof CheckpointEvent>;
+export type CheckpointPrunedEvent = z.infer<typeof CheckpointPrunedEvent>;
 
 /** Redis stream key of one run's live events; entries have id `<seq>-0` and field `event` (JSON). */
 export const runEventStreamKey = (runId: string) => `troupe:run:${runId}:events`;

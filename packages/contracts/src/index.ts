@@ -5,3 +5,6 @@ export * from "./demo";
 export * from "./issues";
 export * from "./control";
 export * from "./actorRules";
+export * from "./runViews";
+export * from "./restApi";
+export * from "./specOrder";

@@ -53,8 +53,12 @@ export type RewardTestResult = z.infer<typeof RewardTestResult>;
 
 export type RunJob = z.infer<typeof QUEUES.runs.jobs.run>;
 
-/** Redis pub/sub channel on which the web asks runners to act on a running run. */
-export const RUN_CONTROL_CHANNEL = "troupe:run-control";
+/**
+ * Redis pub/sub channel on which the web asks runners to act on a running run. Pub/sub ignores the
+ * database index (SELECT), unlike the queue and the event streams, so the channel names it: two
+ * installs sharing one Redis server on different indexes (REDIS_URL `/N`) never hear each other.
+ */
+export const runControlChannel = (redisDb: number) => `troupe:db${redisDb}:run-control`;
 /** `cancel` ends the process (SIGTERM); the others are forwarded to its control channel. */
 export const RUN_CONTROL_ACTIONS = ["cancel", "pause", "resume", "stop_after_step"] as const;
 export const RunControlMessage = z

@@ -1,19 +1,22 @@
-import { RUN_CONTROL_CHANNEL, RunControlMessage } from "@troupe/contracts";
+import { RunControlMessage, runControlChannel } from "@troupe/contracts";
 import { Redis } from "ioredis";
 import type { ActiveRun } from "../context";
 import type { RunnerLog } from "../log";
 
 /**
- * Listens on RUN_CONTROL_CHANNEL for `{ runId, action }` and, if this runner supervises the run
- * (other runners' runs are ignored), stops it (`cancel`) or forwards `pause` / `resume` /
- * `stop_after_step` to the runtime's control fd. Pub/sub is fire-and-forget: the
- * heartbeat's read of Run.cancelRequestedAt catches a message missed while disconnected.
+ * Listens on this install's control channel (`runControlChannel` of the Redis database index in
+ * `redisUrl`, so another install on the same Redis server is not heard) for `{ runId, action }`
+ * and, if this runner supervises the run (other runners' runs are ignored), stops it (`cancel`) or
+ * takes the pause / resume / stop-after-step stored on the Run row and forwards it to the runtime's
+ * control fd (the message only wakes it; the row is the command, taken once). Pub/sub is
+ * fire-and-forget: the heartbeat's read of Run.cancelRequestedAt and Run.controlRequest catches a
+ * message missed while disconnected.
  */
 export async function startControlSubscriber(
   redisUrl: string,
   active: ReadonlyMap<string, ActiveRun>,
   log: RunnerLog,
-): Promise<{ close(): Promise<void> }> {
+): Promise<{ channel: string; close(): Promise<void> }> {
   const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
   subscriber.on("error", (error) => log.warn(`control subscriber: ${error.message}`));
   subscriber.on("message", (_channel: string, message: string) => {
@@ -26,11 +29,13 @@ export async function startControlSubscriber(
     if (!run) return;
     const { action } = parsed.value;
     if (action === "cancel") run.requestStop("cancel");
-    else run.control(action);
+    else void run.applyRequestedControl();
   });
+  const channel = runControlChannel(subscriber.options.db ?? 0);
   await subscriber.connect();
-  await subscriber.subscribe(RUN_CONTROL_CHANNEL);
+  await subscriber.subscribe(channel);
   return {
+    channel,
     async close() {
       await subscriber.quit().catch(() => subscriber.disconnect());
     },

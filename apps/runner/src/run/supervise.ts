@@ -1,5 +1,6 @@
 import type { RuntimeControlCommand, RuntimeControlCommandName } from "@troupe/contracts";
 import type { ActiveRun, RunnerContext, StopReason } from "../context";
+import { takeControlRequest } from "../control/takeControlRequest";
 import { EventIngest, MAX_EVENT_LINE_CHARS } from "../ingest/eventIngest";
 import { LogSink, MAX_LOG_LINE_CHARS } from "../ingest/logSink";
 import { runtimeCommand } from "../process/runtimeCommand";
@@ -31,6 +32,8 @@ export class RunSupervisor implements ActiveRun {
   private process: RuntimeProcess | null = null;
   private killTimer: NodeJS.Timeout | null = null;
   private killedAfterGrace = false;
+  /** Takes of stored commands, one at a time (a message and a heartbeat may ask together). */
+  private controlTaking: Promise<void> = Promise.resolve();
 
   constructor(private readonly ctx: RunnerContext, private readonly input: SuperviseInput) {}
 
@@ -38,6 +41,20 @@ export class RunSupervisor implements ActiveRun {
     const line = JSON.stringify({ command } satisfies RuntimeControlCommand);
     const sent = this.process?.sendControl(line) ?? false;
     this.ctx.log.info(`run=${this.input.runId} control ${command}: ${sent ? "sent to the runtime" : "not sent (the runtime is not running)"}`);
+  }
+
+  applyRequestedControl(): Promise<void> {
+    this.controlTaking = this.controlTaking.then(async () => {
+      // Before the spawn or after the exit nobody could receive it: leave it stored for later.
+      if (!this.process || this.process.hasExited || this.stopReason) return;
+      try {
+        const command = await takeControlRequest(this.ctx, this.input.runId);
+        if (command) this.control(command);
+      } catch (error) {
+        this.ctx.log.warn(`run=${this.input.runId} could not read its control request (will retry): ${(error as Error).message}`);
+      }
+    });
+    return this.controlTaking;
   }
 
   requestStop(reason: StopReason): void {
@@ -71,6 +88,7 @@ export class RunSupervisor implements ActiveRun {
       }
       const heartbeat = startHeartbeat(ctx, input.runId, {
         onCancelRequested: () => this.requestStop("cancel"),
+        onControlRequested: () => void this.applyRequestedControl(),
         onLost: () => this.requestStop("lost"),
       });
       try {

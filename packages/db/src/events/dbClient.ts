@@ -1,7 +1,7 @@
-import type { PrismaClient } from "../generated/prisma/client";
+import type { Db } from "../client";
 
 /**
- * The Prisma client the event store works with. It is the generated client type, whatever
- * adapter `createDb` gives it, so both the runner and the web can pass theirs.
+ * The Prisma client the event store works with: the one `createDb` gives (specs ordered on read),
+ * so both the runner and the web can pass theirs.
  */
-export type EventStoreDb = PrismaClient;
+export type EventStoreDb = Db;

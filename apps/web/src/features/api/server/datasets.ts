@@ -1,7 +1,8 @@
+import type { ApiFieldIssue } from "@troupe/contracts";
 import type { Db } from "../../../server/db";
 import { DatasetParseError, parseDataset as parseDatasetFile, type DatasetFormat, type ParsedDataset } from "../../datasets/server/parseDataset";
 import { storeUploadedDataset } from "../../datasets/server/store";
-import { ApiError, type ApiFieldIssue } from "./problem";
+import { ApiError } from "./problem";
 import type { DatasetOut } from "./schemas";
 
 /**

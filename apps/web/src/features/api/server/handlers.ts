@@ -1,4 +1,4 @@
-import { RunSpec } from "@troupe/contracts";
+import { ApiEpisodePage, ApiHealth, ApiLaunchEnvelope, ApiMetrics, ApiRunCancel, ApiRunControl, ApiRunList, ApiRunWait, ApiRunWithSpec, RunSpec } from "@troupe/contracts";
 import { cancelRun } from "../../runs/server/cancel";
 import { controlRun, resumeFromCheckpoint } from "../../runs/server/control";
 import { mediaType, readBodyBytes } from "./body";
@@ -9,8 +9,8 @@ import { launchFromApi } from "./launch";
 import { loadApiMetrics, metricsToCsv } from "./metrics";
 import { operations } from "./operations";
 import { ApiError } from "./problem";
-import { listApiRuns, requireApiRun, waitForRun } from "./runs";
-import { DatasetOut, EpisodesOut, HealthOut, LaunchEnvelope, MetricsOut, RunCancelOut, RunControlOut, RunListOut, RunWaitOut, RunWithSpecOut } from "./schemas";
+import { listApiRuns, requireApiRun, requireApiRunWithoutSpec, waitForRun } from "./runs";
+import { DatasetOut } from "./schemas";
 import { readSpecBody } from "./specBody";
 import { checkHealth } from "../../health/server/health";
 
@@ -20,7 +20,7 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export const getHealth = apiRoute(operations.health, async ({ ctx }) => {
   const report = await checkHealth(ctx.db, ctx.redis);
-  return jsonResponse(HealthOut, report, report.status === "ok" ? 200 : 503);
+  return jsonResponse(ApiHealth, report, report.status === "ok" ? 200 : 503);
 });
 
 export const createRun = apiRoute(operations.createRun, async ({ request, ctx, token }) => {
@@ -32,7 +32,7 @@ export const createRun = apiRoute(operations.createRun, async ({ request, ctx, t
   const isEnvelope = typeof body.value === "object" && body.value !== null && !Array.isArray(body.value) && "spec" in body.value;
   let launch;
   if (isEnvelope) {
-    const parsed = LaunchEnvelope.safeParse(body.value);
+    const parsed = ApiLaunchEnvelope.safeParse(body.value);
     if (!parsed.success) throw ApiError.validation(body.issues(parsed.error), "invalid launch request");
     launch = { spec: parsed.data.spec, experimentId: parsed.data.experimentId, priority: parsed.data.priority ?? 0, tags: parsed.data.tags ?? [] };
   } else {
@@ -42,22 +42,22 @@ export const createRun = apiRoute(operations.createRun, async ({ request, ctx, t
   }
   const { runId, replayed } = await launchFromApi(ctx, launch, { tokenId: token.id, idempotencyKey: key });
   const run = await requireApiRun(ctx.db, runId);
-  return jsonResponse(RunWithSpecOut, run, 201, {
+  return jsonResponse(ApiRunWithSpec, run, 201, {
     location: `/api/v1/runs/${encodeURIComponent(runId)}`,
     ...(replayed ? { "idempotent-replayed": "true" } : {}),
   });
 });
 
 export const listRuns = apiRoute(operations.listRuns, async ({ ctx, query }) =>
-  jsonResponse(RunListOut, await listApiRuns(ctx.db, query)),
+  jsonResponse(ApiRunList, await listApiRuns(ctx.db, query)),
 );
 
 export const getRun = apiRoute(operations.getRun, async ({ ctx, params }) =>
-  jsonResponse(RunWithSpecOut, await requireApiRun(ctx.db, params.id)),
+  jsonResponse(ApiRunWithSpec, await requireApiRun(ctx.db, params.id)),
 );
 
 export const waitRun = apiRoute(operations.waitRun, async ({ request, ctx, params, query }) =>
-  jsonResponse(RunWaitOut, await waitForRun(ctx.db, params.id, query.timeout * 1000, request.signal)),
+  jsonResponse(ApiRunWait, await waitForRun(ctx.db, params.id, query.timeout * 1000, request.signal)),
 );
 
 export const getRunMetrics = apiRoute(operations.runMetrics, async ({ ctx, params, query }) => {
@@ -72,30 +72,30 @@ export const getRunMetrics = apiRoute(operations.runMetrics, async ({ ctx, param
       },
     });
   }
-  return jsonResponse(MetricsOut, metrics);
+  return jsonResponse(ApiMetrics, metrics);
 });
 
 export const listRunEpisodes = apiRoute(operations.runEpisodes, async ({ ctx, params, query }) => {
   await requireApiRun(ctx.db, params.id);
-  return jsonResponse(EpisodesOut, await listApiEpisodes(ctx.db, params.id, query));
+  return jsonResponse(ApiEpisodePage, await listApiEpisodes(ctx.db, params.id, query));
 });
 
 export const cancelRunHandler = apiRoute(operations.cancelRun, async ({ ctx, params }) => {
   const { outcome } = await cancelRun(ctx, params.id);
-  const { spec: _spec, ...run } = await requireApiRun(ctx.db, params.id);
-  return jsonResponse(RunCancelOut, { run, outcome });
+  const run = await requireApiRunWithoutSpec(ctx.db, params.id);
+  return jsonResponse(ApiRunCancel, { run, outcome });
 });
 
 export const pauseRunHandler = apiRoute(operations.pauseRun, async ({ ctx, params }) => {
   const { outcome } = await controlRun(ctx, params.id, "pause");
-  const { spec: _spec, ...run } = await requireApiRun(ctx.db, params.id);
-  return jsonResponse(RunControlOut, { run, outcome });
+  const run = await requireApiRunWithoutSpec(ctx.db, params.id);
+  return jsonResponse(ApiRunControl, { run, outcome });
 });
 
 export const stopRunHandler = apiRoute(operations.stopRun, async ({ ctx, params }) => {
   const { outcome } = await controlRun(ctx, params.id, "stop_after_step");
-  const { spec: _spec, ...run } = await requireApiRun(ctx.db, params.id);
-  return jsonResponse(RunControlOut, { run, outcome });
+  const run = await requireApiRunWithoutSpec(ctx.db, params.id);
+  return jsonResponse(ApiRunControl, { run, outcome });
 });
 
 /** One verb for both kinds of resume: a paused run continues, an ended one restarts from its checkpoint. */
@@ -103,12 +103,12 @@ export const resumeRunHandler = apiRoute(operations.resumeRun, async ({ ctx, par
   const current = await requireApiRun(ctx.db, params.id);
   if (current.status === "paused") {
     const { outcome } = await controlRun(ctx, params.id, "resume");
-    const { spec: _spec, ...run } = await requireApiRun(ctx.db, params.id);
-    return jsonResponse(RunControlOut, { run, outcome });
+    const run = await requireApiRunWithoutSpec(ctx.db, params.id);
+    return jsonResponse(ApiRunControl, { run, outcome });
   }
   const { outcome, fromStep } = await resumeFromCheckpoint(ctx, params.id);
-  const { spec: _spec, ...run } = await requireApiRun(ctx.db, params.id);
-  return jsonResponse(RunControlOut, { run, outcome, fromStep });
+  const run = await requireApiRunWithoutSpec(ctx.db, params.id);
+  return jsonResponse(ApiRunControl, { run, outcome, fromStep });
 });
 
 export const uploadDataset = apiRoute(operations.uploadDataset, async ({ request, ctx, query }) => {

@@ -1,6 +1,6 @@
+import { METRICS_CSV_HEADER, type ApiMetrics } from "@troupe/contracts";
 import type { Db } from "../../../server/db";
 import { loadMetricSeries } from "../../runs/server/series";
-import { METRICS_CSV_HEADER, type MetricsOut } from "./schemas";
 
 /**
  * Metric series over REST, through the run page's own loader (`features/runs/server/series.ts`), so
@@ -13,7 +13,7 @@ export async function loadApiMetrics(
   db: Db,
   runId: string,
   query: { name?: string[]; actor?: string; buckets?: number },
-): Promise<MetricsOut> {
+): Promise<ApiMetrics> {
   const names =
     query.name && query.name.length > 0
       ? query.name
@@ -42,7 +42,7 @@ function csvField(value: string | number): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export function metricsToCsv(metrics: MetricsOut): string {
+export function metricsToCsv(metrics: ApiMetrics): string {
   const lines = [METRICS_CSV_HEADER];
   for (const s of metrics.series) {
     for (const p of s.points) lines.push([s.name, s.actor, p.step, p.value, p.min, p.max].map(csvField).join(","));

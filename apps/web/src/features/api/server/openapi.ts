@@ -1,25 +1,25 @@
 import { z } from "zod";
-import { RunSpec } from "@troupe/contracts";
+import {
+  ApiEpisode,
+  ApiEpisodePage,
+  ApiFieldIssue,
+  ApiHealth,
+  ApiLaunchBody,
+  ApiLaunchEnvelope,
+  ApiMetrics,
+  ApiMetricSeries,
+  ApiProblem,
+  ApiRun,
+  ApiRunCancel,
+  ApiRunControl,
+  ApiRunList,
+  ApiRunWait,
+  ApiRunWithSpec,
+  RunSpec,
+} from "@troupe/contracts";
 import { operations, type OperationDef, type ResponseDef } from "./operations";
 import { PROBLEM_CONTENT_TYPE } from "./problem";
-import {
-  DatasetOut,
-  EpisodeOut,
-  EpisodesOut,
-  FieldIssueSchema,
-  HealthOut,
-  LaunchBody,
-  LaunchEnvelope,
-  MetricSeriesOut,
-  MetricsOut,
-  ProblemSchema,
-  RunCancelOut,
-  RunControlOut,
-  RunListOut,
-  RunOut,
-  RunWaitOut,
-  RunWithSpecOut,
-} from "./schemas";
+import { DatasetOut } from "./schemas";
 
 /**
  * The OpenAPI 3.1 document, generated from the route registry (`operations.ts`) and the zod schemas
@@ -40,24 +40,24 @@ function registry(entries: [z.ZodType, string][]): Registry {
 
 const inputs = registry([
   [RunSpec, "RunSpec"],
-  [LaunchEnvelope, "LaunchRequest"],
-  [LaunchBody, "LaunchBody"],
+  [ApiLaunchEnvelope, "LaunchRequest"],
+  [ApiLaunchBody, "LaunchBody"],
 ]);
 const outputs = registry([
-  [FieldIssueSchema, "FieldIssue"],
-  [ProblemSchema, "Problem"],
-  [RunOut, "Run"],
-  [RunWithSpecOut, "RunWithSpec"],
-  [RunListOut, "RunList"],
-  [RunWaitOut, "RunWait"],
-  [RunCancelOut, "RunCancel"],
-  [RunControlOut, "RunControl"],
-  [MetricSeriesOut, "MetricSeries"],
-  [MetricsOut, "RunMetrics"],
-  [EpisodeOut, "Episode"],
-  [EpisodesOut, "EpisodePage"],
+  [ApiFieldIssue, "FieldIssue"],
+  [ApiProblem, "Problem"],
+  [ApiRun, "Run"],
+  [ApiRunWithSpec, "RunWithSpec"],
+  [ApiRunList, "RunList"],
+  [ApiRunWait, "RunWait"],
+  [ApiRunCancel, "RunCancel"],
+  [ApiRunControl, "RunControl"],
+  [ApiMetricSeries, "MetricSeries"],
+  [ApiMetrics, "RunMetrics"],
+  [ApiEpisode, "Episode"],
+  [ApiEpisodePage, "EpisodePage"],
   [DatasetOut, "Dataset"],
-  [HealthOut, "Health"],
+  [ApiHealth, "Health"],
 ]);
 
 type Json = Record<string, unknown>;

@@ -1,26 +1,24 @@
 import type { z } from "zod";
-import { RunSpec } from "@troupe/contracts";
 import {
-  DatasetOut,
-  DatasetUploadQuery,
-  EpisodesOut,
-  EpisodesQuery,
-  HealthOut,
-  LaunchBody,
-  MAX_DATASET_BYTES,
+  ApiEpisodePage,
+  ApiEpisodesQuery,
+  ApiHealth,
+  ApiLaunchBody,
+  ApiMetrics,
+  ApiMetricsQuery,
+  ApiRunCancel,
+  ApiRunControl,
+  ApiRunIdParams,
+  ApiRunList,
+  ApiRunListQuery,
+  ApiRunWait,
+  ApiRunWaitQuery,
+  ApiRunWithSpec,
   MAX_WAIT_SECONDS,
   METRICS_CSV_HEADER,
-  MetricsOut,
-  MetricsQuery,
-  RunCancelOut,
-  RunControlOut,
-  RunIdParams,
-  RunListOut,
-  RunListQuery,
-  RunWaitOut,
-  RunWaitQuery,
-  RunWithSpecOut,
-} from "./schemas";
+  RunSpec,
+} from "@troupe/contracts";
+import { DatasetOut, DatasetUploadQuery, MAX_DATASET_BYTES } from "./schemas";
 
 /**
  * The route registry: every REST operation with its path, schemas and responses. Route handlers
@@ -67,7 +65,31 @@ export interface OperationDef {
 
 const op = <T extends OperationDef>(def: T): T => def;
 
-const yamlSpec = { schema: LaunchBody };
+const yamlSpec = { schema: ApiLaunchBody };
+
+/**
+ * `POST /runs/{id}/<verb>`: an action on one run. Cancel, pause, resume and stop differ only in their
+ * words and in what they answer; a 409 says why the run's state does not allow the action.
+ */
+function runActionOp<V extends string, S extends z.ZodType>(
+  verb: V,
+  def: { summary: string; description: string; answer: S; done: string; conflict: string },
+) {
+  return op({
+    operationId: `${verb}Run` as const,
+    method: "post",
+    path: `/runs/{id}/${verb}` as const,
+    tag: "runs",
+    summary: def.summary,
+    description: def.description,
+    auth: true,
+    pathParams: ApiRunIdParams,
+    responses: {
+      200: { description: def.done, schema: def.answer },
+      409: { description: def.conflict },
+    },
+  });
+}
 
 export const operations = {
   health: op({
@@ -79,8 +101,8 @@ export const operations = {
     description: "Checks Postgres and Redis. No token needed: for load balancers and CI start-up checks.",
     auth: false,
     responses: {
-      200: { description: "Postgres and Redis answer", schema: HealthOut },
-      503: { description: "A dependency does not answer; `checks` says which", schema: HealthOut },
+      200: { description: "Postgres and Redis answer", schema: ApiHealth },
+      503: { description: "A dependency does not answer; `checks` says which", schema: ApiHealth },
     },
   }),
 
@@ -114,7 +136,7 @@ export const operations = {
     responses: {
       201: {
         description: "The run was created (or, with `Idempotent-Replayed: true`, created by an earlier request with this key)",
-        schema: RunWithSpecOut,
+        schema: ApiRunWithSpec,
         headers: {
           Location: { description: "URL of the run", schema: { type: "string" } },
           "Idempotent-Replayed": { description: "`true` when an earlier request with the same key created the run", schema: { type: "string" } },
@@ -133,8 +155,8 @@ export const operations = {
     summary: "List runs, newest first",
     description: "Filters combine (AND). Cursor pagination: pass `nextCursor` as `cursor` until it is null.",
     auth: true,
-    query: RunListQuery,
-    responses: { 200: { description: "A page of runs", schema: RunListOut } },
+    query: ApiRunListQuery,
+    responses: { 200: { description: "A page of runs", schema: ApiRunList } },
   }),
 
   getRun: op({
@@ -145,8 +167,8 @@ export const operations = {
     summary: "One run, with its frozen spec",
     description: "Status, progress, latest reward, error and the spec exactly as launched.",
     auth: true,
-    pathParams: RunIdParams,
-    responses: { 200: { description: "The run", schema: RunWithSpecOut } },
+    pathParams: ApiRunIdParams,
+    responses: { 200: { description: "The run", schema: ApiRunWithSpec } },
   }),
 
   waitRun: op({
@@ -160,9 +182,9 @@ export const operations = {
       "whichever comes first; `done` and `timedOut` say which. The server polls the run's row twice a second " +
       "(one primary-key read), so the answer comes within about half a second of the end. Loop on `timedOut` to wait longer.",
     auth: true,
-    pathParams: RunIdParams,
-    query: RunWaitQuery,
-    responses: { 200: { description: "The run when it ended or when the timeout passed", schema: RunWaitOut } },
+    pathParams: ApiRunIdParams,
+    query: ApiRunWaitQuery,
+    responses: { 200: { description: "The run when it ended or when the timeout passed", schema: ApiRunWait } },
   }),
 
   runMetrics: op({
@@ -175,12 +197,12 @@ export const operations = {
       "Raw points by default; `buckets=N` cuts each series' step range into N equal parts (server-side, the same " +
       `bucketing the charts use) keeping the last value with min and max. CSV columns: \`${METRICS_CSV_HEADER}\`, one row per point.`,
     auth: true,
-    pathParams: RunIdParams,
-    query: MetricsQuery,
+    pathParams: ApiRunIdParams,
+    query: ApiMetricsQuery,
     responses: {
       200: {
         description: "The series (JSON), or the points as CSV with `format=csv`",
-        schema: MetricsOut,
+        schema: ApiMetrics,
         alternatives: { "text/csv": { type: "string", description: `CSV with header \`${METRICS_CSV_HEADER}\`` } },
       },
     },
@@ -194,78 +216,50 @@ export const operations = {
     summary: "Episodes (transcripts) of a run, in event order",
     description: "Optionally of one step. Cursor pagination: pass `nextCursor` as `cursor` until it is null.",
     auth: true,
-    pathParams: RunIdParams,
-    query: EpisodesQuery,
-    responses: { 200: { description: "A page of episodes", schema: EpisodesOut } },
+    pathParams: ApiRunIdParams,
+    query: ApiEpisodesQuery,
+    responses: { 200: { description: "A page of episodes", schema: ApiEpisodePage } },
   }),
 
-  cancelRun: op({
-    operationId: "cancelRun",
-    method: "post",
-    path: "/runs/{id}/cancel",
-    tag: "runs",
+  cancelRun: runActionOp("cancel", {
     summary: "Cancel a queued or running run",
     description:
       "A queued run is cancelled at once (`outcome: cancelled`); a running one is asked to stop and ends as " +
       "`cancelled` after its current step (`outcome: requested`; use `/wait`). A run that already ended is a 409.",
-    auth: true,
-    pathParams: RunIdParams,
-    responses: {
-      200: { description: "Cancelled, or cancellation requested", schema: RunCancelOut },
-      409: { description: "The run already ended" },
-    },
+    answer: ApiRunCancel,
+    done: "Cancelled, or cancellation requested",
+    conflict: "The run already ended",
   }),
 
-  pauseRun: op({
-    operationId: "pauseRun",
-    method: "post",
-    path: "/runs/{id}/pause",
-    tag: "runs",
+  pauseRun: runActionOp("pause", {
     summary: "Pause a running run at its next step boundary",
     description:
       "The runtime finishes its current step, then waits; the run's status becomes `paused`. Nothing is lost: " +
       "`/resume` continues with the next step. A run that is not running is a 409.",
-    auth: true,
-    pathParams: RunIdParams,
-    responses: {
-      200: { description: "Pause requested", schema: RunControlOut },
-      409: { description: "The run is not running, or no runner is listening" },
-    },
+    answer: ApiRunControl,
+    done: "Pause requested",
+    conflict: "The run is not running, or no runner is listening",
   }),
 
-  resumeRun: op({
-    operationId: "resumeRun",
-    method: "post",
-    path: "/runs/{id}/resume",
-    tag: "runs",
+  resumeRun: runActionOp("resume", {
     summary: "Resume a paused run, or an ended one from its latest checkpoint",
     description:
       "A `paused` run continues with its next step (`outcome: requested`). A `stopped`, `failed` or `cancelled` run with a " +
       "checkpoint is queued again as a new attempt that continues from its latest checkpoint (`outcome: requeued`); " +
       "what the ended attempt stored for later steps is removed first, so no step has two values. Otherwise a 409 says why.",
-    auth: true,
-    pathParams: RunIdParams,
-    responses: {
-      200: { description: "Resume requested, or the run was queued to resume from a checkpoint", schema: RunControlOut },
-      409: { description: "The run cannot be resumed (running, queued, succeeded, or ended without a checkpoint)" },
-    },
+    answer: ApiRunControl,
+    done: "Resume requested, or the run was queued to resume from a checkpoint",
+    conflict: "The run cannot be resumed (running, queued, succeeded, or ended without a checkpoint)",
   }),
 
-  stopRun: op({
-    operationId: "stopRun",
-    method: "post",
-    path: "/runs/{id}/stop",
-    tag: "runs",
+  stopRun: runActionOp("stop", {
     summary: "Stop a running or paused run after its current step, with a checkpoint",
     description:
       "The runtime finishes its current step, writes a checkpoint and ends with status `stopped` (not `cancelled`: " +
       "nothing is thrown away; `/resume` continues it). A run that is not running or paused is a 409.",
-    auth: true,
-    pathParams: RunIdParams,
-    responses: {
-      200: { description: "Stop requested", schema: RunControlOut },
-      409: { description: "The run is not running or paused, or no runner is listening" },
-    },
+    answer: ApiRunControl,
+    done: "Stop requested",
+    conflict: "The run is not running or paused, or no runner is listening",
   }),
 
   uploadDataset: op({

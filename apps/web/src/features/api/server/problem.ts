@@ -1,4 +1,4 @@
-import type { FieldIssue } from "@troupe/contracts";
+import type { ApiFieldIssue, ApiProblem } from "@troupe/contracts";
 
 /**
  * RFC 9457 problem details: every error of the REST API is `application/problem+json` with a
@@ -20,18 +20,6 @@ export const PROBLEM_TYPES = {
   unavailable: { type: "/api/v1/problems/unavailable", title: "Service unavailable" },
 } as const;
 export type ProblemKind = keyof typeof PROBLEM_TYPES;
-
-/** A field issue, with the body's line and column where the body is text a person wrote (YAML, CSV, JSONL). */
-export type ApiFieldIssue = FieldIssue & { line?: number; column?: number };
-
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance?: string;
-  errors?: ApiFieldIssue[];
-}
 
 /** Thrown by handlers and helpers; `apiHandler` turns it into a problem response. */
 export class ApiError extends Error {
@@ -62,7 +50,7 @@ export class ApiError extends Error {
   }
 }
 
-export function problemBody(error: ApiError, instance?: string): Problem {
+export function problemBody(error: ApiError, instance?: string): ApiProblem {
   const { type, title } = PROBLEM_TYPES[error.kind];
   return {
     type,

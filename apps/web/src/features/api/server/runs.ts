@@ -1,9 +1,8 @@
-import { isTerminal, type RunState } from "@troupe/contracts";
+import { isTerminal, type ApiRun, type ApiRunList, type ApiRunWait, type ApiRunWithSpec, type RunState } from "@troupe/contracts";
 import type { Prisma } from "@troupe/db";
 import type { Db } from "../../../server/db";
 import { lastRewards, totalStepsOf } from "../../runs/server/summaries";
 import { ApiError } from "./problem";
-import type { RunOut } from "./schemas";
 
 /** Reading runs for the REST API: one select, one mapping to the documented `Run` shape. */
 
@@ -32,7 +31,7 @@ type ApiRunRow = Prisma.RunGetPayload<{ select: typeof apiRunSelect }>;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function toApiRun(row: ApiRunRow, lastReward: number | null): RunOut {
+export function toApiRun(row: ApiRunRow, lastReward: number | null): ApiRun {
   return {
     id: row.id,
     name: row.name,
@@ -58,16 +57,22 @@ export function toApiRun(row: ApiRunRow, lastReward: number | null): RunOut {
   };
 }
 
-export async function findApiRun(db: Db, runId: string): Promise<(RunOut & { spec: unknown }) | null> {
+export async function findApiRun(db: Db, runId: string): Promise<ApiRunWithSpec | null> {
   const row = await db.run.findUnique({ where: { id: runId }, select: apiRunSelect });
   if (!row) return null;
   const rewards = await lastRewards(db, [row.id]);
   return { ...toApiRun(row, rewards.get(row.id) ?? null), spec: row.spec };
 }
 
-export async function requireApiRun(db: Db, runId: string): Promise<RunOut & { spec: unknown }> {
+export async function requireApiRun(db: Db, runId: string): Promise<ApiRunWithSpec> {
   const run = await findApiRun(db, runId);
   if (!run) throw ApiError.notFound(`run ${runId} not found`);
+  return run;
+}
+
+/** The run as the control and cancel answers show it: without its (large) spec. */
+export async function requireApiRunWithoutSpec(db: Db, runId: string): Promise<ApiRun> {
+  const { spec: _spec, ...run } = await requireApiRun(db, runId);
   return run;
 }
 
@@ -75,7 +80,7 @@ export async function requireApiRun(db: Db, runId: string): Promise<RunOut & { s
 export async function listApiRuns(
   db: Db,
   filter: { status?: RunState; tag?: string; experimentId?: string; limit: number; cursor?: string },
-): Promise<{ items: RunOut[]; nextCursor: string | null }> {
+): Promise<ApiRunList> {
   if (filter.cursor) {
     const exists = await db.run.findUnique({ where: { id: filter.cursor }, select: { id: true } });
     if (!exists) throw ApiError.validation([{ path: "cursor", message: "is not a run id from a previous page" }], "invalid query parameters");
@@ -112,7 +117,7 @@ export async function waitForRun(
   runId: string,
   timeoutMs: number,
   signal: AbortSignal,
-): Promise<{ run: RunOut; done: boolean; timedOut: boolean; waitedMs: number }> {
+): Promise<ApiRunWait> {
   const started = Date.now();
   for (;;) {
     const row = await db.run.findUnique({ where: { id: runId }, select: { status: true } });
@@ -120,7 +125,7 @@ export async function waitForRun(
     const waited = Date.now() - started;
     const done = isTerminal(row.status as RunState);
     if (done || waited >= timeoutMs || signal.aborted) {
-      const { spec: _spec, ...run } = await requireApiRun(db, runId);
+      const run = await requireApiRunWithoutSpec(db, runId);
       return { run, done: run.terminal, timedOut: !run.terminal, waitedMs: waited };
     }
     await new Promise((resolve) => setTimeout(resolve, Math.min(WAIT_POLL_MS, timeoutMs - waited)));

@@ -1,8 +1,8 @@
-import { formatPath } from "@troupe/contracts";
+import { formatPath, type ApiFieldIssue } from "@troupe/contracts";
 import { isNode, LineCounter, parseDocument, type Document } from "yaml";
 import type { z } from "zod";
 import { decodeUtf8, mediaType, readBodyBytes } from "./body";
-import { ApiError, type ApiFieldIssue } from "./problem";
+import { ApiError } from "./problem";
 
 /**
  * A JSON or YAML request body, parsed, and a way to put validation issues back on the lines of the

@@ -1,7 +1,11 @@
+import { orderRunSpec } from "@troupe/contracts";
+
 /**
  * The difference between 2–10 run specs as flat rows: one per leaf path (`trainer.lr`,
  * `actors[0].model`), with each spec's value there (undefined where it has none) and whether they differ.
- * Arrays are compared index by index; objects key by key (keys sorted, so the table order is stable).
+ * Arrays are compared index by index; objects key by key. Rows follow the RunSpec's own key order
+ * (`orderRunSpec`, whatever order the specs arrive in), so the table reads like the spec; a path only
+ * a later spec has comes after the first spec's paths.
  */
 export interface SpecDiffRow {
   path: string;
@@ -13,7 +17,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 
 function flatten(value: unknown, path: string, out: Map<string, unknown>): void {
   if (isPlainObject(value)) {
-    const keys = Object.keys(value).sort();
+    const keys = Object.keys(value);
     if (keys.length === 0) out.set(path, {});
     for (const k of keys) flatten(value[k], path ? `${path}.${k}` : k, out);
   } else if (Array.isArray(value)) {
@@ -30,7 +34,7 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
 export function diffSpecs(specs: readonly unknown[]): SpecDiffRow[] {
   const flat = specs.map((s) => {
     const m = new Map<string, unknown>();
-    flatten(s, "", m);
+    flatten(orderRunSpec(s), "", m);
     return m;
   });
   const paths: string[] = [];

@@ -1,7 +1,8 @@
 import { TRPCError } from "@trpc/server";
-import { RUN_CONTROL_CHANNEL, type RunControlMessage, type RunState } from "@troupe/contracts";
+import type { RunControlMessage, RunState } from "@troupe/contracts";
 import { appendToStream, expireStream, transitionRun } from "@troupe/db";
 import type { TRPCContext } from "../../../server/api/trpc";
+import { publishRunControl } from "./controlChannel";
 
 export type CancelOutcome = { status: RunState; outcome: "cancelled" | "requested" };
 
@@ -40,7 +41,7 @@ export async function cancelRun(ctx: TRPCContext, runId: string): Promise<Cancel
   });
   if (requested.count === 1) {
     const message: RunControlMessage = { runId, action: "cancel" };
-    await ctx.redis.publish(RUN_CONTROL_CHANNEL, JSON.stringify(message));
+    await publishRunControl(ctx.redis, message);
     const current = await ctx.db.run.findUnique({ where: { id: runId }, select: { status: true } });
     return { status: current?.status ?? "running", outcome: "requested" };
   }

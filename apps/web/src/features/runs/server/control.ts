@@ -1,24 +1,19 @@
 import { TRPCError } from "@trpc/server";
-import {
-  CheckpointEvent,
-  QUEUES,
-  RUN_CONTROL_CHANNEL,
-  RunState,
-  RuntimeControlCommandName,
-  runEventStreamKey,
-  type RunControlMessage,
-  type RunJob,
-} from "@troupe/contracts";
+import { QUEUES, RunState, RuntimeControlCommandName, runEventStreamKey, type RunJob } from "@troupe/contracts";
 import { appendToStream, rewindRunAfterStep, transitionRun } from "@troupe/db";
 import { z } from "zod";
 import type { TRPCContext } from "../../../server/api/trpc";
+import { checkpointsFromEvents } from "./checkpointList";
+import { publishRunControl } from "./controlChannel";
 import { queuePriority } from "./createRun";
 
 /**
  * Pause, resume and stop-after-step of a live run, and resuming an ended one from its latest
- * checkpoint. The web never writes a live run's status itself (the runner owns its seqs): it
- * publishes a control message that the run's runner forwards to the runtime, which acts at the next
- * step boundary and reports `paused` / `running` / `stopped` events; the runner moves the row.
+ * checkpoint. The web never writes a live run's status itself (the runner owns its seqs): it stores
+ * the command on the Run row (`controlRequest`) and publishes a control message that wakes the run's
+ * runner, which takes the command from the row (once) and forwards it to the runtime; the runtime
+ * acts at the next step boundary and reports `paused` / `running` / `stopped` events; the runner
+ * moves the row. A runner that missed the message takes the command at its next heartbeat.
  */
 
 /** Where each command makes sense; the reason is what the UI shows on a disabled button. */
@@ -52,6 +47,8 @@ export const RunCheckpoint = z.object({
   path: z.string(),
   sizeBytes: z.number().nullable(),
   ts: z.date(),
+  /** The folder was deleted by `trainer.keepCheckpoints` (N = keepCheckpoints): it cannot be resumed from. */
+  pruned: z.object({ keepCheckpoints: z.number().int(), ts: z.date() }).nullable(),
 });
 export const RunCheckpointsOutput = z.object({ checkpoints: z.array(RunCheckpoint) });
 
@@ -67,19 +64,37 @@ export async function controlRun(ctx: TRPCContext, runId: string, action: Runtim
   if (!rule.states.includes(run.status)) {
     throw new TRPCError({ code: "PRECONDITION_FAILED", message: `run ${runId} is ${run.status}: ${rule.why}` });
   }
-  const message: RunControlMessage = { runId, action };
-  const receivers = await ctx.redis.publish(RUN_CONTROL_CHANNEL, JSON.stringify(message));
-  if (receivers === 0) {
-    // Pub/sub keeps nothing: with no runner listening the command would silently vanish.
-    throw new TRPCError({ code: "PRECONDITION_FAILED", message: `no runner is listening for control commands; run ${runId} was not asked to ${action}` });
+  // Stored first, on the condition that still allows it: the row is what the runner acts on.
+  const stored = await ctx.db.run.updateMany({
+    where: { id: runId, status: { in: [...rule.states] } },
+    data: { controlRequest: action, controlRequestedAt: new Date() },
+  });
+  if (stored.count === 0) {
+    const now = await runStatus(ctx, runId);
+    throw new TRPCError({ code: "PRECONDITION_FAILED", message: `run ${runId} is ${now.status}: ${rule.why}` });
+  }
+  try {
+    await publishRunControl(ctx.redis, { runId, action });
+  } catch (error) {
+    // Not lost: the runner's heartbeat reads the stored command within a few seconds.
+    console.warn(`run ${runId}: could not publish ${action} (${error instanceof Error ? error.message : String(error)}); the runner will read it from the database`);
   }
   return { status: run.status, outcome: "requested" };
 }
 
-/** The latest checkpoint step recorded for the run, or null. */
+/**
+ * The latest checkpoint step recorded for the run whose folder still exists, or null: a checkpoint
+ * with a later `checkpoint_pruned` event of its step was deleted by `trainer.keepCheckpoints`.
+ * Same rule as `checkpointsFromEvents`, in SQL so a long run's events are not all read.
+ */
 export async function latestCheckpointStep(ctx: Pick<TRPCContext, "db">, runId: string): Promise<number | null> {
   const rows = await ctx.db.$queryRaw<{ step: number | null }[]>`
-    SELECT max(("payload"->>'step')::int) AS step FROM "RunEvent" WHERE "runId" = ${runId} AND "type" = 'checkpoint'`;
+    SELECT max((c."payload"->>'step')::int) AS step FROM "RunEvent" c
+    WHERE c."runId" = ${runId} AND c."type" = 'checkpoint'
+      AND NOT EXISTS (
+        SELECT 1 FROM "RunEvent" p
+        WHERE p."runId" = c."runId" AND p."type" = 'checkpoint_pruned' AND p."seq" > c."seq"
+          AND (p."payload"->>'step')::int = (c."payload"->>'step')::int)`;
   return rows[0]?.step ?? null;
 }
 
@@ -103,7 +118,8 @@ export async function resumeFromCheckpoint(ctx: TRPCContext, runId: string): Pro
     to: "queued",
     message: `resuming from the checkpoint of step ${step} (attempt ${attempt})`,
     error: null,
-    extra: { resumeStep: step, cancelRequestedAt: null, finishedAt: null, pid: null },
+    // A command asked of the ended attempt must not act on the new one.
+    extra: { resumeStep: step, cancelRequestedAt: null, controlRequest: null, finishedAt: null, pid: null },
   });
   if (!event) throw new TRPCError({ code: "CONFLICT", message: `run ${runId} changed state meanwhile; try again` });
   try {
@@ -131,12 +147,10 @@ export async function resumeFromCheckpoint(ctx: TRPCContext, runId: string): Pro
 }
 
 export async function listCheckpoints(ctx: Pick<TRPCContext, "db">, runId: string): Promise<z.infer<typeof RunCheckpointsOutput>> {
-  const rows = await ctx.db.runEvent.findMany({ where: { runId, type: "checkpoint" }, orderBy: { seq: "asc" }, take: 10_000 });
-  const checkpoints = rows.flatMap((row) => {
-    const parsed = CheckpointEvent.safeParse(row.payload);
-    if (!parsed.success) return [];
-    const e = parsed.data;
-    return [{ step: e.step, actor: e.actor ?? null, path: e.path, sizeBytes: e.sizeBytes ?? null, ts: row.ts }];
+  const rows = await ctx.db.runEvent.findMany({
+    where: { runId, type: { in: ["checkpoint", "checkpoint_pruned"] } },
+    orderBy: { seq: "asc" },
+    take: 20_000,
   });
-  return { checkpoints };
+  return { checkpoints: checkpointsFromEvents(rows) };
 }

@@ -1,9 +1,11 @@
 import { z } from "zod";
 import type { Db } from "../../../server/db";
+import { loadMemorySummaries } from "./memorySeries";
 
 /**
  * The highest memory each (device, actor, phase) reached, with the step of its highest value: the
- * table that says which phase of which actor an OOM came from.
+ * table that says which phase of which actor an OOM came from. Read from the memory rollups' summary
+ * level (a few rows per series), not from the samples.
  */
 export const MemoryPeak = z.object({
   device: z.string(),
@@ -20,28 +22,17 @@ export const MemoryPeak = z.object({
 });
 export const RunMemoryPeaksOutput = z.object({ peaks: z.array(MemoryPeak) });
 
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-
 export async function loadMemoryPeaks(db: Db, runId: string): Promise<z.infer<typeof MemoryPeak>[]> {
-  const rows = await db.$queryRaw<Record<string, unknown>[]>`
-    SELECT device, actor, phase, count(*)::int AS samples,
-      max("rssBytes")::float8 AS "rssBytes", max("allocatedBytes")::float8 AS "allocatedBytes",
-      max("reservedBytes")::float8 AS "reservedBytes", max("peakBytes")::float8 AS "peakBytes",
-      (array_agg(step ORDER BY coalesce("peakBytes", "allocatedBytes", "rssBytes") DESC NULLS LAST, step))[1]::int AS "atStep",
-      max(step)::int AS "lastStep"
-    FROM "MemorySample" WHERE "runId" = ${runId}
-    GROUP BY device, actor, phase
-    ORDER BY device, actor, phase`;
-  return rows.map((r) => ({
-    device: String(r.device),
-    actor: String(r.actor),
-    phase: String(r.phase),
-    samples: Number(r.samples),
-    rssBytes: num(r.rssBytes),
-    allocatedBytes: num(r.allocatedBytes),
-    reservedBytes: num(r.reservedBytes),
-    peakBytes: num(r.peakBytes),
-    atStep: num(r.atStep),
-    lastStep: Number(r.lastStep),
+  return (await loadMemorySummaries(db, runId)).map((s) => ({
+    device: s.device,
+    actor: s.actor,
+    phase: s.phase,
+    samples: s.samples,
+    rssBytes: s.rssBytes,
+    allocatedBytes: s.allocatedBytes,
+    reservedBytes: s.reservedBytes,
+    peakBytes: s.peakBytes,
+    atStep: s.atStep,
+    lastStep: s.lastStep,
   }));
 }

@@ -1,5 +1,4 @@
 import { TRPCError } from "@trpc/server";
-import { EpisodeMessage } from "@troupe/contracts";
 import { z } from "zod";
 import { createTRPCRouter, publicProcedure } from "../../../server/api/trpc";
 import type { Db } from "../../../server/db";
@@ -29,15 +28,13 @@ import {
   RunMetricsOutput,
   RunMetricNamesOutput,
 } from "./schemas";
+import { pageEpisodes } from "./episodes";
 import { listMetricSeriesKeys, loadMemorySeries, loadMetricSeries } from "./series";
 import { loadMemoryPeaks, RunMemoryPeaksOutput } from "./memoryPeaks";
 import { rerunRun } from "./rerun";
 import { listRunTable, RunTableInput, RunTableOutput } from "./table";
 import { episodeActors, episodeSteps, listTranscripts, TranscriptsInput, TranscriptsOutput } from "./transcripts";
 import { lastRewards, listRunSummaries, runSummarySelect, toRunSummary } from "./summaries";
-
-const StoredMessages = z.array(EpisodeMessage);
-const StoredComponents = z.record(z.string(), z.number());
 
 async function requireRun(ctx: { db: Db }, runId: string) {
   const run = await ctx.db.run.findUnique({ where: { id: runId }, select: { id: true } });
@@ -223,33 +220,10 @@ export const runRouter = createTRPCRouter({
     .output(RunEpisodesOutput)
     .query(async ({ ctx, input }) => {
       await requireRun(ctx, input.runId);
-      const steps = await ctx.db.$queryRaw<{ step: number }[]>`
-        SELECT DISTINCT step FROM "Episode" WHERE "runId" = ${input.runId} ORDER BY step DESC LIMIT 50`;
-      const recentSteps = steps.map((s) => Number(s.step));
+      const recentSteps = await episodeSteps(ctx.db, input.runId, 50);
       const step = input.step ?? recentSteps[0] ?? null;
       if (step === null) return { step: null, recentSteps, episodes: [] };
-      const rows = await ctx.db.episode.findMany({
-        where: { runId: input.runId, step },
-        orderBy: [{ groupIndex: "asc" }, { sampleIndex: "asc" }],
-        take: input.limit,
-      });
-      return {
-        step,
-        recentSteps,
-        episodes: rows.map((e) => ({
-          seq: e.seq,
-          step: e.step,
-          environment: e.environment,
-          group: e.groupIndex,
-          sample: e.sampleIndex,
-          datasetRow: e.datasetRow,
-          // Stored JSON is re-validated: the page renders it as text, and a bad row should not break it.
-          messages: StoredMessages.safeParse(e.messages).data ?? [],
-          reward: e.reward,
-          rewardComponents: StoredComponents.safeParse(e.rewardComponents).data ?? {},
-          advantage: e.advantage,
-          ts: e.ts,
-        })),
-      };
+      const { items } = await pageEpisodes(ctx.db, input.runId, { step, limit: input.limit, order: "grouped" });
+      return { step, recentSteps, episodes: items };
     }),
 });

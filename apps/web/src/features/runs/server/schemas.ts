@@ -1,21 +1,8 @@
 import { z } from "zod";
-import { EpisodeMessage, Phase, RunState } from "@troupe/contracts";
+import { episodeShape, MetricPointShape, metricSeriesShape, Phase, RunCancelOutcome, RunState, runSettingsFields, runSummaryShape } from "@troupe/contracts";
 
-export const RunSummary = z.object({
-  id: z.string(),
-  name: z.string(),
-  status: RunState,
-  experimentId: z.string().nullable(),
-  experimentName: z.string().nullable(),
-  createdAt: z.date(),
-  startedAt: z.date().nullable(),
-  finishedAt: z.date().nullable(),
-  lastStep: z.number().int().nullable(),
-  /** `trainer.steps` of the frozen spec. */
-  totalSteps: z.number().int().nullable(),
-  /** The latest `reward/mean` reported (any actor), or null before the first step. */
-  lastReward: z.number().nullable(),
-});
+/** The run, episode and metric shapes are the REST API's too (`@troupe/contracts` `runViews.ts`), with `Date`s here. */
+export const RunSummary = runSummaryShape(z.date());
 export type RunSummary = z.infer<typeof RunSummary>;
 
 export const RunListInput = z
@@ -34,15 +21,9 @@ export const RunListOutput = z.object({ items: z.array(RunSummary), nextCursor: 
 export const RunIdInput = z.object({ runId: z.string().min(1) }).strict();
 
 export const RunDetail = RunSummary.extend({
-  specVersion: z.number().int(),
+  ...runSettingsFields,
   /** The frozen RunSpec (JSON, defaults filled), exactly as launched. */
   spec: z.unknown(),
-  seed: z.number().int(),
-  priority: z.number().int(),
-  gpus: z.number().int(),
-  tags: z.array(z.string()),
-  source: z.enum(["ui", "api", "seed"]),
-  error: z.string().nullable(),
   logTail: z.string().nullable(),
   attempt: z.number().int(),
   lastSeq: z.number().int(),
@@ -54,8 +35,7 @@ export type RunDetail = z.infer<typeof RunDetail>;
 
 export const RunCancelOutput = z.object({
   status: RunState,
-  /** `cancelled`: done (it was still queued); `requested`: the runner was asked to stop it. */
-  outcome: z.enum(["cancelled", "requested"]),
+  outcome: RunCancelOutcome,
 });
 
 /** Default points per series over the wire; longer series are bucketed server-side. */
@@ -63,26 +43,14 @@ export const MAX_SERIES_POINTS = 1000;
 /** Upper bound a client may ask for (a wide chart on a large screen: one point per pixel). */
 export const MAX_SERIES_POINTS_LIMIT = 4000;
 
-export const MetricPoint = z.object({
-  step: z.number().int(),
-  /** The last value in the bucket (the value itself when not bucketed). */
-  value: z.number(),
-  min: z.number(),
-  max: z.number(),
-  /** When asked for (`withTime`): when the point's step was reported. */
-  ts: z.date().optional(),
+export const MetricPoint = MetricPointShape.extend({
+  /** When asked for (`withTime`): when the point's step was reported, in epoch milliseconds (a number,
+   *  not a Date: superjson would add a metadata path per point). */
+  ts: z.number().optional(),
 });
 export type MetricPointOut = z.infer<typeof MetricPoint>;
 
-export const MetricSeries = z.object({
-  name: z.string(),
-  /** "" when the metric is not per actor. */
-  actor: z.string(),
-  /** Points stored for this series, before bucketing. */
-  total: z.number().int(),
-  bucketed: z.boolean(),
-  points: z.array(MetricPoint),
-});
+export const MetricSeries = metricSeriesShape(MetricPoint);
 export type MetricSeries = z.infer<typeof MetricSeries>;
 
 export const RunMetricsInput = z
@@ -158,19 +126,7 @@ export const RunEpisodesInput = z
     limit: z.number().int().min(1).max(200).default(20),
   })
   .strict();
-export const EpisodeOut = z.object({
-  seq: z.number().int(),
-  step: z.number().int(),
-  environment: z.string(),
-  group: z.number().int(),
-  sample: z.number().int(),
-  datasetRow: z.number().int().nullable(),
-  messages: z.array(EpisodeMessage),
-  reward: z.number(),
-  rewardComponents: z.record(z.string(), z.number()),
-  advantage: z.number().nullable(),
-  ts: z.date(),
-});
+export const EpisodeOut = episodeShape(z.date());
 export type EpisodeOut = z.infer<typeof EpisodeOut>;
 export const RunEpisodesOutput = z.object({
   step: z.number().int().nullable(),

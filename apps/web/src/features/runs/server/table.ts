@@ -4,6 +4,7 @@ import { RunState } from "@troupe/contracts";
 import type { Db } from "../../../server/db";
 import { RunSummary } from "./schemas";
 import { runSummarySelect, toRunSummary } from "./summaries";
+import { MEMORY_SUMMARY_LEVEL } from "./memorySeries";
 
 /** Metrics shown per actor in the table: their latest value. */
 export const KEY_METRICS = ["reward/mean", "loss", "kl"] as const;
@@ -100,11 +101,12 @@ export async function keyMetricsOf(db: Db, runIds: string[]): Promise<Map<string
   return out;
 }
 
+/** Each run's highest memory, from the memory rollups' summary level (a few rows per run, not every sample). */
 async function peaksOf(db: Db, runIds: string[]): Promise<Map<string, { rss: number | null; device: number | null }>> {
   if (runIds.length === 0) return new Map();
   const rows = await db.$queryRaw<{ runId: string; rss: number | null; device: number | null }[]>`
     SELECT "runId", max("rssBytes")::float8 AS rss, max(greatest("peakBytes", "allocatedBytes", "reservedBytes"))::float8 AS device
-    FROM "MemorySample" WHERE "runId" = ANY(${runIds}::text[]) GROUP BY "runId"`;
+    FROM "MemoryRollup" WHERE "runId" = ANY(${runIds}::text[]) AND level = ${MEMORY_SUMMARY_LEVEL}::int GROUP BY "runId"`;
   return new Map(rows.map((r) => [r.runId, { rss: r.rss === null ? null : Number(r.rss), device: r.device === null ? null : Number(r.device) }]));
 }
 

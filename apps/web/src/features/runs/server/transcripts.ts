@@ -1,7 +1,7 @@
-import { EpisodeMessage } from "@troupe/contracts";
 import { Prisma } from "@troupe/db";
 import { z } from "zod";
 import type { Db } from "../../../server/db";
+import { toEpisode, type StoredEpisode } from "./episodes";
 import { EpisodeOut } from "./schemas";
 
 /**
@@ -36,25 +36,8 @@ export const TranscriptsOutput = z.object({
   nextCursor: z.object({ step: z.number().int(), seq: z.number().int() }).nullable(),
 });
 
-const StoredMessages = z.array(EpisodeMessage);
-const StoredComponents = z.record(z.string(), z.number());
-
 /** LIKE pattern for a literal substring. */
 const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-interface EpisodeRow {
-  seq: number;
-  step: number;
-  environment: string;
-  groupIndex: number;
-  sampleIndex: number;
-  datasetRow: number | null;
-  messages: unknown;
-  reward: number;
-  rewardComponents: unknown;
-  advantage: number | null;
-  ts: Date;
-}
 
 export async function listTranscripts(db: Db, input: TranscriptsInput): Promise<z.infer<typeof TranscriptsOutput>> {
   const conditions: Prisma.Sql[] = [Prisma.sql`"runId" = ${input.runId}`];
@@ -73,7 +56,7 @@ export async function listTranscripts(db: Db, input: TranscriptsInput): Promise<
     const { step, seq } = input.cursor;
     conditions.push(Prisma.sql`(step < ${step} OR (step = ${step} AND seq > ${seq}))`);
   }
-  const rows = await db.$queryRaw<EpisodeRow[]>`
+  const rows = await db.$queryRaw<StoredEpisode[]>`
     SELECT seq, step, environment, "groupIndex", "sampleIndex", "datasetRow", messages, reward, "rewardComponents", advantage, ts
     FROM "Episode" WHERE ${Prisma.join(conditions, " AND ")}
     ORDER BY step DESC, seq ASC
@@ -81,21 +64,8 @@ export async function listTranscripts(db: Db, input: TranscriptsInput): Promise<
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
   return {
-    items: page.map((e) => ({
-      seq: Number(e.seq),
-      step: Number(e.step),
-      environment: e.environment,
-      group: Number(e.groupIndex),
-      sample: Number(e.sampleIndex),
-      datasetRow: e.datasetRow === null ? null : Number(e.datasetRow),
-      // Stored JSON is re-validated: the page renders it as text, and a bad row should not break it.
-      messages: StoredMessages.safeParse(e.messages).data ?? [],
-      reward: Number(e.reward),
-      rewardComponents: StoredComponents.safeParse(e.rewardComponents).data ?? {},
-      advantage: e.advantage === null ? null : Number(e.advantage),
-      ts: e.ts,
-    })),
-    nextCursor: rows.length > input.limit && last ? { step: last.step, seq: last.seq } : null,
+    items: page.map(toEpisode),
+    nextCursor: rows.length > input.limit && last ? { step: Number(last.step), seq: Number(last.seq) } : null,
   };
 }
 

@@ -4,7 +4,7 @@ import { useState } from "react";
 import type { useLibrary } from "../../../designer/hooks/useLibrary";
 import { listAt, type Draft } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
-import { CheckboxField, IssueText, NumberField, TextField, useComposer } from "./fields";
+import { DraftField, IssueText, useComposer } from "./fields";
 
 type Library = ReturnType<typeof useLibrary>;
 type ListKey = "actors" | "datasets" | "rewards" | "environments";
@@ -110,9 +110,9 @@ export function PartsSections({ library }: { library: Library }) {
             <span className="muted small">
               {modelLabel(actor)} · {String(actor.backend ?? "hf")}
             </span>
-            <CheckboxField path={`actors.${i}.trainable`} label="Trainable" fallback={true} />
-            <NumberField path={`actors.${i}.training.learningRate`} label="Learning rate" placeholder="0.001" />
-            <NumberField path={`actors.${i}.sampling.maxNewTokens`} label="Max new tokens" placeholder="32" integer />
+            <DraftField kind="checkbox" path={`actors.${i}.trainable`} label="Trainable" fallback={true} />
+            <DraftField kind="number" path={`actors.${i}.training.learningRate`} label="Learning rate" placeholder="0.001" />
+            <DraftField kind="number" path={`actors.${i}.sampling.maxNewTokens`} label="Max new tokens" placeholder="32" integer />
             <GpuListField path={`actors.${i}.placement.gpus`} />
           </div>
         )}
@@ -121,7 +121,7 @@ export function PartsSections({ library }: { library: Library }) {
         {(d, i) => (
           <div className="form-grid">
             <span className="muted small">{String((d.source as Record<string, unknown> | undefined)?.kind ?? "?")}</span>
-            <NumberField path={`datasets.${i}.evalFraction`} label="Eval fraction" placeholder="0" hint="Share of rows held out for evaluation." />
+            <DraftField kind="number" path={`datasets.${i}.evalFraction`} label="Eval fraction" placeholder="0" hint="Share of rows held out for evaluation." />
           </div>
         )}
       </PartList>
@@ -134,7 +134,7 @@ export function PartsSections({ library }: { library: Library }) {
             <span className="muted small">
               {String(env.kind ?? "single_turn")} · dataset {String(env.dataset)} · actors {((env.actors as string[]) ?? []).join(", ")}
             </span>
-            <TextField path={`environments.${i}.roundSpec`} label="Round spec" placeholder="(single turn)" hint="Draw it on the Environments tab." />
+            <DraftField kind="text" path={`environments.${i}.roundSpec`} label="Round spec" placeholder="(single turn)" hint="Draw it on the Environments tab." />
             <IssueText path={`environments.${i}.dataset`} />
             <IssueText path={`environments.${i}.actors`} />
           </div>

@@ -2,7 +2,7 @@
 
 import { getIn } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
-import { IssueText, NumberField, SelectField, TextField, useComposer } from "./fields";
+import { DraftField, IssueText, useComposer } from "./fields";
 
 /** Name, seed, tags; algorithm; trainer. Every input says what it does in one line. */
 export function SettingsSections() {
@@ -13,8 +13,8 @@ export function SettingsSections() {
       <fieldset>
         <legend>Experiment</legend>
         <div className="form-grid">
-          <TextField path="name" label="Name" />
-          <NumberField path="seed" label="Seed" placeholder="0" integer hint="Same seed, same spec: same run (on the same hardware)." />
+          <DraftField kind="text" path="name" label="Name" />
+          <DraftField kind="number" path="seed" label="Seed" placeholder="0" integer hint="Same seed, same spec: same run (on the same hardware)." />
           <div className="form-field">
             <label htmlFor={fieldDomId("tags")}>Tags</label>
             <input
@@ -44,20 +44,20 @@ export function SettingsSections() {
       <fieldset>
         <legend>Algorithm</legend>
         <div className="form-grid">
-          <SelectField path="algorithm.name" label="Algorithm" options={["grpo", "dr_grpo", "dapo", "gspo"]} fallback="grpo" hint="GRPO family; the loss each actor trains with." />
-          <NumberField path="algorithm.groupSize" label="Group size" placeholder="8" integer hint="Completions per prompt; advantages compare within a group." />
+          <DraftField kind="select" path="algorithm.name" label="Algorithm" options={["grpo", "dr_grpo", "dapo", "gspo"]} fallback="grpo" hint="GRPO family; the loss each actor trains with." />
+          <DraftField kind="number" path="algorithm.groupSize" label="Group size" placeholder="8" integer hint="Completions per prompt; advantages compare within a group." />
         </div>
       </fieldset>
       <fieldset>
         <legend>Trainer</legend>
         <div className="form-grid">
-          <NumberField path="trainer.steps" label="Steps" placeholder="100" integer hint="Optimizer steps (each one batch of rollouts)." />
-          <NumberField path="trainer.promptsPerStep" label="Prompts per step" placeholder="4" integer hint="Each yields a group of completions." />
-          <SelectField path="trainer.device" label="Device" options={["auto", "cpu", "cuda"]} fallback="auto" hint="auto: CUDA when the runner has it." />
-          <NumberField path="trainer.cpuThreads" label="CPU threads" placeholder="0" integer hint="Torch threads on CPU; 0 lets torch decide." />
-          <NumberField path="trainer.evalEvery" label="Evaluate every" placeholder="0" integer hint="Steps between evaluations; 0 = never." />
-          <NumberField path="trainer.checkpointEvery" label="Checkpoint every" placeholder="0" integer hint="Steps between checkpoints; 0 = never." />
-          <NumberField path="trainer.episodesPerStep" label="Transcripts per step" placeholder="4" integer hint="Conversations recorded for the run page." />
+          <DraftField kind="number" path="trainer.steps" label="Steps" placeholder="100" integer hint="Optimizer steps (each one batch of rollouts)." />
+          <DraftField kind="number" path="trainer.promptsPerStep" label="Prompts per step" placeholder="4" integer hint="Each yields a group of completions." />
+          <DraftField kind="select" path="trainer.device" label="Device" options={["auto", "cpu", "cuda"]} fallback="auto" hint="auto: CUDA when the runner has it." />
+          <DraftField kind="number" path="trainer.cpuThreads" label="CPU threads" placeholder="0" integer hint="Torch threads on CPU; 0 lets torch decide." />
+          <DraftField kind="number" path="trainer.evalEvery" label="Evaluate every" placeholder="0" integer hint="Steps between evaluations; 0 = never." />
+          <DraftField kind="number" path="trainer.checkpointEvery" label="Checkpoint every" placeholder="0" integer hint="Steps between checkpoints; 0 = never." />
+          <DraftField kind="number" path="trainer.episodesPerStep" label="Transcripts per step" placeholder="4" integer hint="Conversations recorded for the run page." />
         </div>
       </fieldset>
     </>

@@ -1,6 +1,6 @@
 "use client";
 
-import { RunSpec } from "@troupe/contracts";
+import { orderRunSpec, RunSpec } from "@troupe/contracts";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { stringify } from "yaml";
@@ -19,19 +19,15 @@ function download(name: string, text: string, type: string) {
   URL.revokeObjectURL(url);
 }
 
-const TOP_LEVEL_ORDER = ["specVersion", "name", "description", "seed", "tags", "actors", "datasets", "rewards", "environments", "algorithm", "trainer"];
-
 /**
  * A valid draft exports as the parsed RunSpec (keys in schema order, defaults filled: nothing the run
- * will do is hidden); an invalid one as drafted, top-level keys in schema order (stored JSON loses it).
+ * will do is hidden); an invalid one as drafted, its keys in schema order at every level (`orderRunSpec`,
+ * the same order every stored spec is read back in).
  */
 function exportable(draft: Draft): { spec: unknown; full: boolean } {
   const parsed = RunSpec.safeParse(draft);
   if (parsed.success) return { spec: parsed.data, full: true };
-  const ordered: Draft = {};
-  for (const key of TOP_LEVEL_ORDER) if (key in draft) ordered[key] = draft[key];
-  for (const key of Object.keys(draft)) if (!(key in ordered)) ordered[key] = draft[key];
-  return { spec: ordered, full: false };
+  return { spec: orderRunSpec(draft), full: false };
 }
 
 /**

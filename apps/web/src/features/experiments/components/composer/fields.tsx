@@ -30,92 +30,74 @@ export function IssueText({ path }: { path: string }) {
   ) : null;
 }
 
-function Shell(props: { path: string; label: string; hint?: ReactNode; children: ReactNode }) {
+/** What kind of input a draft field is, with what that kind needs. */
+export type DraftInput =
+  /** Empty means "the schema default" (shown as the placeholder). */
+  | { kind: "number"; placeholder?: string; integer?: boolean }
+  | { kind: "text"; placeholder?: string }
+  /** `fallback`: what the schema fills in when the draft has no value. */
+  | { kind: "select"; options: readonly string[]; fallback: string }
+  | { kind: "checkbox"; fallback: boolean };
+
+/**
+ * One composer input bound to the draft at `path`: label, input, hint and the first issue at that
+ * path. The input's id is the path's (`fieldDomId`), so the issue list can jump to it, and an input
+ * with an issue points to it (`aria-describedby`).
+ */
+export function DraftField(props: { path: string; label: string; hint?: ReactNode } & DraftInput) {
+  const { draft, set, issues } = useComposer();
+  const id = fieldDomId(props.path);
+  const value = getIn(draft, props.path);
+  const control = {
+    id,
+    ...(issues.has(props.path) ? { "aria-invalid": true as const, "aria-describedby": `${id}-error` } : {}),
+  };
+  const label = <label htmlFor={id}>{props.label}</label>;
+  const hint = props.hint && <span className="hint">{props.hint}</span>;
+  if (props.kind === "checkbox") {
+    return (
+      <div className="form-field checkbox">
+        <input type="checkbox" checked={typeof value === "boolean" ? value : props.fallback} onChange={(e) => set(props.path, e.target.checked)} {...control} />
+        {label}
+        {hint}
+        <IssueText path={props.path} />
+      </div>
+    );
+  }
   return (
     <div className="form-field">
-      <label htmlFor={fieldDomId(props.path)}>{props.label}</label>
-      {props.children}
-      {props.hint && <span className="hint">{props.hint}</span>}
+      {label}
+      {draftInput(props, value, (v) => set(props.path, v), control)}
+      {hint}
       <IssueText path={props.path} />
     </div>
   );
 }
 
-function invalid(issues: Map<string, SpecIssue[]>, path: string) {
-  return issues.has(path) ? { "aria-invalid": true as const, "aria-describedby": `${fieldDomId(path)}-error` } : {};
-}
-
-/** A number; empty means "the schema default" (shown as the placeholder). */
-export function NumberField(props: { path: string; label: string; hint?: ReactNode; placeholder?: string; step?: string; integer?: boolean }) {
-  const { draft, set, issues } = useComposer();
-  const value = getIn(draft, props.path);
-  return (
-    <Shell {...props}>
-      <input
-        id={fieldDomId(props.path)}
-        type="number"
-        step={props.step ?? (props.integer ? "1" : "any")}
-        value={typeof value === "number" ? value : ""}
-        placeholder={props.placeholder}
-        onChange={(e) => set(props.path, e.target.value === "" ? undefined : Number(e.target.value))}
-        {...invalid(issues, props.path)}
-      />
-    </Shell>
-  );
-}
-
-export function TextField(props: { path: string; label: string; hint?: ReactNode; placeholder?: string }) {
-  const { draft, set, issues } = useComposer();
-  const value = getIn(draft, props.path);
-  return (
-    <Shell {...props}>
-      <input
-        id={fieldDomId(props.path)}
-        type="text"
-        value={typeof value === "string" ? value : ""}
-        placeholder={props.placeholder}
-        onChange={(e) => set(props.path, e.target.value)}
-        {...invalid(issues, props.path)}
-      />
-    </Shell>
-  );
-}
-
-export function SelectField(props: { path: string; label: string; hint?: ReactNode; options: readonly string[]; fallback: string }) {
-  const { draft, set, issues } = useComposer();
-  const value = getIn(draft, props.path);
-  return (
-    <Shell {...props}>
-      <select
-        id={fieldDomId(props.path)}
-        value={typeof value === "string" ? value : props.fallback}
-        onChange={(e) => set(props.path, e.target.value)}
-        {...invalid(issues, props.path)}
-      >
-        {props.options.map((o) => (
-          <option key={o} value={o}>
-            {o}
-          </option>
-        ))}
-      </select>
-    </Shell>
-  );
-}
-
-export function CheckboxField(props: { path: string; label: string; fallback: boolean; hint?: ReactNode }) {
-  const { draft, set } = useComposer();
-  const value = getIn(draft, props.path);
-  return (
-    <div className="form-field checkbox">
-      <input
-        id={fieldDomId(props.path)}
-        type="checkbox"
-        checked={typeof value === "boolean" ? value : props.fallback}
-        onChange={(e) => set(props.path, e.target.checked)}
-      />
-      <label htmlFor={fieldDomId(props.path)}>{props.label}</label>
-      {props.hint && <span className="hint">{props.hint}</span>}
-      <IssueText path={props.path} />
-    </div>
-  );
+function draftInput(input: Exclude<DraftInput, { kind: "checkbox" }>, value: unknown, set: (value: unknown) => void, control: { id: string }): ReactNode {
+  switch (input.kind) {
+    case "number":
+      return (
+        <input
+          type="number"
+          step={input.integer ? "1" : "any"}
+          value={typeof value === "number" ? value : ""}
+          placeholder={input.placeholder}
+          onChange={(e) => set(e.target.value === "" ? undefined : Number(e.target.value))}
+          {...control}
+        />
+      );
+    case "text":
+      return <input type="text" value={typeof value === "string" ? value : ""} placeholder={input.placeholder} onChange={(e) => set(e.target.value)} {...control} />;
+    case "select":
+      return (
+        <select value={typeof value === "string" ? value : input.fallback} onChange={(e) => set(e.target.value)} {...control}>
+          {input.options.map((o) => (
+            <option key={o} value={o}>
+              {o}
+            </option>
+          ))}
+        </select>
+      );
+  }
 }

@@ -20,8 +20,9 @@ function formatBytes(bytes: number | null): string {
 
 /**
  * The run's checkpoints from its `checkpoint` events: one row per actor and step, newest first.
- * The path is where the runner's host keeps it (weights or LoRA adapter plus optimizer state);
- * older ones may have been removed by `trainer.keepCheckpoints`.
+ * The path is where the runner's host keeps it (weights or LoRA adapter plus optimizer state).
+ * One the runtime deleted to honour `trainer.keepCheckpoints` (its `checkpoint_pruned` event) stays
+ * listed, greyed and marked, so the history is whole but nobody mistakes it for one to resume from.
  */
 export function CheckpointsPanel({ runId, live }: { runId: string; live: boolean }) {
   const trpc = useTRPC();
@@ -45,17 +46,32 @@ export function CheckpointsPanel({ runId, live }: { runId: string; live: boolean
           <th>actor</th>
           <th>size</th>
           <th>path</th>
+          <th>state</th>
         </tr>
       </thead>
       <tbody>
         {rows.map((c) => (
-          <tr key={`${c.step}-${c.actor ?? ""}-${c.ts.getTime()}`} data-testid="checkpoint-row">
+          <tr
+            key={`${c.step}-${c.actor ?? ""}-${c.ts.getTime()}`}
+            data-testid="checkpoint-row"
+            data-pruned={c.pruned ? "true" : undefined}
+            className={c.pruned ? "muted" : undefined}
+          >
             <td>{c.step}</td>
             <td>{formatDateTime(c.ts)}</td>
             <td>{c.actor ?? "—"}</td>
             <td>{formatBytes(c.sizeBytes)}</td>
             <td>
-              <code>{c.path}</code>
+              {c.pruned ? <s>{c.path}</s> : <code>{c.path}</code>}
+            </td>
+            <td data-testid="checkpoint-state">
+              {c.pruned ? (
+                <span title={`Deleted ${formatDateTime(c.pruned.ts)} to keep only the newest ${c.pruned.keepCheckpoints}`}>
+                  deleted by keepCheckpoints={c.pruned.keepCheckpoints}
+                </span>
+              ) : (
+                "kept"
+              )}
             </td>
           </tr>
         ))}

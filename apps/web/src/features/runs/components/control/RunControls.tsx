@@ -64,7 +64,8 @@ export function RunControls({ runId, status, storedStatus }: { runId: string; st
       onSuccess: () => window.location.reload(),
     }),
   );
-  const latest = checkpoints.data?.checkpoints.reduce((max, c) => Math.max(max, c.step), -1) ?? -1;
+  // Deleted folders (trainer.keepCheckpoints) cannot be resumed from: the server skips them too.
+  const latest = checkpoints.data?.checkpoints.reduce((max, c) => (c.pruned ? max : Math.max(max, c.step)), -1) ?? -1;
   const resumeWhy = !RESUMABLE.includes(status)
     ? `Only a stopped, failed or cancelled run resumes from a checkpoint (this one is ${status})`
     : !RESUMABLE.includes(storedStatus)

@@ -1,0 +1,84 @@
+import { z } from "zod";
+import { EpisodeMessage, RunState } from "./events";
+
+/**
+ * How a run, its episodes and its metric series look to a reader: the web pages (tRPC), CI (REST,
+ * `restApi.ts`) and the `troupe` CLI. One definition of each field; only the time type differs by
+ * transport (tRPC carries `Date`s, REST ISO 8601 strings), so the shapes take it as a parameter.
+ */
+
+/** A time on the REST wire. */
+export const IsoTimestamp = z.iso.datetime({ offset: true }).describe("ISO 8601 date-time (UTC)");
+
+/** Where a run came from. */
+export const RunSource = z.enum(["ui", "api", "seed"]);
+
+/** What every list of runs shows of one: identity, state, progress, latest reward. */
+export function runSummaryShape<T extends z.ZodType>(timestamp: T) {
+  return z.object({
+    id: z.string(),
+    name: z.string(),
+    status: RunState,
+    experimentId: z.string().nullable(),
+    experimentName: z.string().nullable(),
+    createdAt: timestamp,
+    startedAt: timestamp.nullable(),
+    finishedAt: timestamp.nullable(),
+    lastStep: z.number().int().nullable(),
+    totalSteps: z.number().int().nullable().describe("`trainer.steps` of the frozen spec"),
+    lastReward: z.number().nullable().describe("Latest `reward/mean` reported (any actor); null before the first step"),
+  });
+}
+
+/** A run's launch settings and outcome, beside its summary on a run's own page or resource. */
+export const runSettingsFields = {
+  specVersion: z.number().int(),
+  seed: z.number().int(),
+  priority: z.number().int(),
+  gpus: z.number().int(),
+  tags: z.array(z.string()),
+  source: RunSource,
+  error: z.string().nullable().describe("Why the run failed or was cancelled"),
+};
+
+/** One recorded conversation of a step, with its reward and (once trained on) its advantage. */
+export function episodeShape<T extends z.ZodType>(timestamp: T) {
+  return z.object({
+    seq: z.number().int(),
+    step: z.number().int(),
+    environment: z.string(),
+    group: z.number().int(),
+    sample: z.number().int(),
+    datasetRow: z.number().int().nullable(),
+    messages: z.array(EpisodeMessage),
+    reward: z.number(),
+    rewardComponents: z.record(z.string(), z.number()),
+    advantage: z.number().nullable(),
+    ts: timestamp,
+  });
+}
+
+/** One point of a metric series; a bucketed point keeps the bucket's last value with its min and max. */
+export const MetricPointShape = z.object({
+  step: z.number().int(),
+  value: z.number().describe("The value (bucketed: the last value in the bucket)"),
+  min: z.number(),
+  max: z.number(),
+});
+
+/** One (metric, actor) series. */
+export function metricSeriesShape<P extends z.ZodType>(point: P) {
+  return z.object({
+    name: z.string(),
+    actor: z.string().describe('"" when the metric is not per actor'),
+    total: z.number().int().describe("Points stored, before bucketing"),
+    bucketed: z.boolean(),
+    points: z.array(point),
+  });
+}
+
+/** What a cancel did: the same two answers over tRPC and REST. */
+export const RunCancelOutcome = z
+  .enum(["cancelled", "requested"])
+  .describe("`cancelled`: it was still queued and is cancelled now; `requested`: the runner was asked to stop it");
+export type RunCancelOutcome = z.infer<typeof RunCancelOutcome>;
