@@ -12,6 +12,8 @@ const nextConfig: NextConfig = {
   // npm workspaces hoist dependencies to the repo root; tell Next where the root is.
   turbopack: { root: repoRoot },
   outputFileTracingRoot: repoRoot,
+  // A second build folder (e.g. a benchmark's production build) must not replace the one tests use.
+  distDir: process.env.TROUPE_NEXT_DIST_DIR || ".next",
   poweredByHeader: false,
   reactStrictMode: true,
 };

@@ -5,7 +5,8 @@
  *   TROUPE_BASE_URL=http://127.0.0.1:3000 DATABASE_URL=… REDIS_URL=… npx tsx bench/web/page.bench.ts [--points 1000000] [--repeats 5]
  *
  * Needs a running web app (`next start`, a production build) on the same database and Redis.
- * (a) interactive: navigation start → every chart drawn, then a click answered by the next frame;
+ * (a) interactive: navigation start → every chart drawn, then a click on a tab answered (the tab
+ *     selected in a painted frame);
  *     long tasks (total blocking time) until then.
  * (b) transcript scroll: a scripted wheel scroll through the virtualised list (pages load as it goes);
  *     frame times and long tasks.
@@ -20,6 +21,7 @@ import { parseArgs } from "node:util";
 import { createDb } from "@troupe/db";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { seedBenchRun } from "./seed";
+import { median, percentile as pct } from "./timing";
 
 const { values } = parseArgs({
   options: {
@@ -47,8 +49,6 @@ const browser: Browser = await chromium.launch({
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
 });
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
 
 /** Records long tasks from the first byte on (the observer is installed before any page script). */
 async function newPage(): Promise<Page> {
@@ -89,13 +89,19 @@ async function loadOnce(runId: string): Promise<LoadSample> {
     { polling: "raf", timeout: 60_000 },
   );
   const { at, charts } = (await handle.jsonValue())!;
-  // The page answers: a click on the Logs tab, timed to the next painted frame.
+  // The page answers: a click on the Logs tab, timed until the tab shows as selected in a painted
+  // frame (a click before hydration would paint a frame without doing anything).
   const clickToFrameMs = await page.evaluate(
     () =>
       new Promise<number>((done) => {
         const start = performance.now();
-        document.querySelector<HTMLButtonElement>("[data-testid=tab-logs]")!.click();
-        requestAnimationFrame(() => setTimeout(() => done(performance.now() - start), 0));
+        const tab = document.querySelector<HTMLButtonElement>("[data-testid=tab-logs]")!;
+        tab.click();
+        const check = () => {
+          if (tab.getAttribute("aria-selected") === "true") setTimeout(() => done(performance.now() - start), 0);
+          else requestAnimationFrame(check);
+        };
+        requestAnimationFrame(check);
       }),
   );
   const blockingMs = await page.evaluate(

@@ -43,10 +43,14 @@ async function dragAcross(page: Page, testId: string, fromFraction: number, toFr
 test("watch: zoom a chart, then open the transcripts and filter them", async ({ page }) => {
   const sim = await simulateRun(60, 10);
   await sim.done;
+  const asked: string[] = [];
+  page.on("request", (r) => r.url().includes("/api/trpc/") && asked.push(new URL(r.url()).pathname.slice("/api/trpc/".length)));
   await page.goto(`/runs/${sim.id}`);
   await expect(page.getByTestId("run-status")).toHaveText("succeeded");
   await expect.poll(() => points(page, "chart-reward")).toBe(60);
   await expect(page.getByTestId("chart-kl")).toBeVisible();
+  // The server rendered the page with the run and its charts' series: the browser did not ask again.
+  expect(asked.join(",")).not.toMatch(/run\.(byId|metricNames|metrics)\b/);
 
   await dragAcross(page, "chart-reward", 0.3, 0.7);
   const reward = page.getByTestId("chart-reward");

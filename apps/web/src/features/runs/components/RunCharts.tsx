@@ -11,6 +11,10 @@ import { MetricChart, type ChartView } from "./charts/MetricChart";
 
 const GAP = 16;
 const MIN_CHART = 360;
+/** Horizontal padding and border of a chart's panel (`.panel`): the chart is this much narrower. */
+const CHART_PADDING = Math.ceil(2 * 1.1 * 16 + 2);
+/** The y-axis and the right margin of MetricChart: the plot area is this much narrower again. */
+const PLOT_INSET = 56 + 16;
 
 /** Width of one chart in the grid, which is also the number of buckets to ask the server for. */
 export function chartWidth(gridWidth: number): number {
@@ -77,6 +81,7 @@ interface RunChartsProps {
   t0: number | null;
   zoom: { from: number; to: number } | null;
   onZoom: (from: number, to: number) => void;
+  /** The width of a chart's plot area in pixels: how many points per series to ask for. */
   onWidth: (w: number) => void;
 }
 
@@ -101,11 +106,13 @@ export const RunCharts = memo(
 
 function RunChartsGrid(props: RunChartsProps) {
   const gridRef = useRef<HTMLDivElement>(null);
-  const width = useElementWidth(gridRef, 40);
+  // Exact, to size the plots; the points asked for follow it only on a large change (chartPointsFor).
+  const width = useElementWidth(gridRef, 1);
   const reported = useRef<number | null>(null);
   if (width !== null && reported.current !== width) {
     reported.current = width;
-    queueMicrotask(() => props.onWidth(chartWidth(width)));
+    // One bucket per pixel of the plot area.
+    queueMicrotask(() => props.onWidth(chartWidth(width) - CHART_PADDING - PLOT_INSET));
   }
   // Reward and loss charts are always there (empty until the first step), so the page keeps its shape.
   const all = new Set(["reward/mean", "loss", ...props.names]);
@@ -129,6 +136,7 @@ function RunChartsGrid(props: RunChartsProps) {
                   t0={props.t0}
                   zoom={props.zoom}
                   onZoom={props.onZoom}
+                  width={width === null ? null : chartWidth(width) - CHART_PADDING}
                 />
               );
             })}

@@ -1,28 +1,65 @@
 "use client";
 
 import Link from "next/link";
-import { useState } from "react";
+import dynamic from "next/dynamic";
+import { useCallback, useEffect, useState } from "react";
 import { errorMessage } from "../../../trpc/errors";
 import { useRunLive } from "../hooks/useRunLive";
 import { useRunViewParams } from "../hooks/useRunViewParams";
+import { RUN_TABS } from "../lib/runView";
+import { CHART_POINTS_COOKIE, chartPointsFor, clampChartPoints, DEFAULT_CHART_POINTS } from "../lib/seriesRequest";
 import { specNames } from "../lib/specNames";
-import { LogsTab } from "./LogsTab";
 import { MemoryPanel } from "./MemoryPanel";
 import { RunErrorPanel } from "./RunErrorPanel";
 import { ChartToolbar, RunCharts } from "./RunCharts";
-import { CheckpointsPanel } from "./control/CheckpointsPanel";
 import { RunHeader } from "./RunHeader";
-import { SpecPanel } from "./SpecPanel";
-import { TranscriptBrowser } from "./TranscriptBrowser";
 
-const TABS = ["charts", "transcripts", "logs", "checkpoints", "spec"] as const;
+// The other tabs' code loads when the browser is idle after the charts (or on the tab's first
+// click), so the page's first JavaScript is the charts' alone.
+const loadTranscripts = () => import("./TranscriptBrowser").then((m) => m.TranscriptBrowser);
+const loadLogs = () => import("./LogsTab").then((m) => m.LogsTab);
+const loadCheckpoints = () => import("./control/CheckpointsPanel").then((m) => m.CheckpointsPanel);
+const loadSpec = () => import("./SpecPanel").then((m) => m.SpecPanel);
+const tabLoading = () => <p className="muted">Loading…</p>;
+const TranscriptBrowser = dynamic(loadTranscripts, { loading: tabLoading });
+const LogsTab = dynamic(loadLogs, { loading: tabLoading });
+const CheckpointsPanel = dynamic(loadCheckpoints, { loading: tabLoading });
+const SpecPanel = dynamic(loadSpec, { loading: tabLoading });
 
-export function RunPage({ runId }: { runId: string }) {
+function usePreloadTabsWhenIdle() {
+  useEffect(() => {
+    const preload = () => void Promise.all([loadTranscripts(), loadLogs(), loadCheckpoints(), loadSpec()]);
+    if (typeof window.requestIdleCallback !== "function") {
+      const timer = setTimeout(preload, 1000);
+      return () => clearTimeout(timer);
+    }
+    const handle = window.requestIdleCallback(preload, { timeout: 3000 });
+    return () => window.cancelIdleCallback(handle);
+  }, []);
+}
+
+const TABS = RUN_TABS;
+
+/** Remembers a chart's width for the server, which buckets the next page load's series to it. */
+function rememberChartWidth(points: number) {
+  document.cookie = `${CHART_POINTS_COOKIE}=${clampChartPoints(points)}; path=/; max-age=31536000; samesite=lax`;
+}
+
+/**
+ * `initialChartPoints`: the points per series the server prefetched the charts with (a chart's
+ * width remembered from the last visit); kept until the measured width differs by more than 20%.
+ */
+export function RunPage({ runId, initialChartPoints = DEFAULT_CHART_POINTS }: { runId: string; initialChartPoints?: number }) {
   // Tab, chart view and zoom live in the URL (shareable, kept on reload).
   const { tab, setTab, view, setView, zoom, setZoom } = useRunViewParams(TABS);
-  const [maxPoints, setMaxPoints] = useState<number | null>(null);
+  const [maxPoints, setMaxPoints] = useState(initialChartPoints);
+  usePreloadTabsWhenIdle();
+  const onChartWidth = useCallback((width: number) => {
+    rememberChartWidth(width);
+    setMaxPoints((current) => chartPointsFor(current, width));
+  }, []);
   const { run, status, ended, connected, charts, live, version, names, metrics, memorySeries, episodesSeen, historyError } = useRunLive(runId, {
-    maxPoints: maxPoints === null ? null : Math.min(4000, Math.max(100, maxPoints)),
+    maxPoints,
     zoom,
   });
 
@@ -71,7 +108,7 @@ export function RunPage({ runId }: { runId: string }) {
           t0={t0}
           zoom={zoom}
           onZoom={(from, to) => setZoom({ from, to })}
-          onWidth={setMaxPoints}
+          onWidth={onChartWidth}
         />
         <h3 className="group-title">Memory</h3>
         <MemoryPanel runId={runId} history={memorySeries} live={live} version={version} />

@@ -46,7 +46,7 @@ export function metricSeries(
 ): MetricChartSeries[] {
   const liveOf = (n: string, actor: string) => (frozen ? undefined : live.metrics.get(seriesKey(n, actor)));
   const withTime = (points: BucketedPoint[], h: MetricSeries | undefined): TimedPoint[] => {
-    const ts = new Map((h?.points ?? []).map((p) => [p.step, p.ts?.getTime()]));
+    const ts = new Map((h?.points ?? []).map((p) => [p.step, p.ts]));
     return points.map((p) => ({ ...p, ts: ts.get(p.step) ?? live.stepTs.get(p.step) }));
   };
   const actors = new Set<string>();

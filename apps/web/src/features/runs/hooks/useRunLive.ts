@@ -6,13 +6,13 @@ import { useRef, useState } from "react";
 import { useTRPC } from "../../../trpc/react";
 import { furthest, LiveRunData } from "../../live/liveRunData";
 import { useRunEvents } from "../../live/hooks/useRunEvents";
+import { metricsQueryInput, storedMetricNames } from "../lib/seriesRequest";
 import { useRunCharts } from "./useRunCharts";
 
 /** What the charts ask the server for: points per series (the chart's width) and an optional zoom. */
 export interface SeriesRequest {
-  /** Null until the chart width is measured: the series are fetched once, at that width (on a long run a
-   *  fetch at a guessed width costs as much as the real one). */
-  maxPoints: number | null;
+  /** Buckets per series: a chart's width (the server prefetches at the width remembered from the last visit). */
+  maxPoints: number;
   zoom: { from: number; to: number } | null;
 }
 
@@ -32,6 +32,8 @@ export function useRunLive(runId: string, request: SeriesRequest = { maxPoints: 
       { runId },
       {
         retry: false,
+        // The server rendered the page with the row (prefetchRunPage): no second read on mount.
+        refetchOnMount: false,
         // Timings, heartbeat and cancel state move without events of their own: poll them gently while live.
         refetchInterval: (query) => (query.state.data && isTerminal(query.state.data.status) ? false : 5000),
       },
@@ -51,18 +53,13 @@ export function useRunLive(runId: string, request: SeriesRequest = { maxPoints: 
   // run row is polled and cached too) and leave a gap. Once loaded, the live stream keeps it current.
   const historyOptions = { enabled: historyReady, staleTime: Infinity, gcTime: 0 };
   const names = useQuery(trpc.run.metricNames.queryOptions({ runId }, historyOptions));
-  const storedNames = [...new Set((names.data?.series ?? []).map((s) => s.name))].sort();
+  const storedNames = storedMetricNames(names.data?.series);
   const metrics = useQuery(
     trpc.run.metrics.queryOptions(
-      {
-        runId,
-        names: storedNames.length > 0 ? storedNames.slice(0, 64) : ["reward/mean"],
-        maxPoints: request.maxPoints ?? 1000,
-        withTime: true,
-        ...(request.zoom ? { fromStep: request.zoom.from, toStep: request.zoom.to } : {}),
-      },
+      // The same input as the server's prefetch (prefetchRunPage), so the prefetched series are found.
+      metricsQueryInput(runId, storedNames, request.maxPoints, request.zoom),
       // A new width or zoom keeps the old points on screen until the new ones arrive.
-      { ...historyOptions, enabled: historyReady && names.isSuccess && request.maxPoints !== null, placeholderData: (prev) => prev },
+      { ...historyOptions, enabled: historyReady && names.isSuccess, placeholderData: (prev) => prev },
     ),
   );
   const memory = useQuery(trpc.run.memory.queryOptions({ runId }, historyOptions));

@@ -3,6 +3,7 @@
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatMiB } from "../../../../lib/format";
 import type { MemoryChartData } from "../../hooks/useRunCharts";
+import { plainTicks } from "./axisTick";
 import { CHART_HEIGHT, ChartFrame } from "./ChartFrame";
 
 /** One colour per training phase, stable across runs so a reader learns them. */
@@ -40,9 +41,9 @@ export function MemoryChart({
       <ResponsiveContainer width="100%" height={CHART_HEIGHT}>
         <LineChart data={data.rows} margin={{ top: 8, right: 16, bottom: 4, left: 0 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="#e3e6ea" />
-          <XAxis dataKey="step" type="number" domain={["dataMin", "dataMax"]} allowDecimals={false} tick={{ fontSize: 12 }} />
+          <XAxis dataKey="step" type="number" domain={["dataMin", "dataMax"]} allowDecimals={false} {...plainTicks} />
           <YAxis
-            tick={{ fontSize: 12 }}
+            {...plainTicks}
             width={60}
             domain={["auto", "auto"]}
             tickFormatter={(v: number) => v.toFixed(0)}

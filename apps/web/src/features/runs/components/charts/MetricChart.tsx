@@ -1,10 +1,12 @@
 "use client";
 
 import { useState } from "react";
+import type { ReactElement } from "react";
 import { Area, CartesianGrid, ComposedChart, Line, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatDuration, formatMetric } from "../../../../lib/format";
 import { emaDebiased } from "../../lib/ema";
 import type { MetricChartSeries } from "../../hooks/useRunCharts";
+import { plainTicks } from "./axisTick";
 import { CHART_HEIGHT, ChartFrame } from "./ChartFrame";
 
 export interface ChartView {
@@ -40,6 +42,9 @@ export function MetricChart(props: {
   t0: number | null;
   onZoom?: (fromStep: number, toStep: number) => void;
   zoom?: { from: number; to: number } | null;
+  /** The chart's width in pixels when the page knows it (one measurement for a grid of charts);
+   *  otherwise it measures itself. */
+  width?: number | null;
 }) {
   const { series, view } = props;
   const [drag, setDrag] = useState<{ a: number; b: number } | null>(null);
@@ -48,6 +53,8 @@ export function MetricChart(props: {
   const positive = (v: number) => (view.log ? (v > 0 ? v : undefined) : v);
 
   const rows = new Map<number, Row>();
+  const hasBand = series.map(() => false);
+  const hasRange = series.map(() => false);
   series.forEach((s, i) => {
     const smooth = view.smoothing > 0 ? emaDebiased(s.points.map((p) => p.value), view.smoothing) : null;
     const std = new Map((s.band ?? []).map((p) => [p.step, p.value]));
@@ -56,9 +63,15 @@ export function MetricChart(props: {
       const row = rows.get(x) ?? ({ x, step: p.step } as Row);
       row[`v${i}`] = positive(p.value);
       if (smooth) row[`s${i}`] = positive(smooth[j]!);
-      if (p.min !== p.max && !view.log) row[`r${i}`] = [p.min, p.max];
+      if (p.min !== p.max && !view.log) {
+        row[`r${i}`] = [p.min, p.max];
+        hasRange[i] = true;
+      }
       const sd = std.get(p.step);
-      if (sd !== undefined && !view.log) row[`b${i}`] = [p.value - sd, p.value + sd];
+      if (sd !== undefined && !view.log) {
+        row[`b${i}`] = [p.value - sd, p.value + sd];
+        hasBand[i] = true;
+      }
       rows.set(x, row);
     });
   });
@@ -89,8 +102,10 @@ export function MetricChart(props: {
       emptyText="Nothing reported yet"
       zoom={props.zoom ?? null}
     >
-      <ResponsiveContainer width="100%" height={CHART_HEIGHT}>
+      <Sized width={props.width}>
         <ComposedChart
+          width={props.width ?? undefined}
+          height={CHART_HEIGHT}
           data={data}
           margin={{ top: 8, right: 16, bottom: 4, left: 0 }}
           onMouseDown={(s) => s.activeLabel !== undefined && setDrag({ a: Number(s.activeLabel), b: Number(s.activeLabel) })}
@@ -100,9 +115,9 @@ export function MetricChart(props: {
           style={{ userSelect: "none", cursor: props.onZoom ? "crosshair" : undefined }}
         >
           <CartesianGrid strokeDasharray="3 3" stroke="#e3e6ea" />
-          <XAxis dataKey="x" type="number" domain={["dataMin", "dataMax"]} allowDecimals={false} tick={{ fontSize: 12 }} tickFormatter={labelX} />
+          <XAxis dataKey="x" type="number" domain={["dataMin", "dataMax"]} allowDecimals={false} {...plainTicks} tickFormatter={labelX} />
           <YAxis
-            tick={{ fontSize: 12 }}
+            {...plainTicks}
             width={56}
             scale={view.log ? "log" : "auto"}
             domain={view.log ? ["auto", "auto"] : ["auto", "auto"]}
@@ -118,8 +133,13 @@ export function MetricChart(props: {
             labelFormatter={(x) => (time ? `t+${labelX(Number(x))}` : `step ${String(x)}`)}
           />
           {series.map((s, i) => [
-            <Area key={`b${i}`} dataKey={`b${i}`} name={`${s.label} ± std`} stroke="none" fill={s.colour} fillOpacity={0.12} isAnimationActive={false} connectNulls legendType="none" />,
-            <Area key={`r${i}`} dataKey={`r${i}`} name={`${s.label} range`} stroke="none" fill={s.colour} fillOpacity={0.22} isAnimationActive={false} connectNulls legendType="none" />,
+            // Bands only where there is one: every graphical item walks all rows on each render.
+            hasBand[i] ? (
+              <Area key={`b${i}`} dataKey={`b${i}`} name={`${s.label} ± std`} stroke="none" fill={s.colour} fillOpacity={0.12} isAnimationActive={false} connectNulls legendType="none" />
+            ) : null,
+            hasRange[i] ? (
+              <Area key={`r${i}`} dataKey={`r${i}`} name={`${s.label} range`} stroke="none" fill={s.colour} fillOpacity={0.22} isAnimationActive={false} connectNulls legendType="none" />
+            ) : null,
             <Line
               key={`v${i}`}
               dataKey={`v${i}`}
@@ -138,7 +158,7 @@ export function MetricChart(props: {
           ])}
           {drag && drag.a !== drag.b && <ReferenceArea x1={Math.min(drag.a, drag.b)} x2={Math.max(drag.a, drag.b)} fill="#2456c7" fillOpacity={0.12} />}
         </ComposedChart>
-      </ResponsiveContainer>
+      </Sized>
       {series.length > 1 && (
         <div className="legend small">
           {series.map((s) => (
@@ -150,4 +170,12 @@ export function MetricChart(props: {
       )}
     </ChartFrame>
   );
+}
+
+/** A chart at a known width as it is; one without a width inside a container that measures it. */
+function Sized({ width, children }: { width: number | null | undefined; children: ReactElement }) {
+  if (width === undefined) return <ResponsiveContainer width="100%" height={CHART_HEIGHT}>{children}</ResponsiveContainer>;
+  // Not measured yet (the server render and the first browser render): keep the chart's place.
+  if (width === null) return <div style={{ height: CHART_HEIGHT }} />;
+  return children;
 }
