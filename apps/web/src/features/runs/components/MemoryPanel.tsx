@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { memo, useState } from "react";
 import { formatMiB } from "../../../lib/format";
 import { useTRPC } from "../../../trpc/react";
 import type { LiveRunData } from "../../live/liveRunData";
@@ -19,8 +19,13 @@ const FIELDS: { field: MemoryField; label: string }[] = [
  * Memory timelines, one per device (host RSS; per accelerator allocated / reserved / peak), each line a
  * phase (and actor), coloured by phase; and the table of the highest value per device, actor and phase,
  * which is where an OOM is traced to the phase that caused it.
+ *
+ * Memoised: the run page re-renders on every tab click and status poll, and redrawing these charts
+ * then would delay the click. `live` is mutated in place; `version` says when it changed.
  */
-export function MemoryPanel(props: { runId: string; history: MemorySeries[] | undefined; live: LiveRunData; version: number }) {
+export const MemoryPanel = memo(MemoryPanelView);
+
+function MemoryPanelView(props: { runId: string; history: MemorySeries[] | undefined; live: LiveRunData; version: number }) {
   const trpc = useTRPC();
   const [field, setField] = useState<MemoryField>("allocatedBytes");
   const peaks = useQuery(trpc.run.memoryPeaks.queryOptions({ runId: props.runId }, { refetchInterval: 10_000 }));
