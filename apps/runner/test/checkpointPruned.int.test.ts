@@ -1,17 +1,15 @@
-import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
 import { DEMO_SPEC_INPUT, RunSpec, type RunEvent } from "@troupe/contracts";
 import { listEventsAfter } from "@troupe/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseEventLine } from "../src/ingest/eventIngest";
 import { runJob } from "../src/run/runJob";
+import { RUNTIME_PYTHON, runtimeUnavailable } from "./helpers/realRuntime";
 import { createQueuedRun, openServices, testContext, type TestServices } from "./helpers/services";
 
 /** `trainer.keepCheckpoints` deletions reach the database as `checkpoint_pruned` events (real runtime). */
-const python = resolve(__dirname, "../../../.venv/bin/python");
-const importable = existsSync(python) ? spawnSync(python, ["-c", "import troupe"], { encoding: "utf8", timeout: 60_000 }) : null;
-const unavailable = !importable ? `${python} does not exist` : importable.status !== 0 ? "`import troupe` fails" : null;
+const python = RUNTIME_PYTHON;
+const unavailable = runtimeUnavailable();
 
 let services: TestServices;
 beforeAll(() => {

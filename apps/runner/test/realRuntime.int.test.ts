@@ -1,21 +1,12 @@
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
 import { DEMO_SPEC_INPUT, RunSpec } from "@troupe/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runJob } from "../src/run/runJob";
+import { RUNTIME_PYTHON, runtimeUnavailable } from "./helpers/realRuntime";
 import { createQueuedRun, openServices, testContext, type TestServices } from "./helpers/services";
 
-/** The real runtime, from the repo's venv; the test is skipped, saying why, when it cannot be imported. */
-const python = resolve(__dirname, "../../../.venv/bin/python");
-const importable = existsSync(python)
-  ? spawnSync(python, ["-c", "import troupe"], { encoding: "utf8", timeout: 60_000 })
-  : null;
-const unavailable = !importable
-  ? `${python} does not exist`
-  : importable.status !== 0
-    ? `\`import troupe\` fails: ${(importable.stderr || "").trim().split("\n").at(-1)}`
-    : null;
+/** The real runtime, from the repo's venv; outside CI the test is skipped, saying why, when it cannot be imported. */
+const python = RUNTIME_PYTHON;
+const unavailable = runtimeUnavailable();
 
 let services: TestServices;
 beforeAll(() => {

@@ -1,17 +1,14 @@
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
 import { DEMO_SPEC_INPUT, RunSpec, type RuntimeControlCommandName } from "@troupe/contracts";
 import { rewindRunAfterStep, transitionRun } from "@troupe/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlSubscriber } from "../src/control/controlSubscriber";
 import { runJob } from "../src/run/runJob";
+import { RUNTIME_PYTHON, runtimeUnavailable } from "./helpers/realRuntime";
 import { createQueuedRun, openServices, serviceUrls, testContext, waitFor, type TestServices } from "./helpers/services";
 
 /** Pause, resume, stop-after-step and resume-from-checkpoint through Redis pub/sub, with the real runtime. */
-const python = resolve(__dirname, "../../../.venv/bin/python");
-const importable = existsSync(python) ? spawnSync(python, ["-c", "import troupe"], { encoding: "utf8", timeout: 60_000 }) : null;
-const unavailable = !importable ? `${python} does not exist` : importable.status !== 0 ? "`import troupe` fails" : null;
+const python = RUNTIME_PYTHON;
+const unavailable = runtimeUnavailable();
 
 let services: TestServices;
 beforeAll(() => {

@@ -1,21 +1,17 @@
 import { createHash } from "node:crypto";
-import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { DEMO_SPEC_INPUT, RunSpec } from "@troupe/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { materialiseRun, runFiles } from "../src/run/materialise";
 import { runJob } from "../src/run/runJob";
 import { createQueuedRun, openServices, testContext, uniqueId, type TestServices } from "./helpers/services";
+import { RUNTIME_PYTHON, runtimeUnavailable } from "./helpers/realRuntime";
 
 /** A dataset uploaded to Troupe (`source.kind: "stored"`) reaches the runtime as a file it reads. */
 
-const python = resolve(__dirname, "../../../.venv/bin/python");
-const unavailable = !existsSync(python)
-  ? `${python} does not exist`
-  : spawnSync(python, ["-c", "import troupe"], { timeout: 60_000 }).status !== 0
-    ? "`import troupe` fails"
-    : null;
+const python = RUNTIME_PYTHON;
+const unavailable = runtimeUnavailable();
 
 let services: TestServices;
 const datasetIds: string[] = [];
