@@ -3,17 +3,20 @@
 `token_logprobs(hidden, weight, targets)` equals
 `log_softmax(hidden @ weight.T / temperature, -1).gather(-1, targets)` but walks the
 `[tokens, vocab]` logits in tiles of `rows x vocab_block`, keeping an online log-sum-exp per row
-(running max and rescaled sum), so at most one tile of logits exists at a time. The backward pass
-(a custom autograd function) recomputes each tile from the saved per-row log-sum-exp instead of
-keeping logits, and accumulates d/d(hidden) and d/d(weight) tile by tile.
+(running max and rescaled sum), so at most one tile of logits per tile worker exists at a time.
+The backward pass (a custom autograd function) recomputes each tile from the saved per-row
+log-sum-exp instead of keeping logits, and accumulates d/d(hidden) and d/d(weight) tile by tile.
 
-Memory bound (torch path), float32 beyond inputs and outputs:
-  forward:  1 tile (2 with the entropy) + float32 copies of one row block and one vocab block of
-            the weight (only for non-float32 inputs) + O(N) row state;
-  backward: 1 tile (2 with an entropy gradient) + the same block copies + [N, H] float32 buffers
-            (hidden in float32, -g * hidden, the P @ W accumulator) + a [vocab_block, H] float32
-            accumulator when `weight` is not float32.
-A tile holds at most `tile_elements` (default 2**20: 4 MiB of float32), whatever N and V.
+Memory bound (torch path), float32 beyond inputs and outputs, with W tile workers (one per torch
+intra-op thread of the caller, at most 16; see `tile_workers`): the tiles of all workers together
+hold at most `tile_elements` (default 2**20: 4 MiB of float32; twice that with the entropy or its
+gradient), whatever N and V; besides,
+  forward:  per worker an [N] row state of 2 floats (3 with the entropy) and a float32 copy of one
+            vocab block of the weight (only for non-float32 weights); once, h / T as an [N, H]
+            float32 copy (only when h is not float32 or T != 1);
+  backward: per worker a [rows, H] buffer (-g * h of a row block, then its P @ W_b) and, for a
+            non-float32 weight, the vocab-block copy plus a [vocab_block, H] float32 accumulator;
+            once, hidden in float32 (only when it is not) and h / T as in the forward.
 
 Targets < 0 (e.g. -100 padding) are masked: log-prob 0, no gradient; entropy is still reported.
 """
@@ -22,12 +25,14 @@ from __future__ import annotations
 
 import torch
 
+from .tile_workers import worker_count
 from .tiled_torch import NEG_LARGE, tiled_backward, tiled_forward
 
 # 4 MiB of float32 logits per tile (512 rows x 2048 columns). Measured on the 2-core CPU (same
-# run, interleaved, N=512): 256x1024 tiles cost 2.96x the bare matmul forward, 512x1024 1.81x,
-# 256x2048 1.69x, 512x2048 1.18x: fewer, larger matmuls and fewer Python-level tile steps win;
-# memory stays independent of N and V (a few tiles).
+# run, interleaved, N=512, before the single-threaded tile workers): 256x1024 tiles cost 2.96x
+# the bare matmul forward, 512x1024 1.81x, 256x2048 1.69x, 512x2048 1.18x: fewer, larger
+# matmuls and fewer Python-level tile steps win; memory stays independent of N and V (a few
+# tiles per worker).
 _TILE = 1 << 20
 _DEFAULT_ROWS = 512
 
@@ -40,12 +45,16 @@ def reference_token_logprobs(
     return torch.log_softmax(logits, dim=-1).gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1) * (targets >= 0)
 
 
-def plan_tiles(n: int, vocab: int, chunk_size: int | None = None, tile_elements: int | None = None) -> tuple[int, int]:
-    """(rows per tile, vocab columns per tile) for N tokens and a vocabulary of `vocab`."""
+def plan_tiles(
+    n: int, vocab: int, chunk_size: int | None = None, tile_elements: int | None = None, workers: int = 1
+) -> tuple[int, int]:
+    """(rows per tile, vocab columns per tile) for N tokens and a vocabulary of `vocab`; with several
+    tile workers each gets `tile_elements / workers`, so all their tiles together fit the budget."""
     budget = tile_elements if tile_elements is not None else _TILE
     rows = chunk_size if chunk_size is not None else min(max(n, 1), _DEFAULT_ROWS)
     if rows < 1 or budget < 1:
         raise ValueError("chunk_size and tile_elements must be >= 1")
+    budget = max(1, budget // max(1, workers))
     rows = min(rows, max(n, 1))
     cols = min(vocab, max(1, budget // rows))
     return rows, cols
@@ -147,8 +156,9 @@ def token_logprobs(
     t1 = targets.reshape(-1).long()
     if t1.numel() and int(t1.max()) >= weight.shape[0]:
         raise ValueError(f"targets: token id {int(t1.max())} is outside the vocabulary of {weight.shape[0]}")
-    rows, cols = plan_tiles(h2.shape[0], weight.shape[0], chunk_size, tile_elements)
     chosen = _pick_backend(backend, h2)
+    workers = worker_count(h2.device) if chosen == "torch" else 1
+    rows, cols = plan_tiles(h2.shape[0], weight.shape[0], chunk_size, tile_elements, workers)
     if chosen == "triton":
         h2, weight = h2.contiguous(), weight.contiguous()
     logprobs, entropy = _TokenLogprobs.apply(

@@ -1,26 +1,38 @@
 """The torch tiled backend: forward and backward of token log-probs (and entropy) tile by tile.
 
-Logits are walked in tiles of `rows x cols`; one flat scratch buffer is reused for every tile
-(tiles of 1 MiB and more are mmap'd by the allocator: a fresh one per tile costs page faults).
+Logits are walked in tiles of `rows x cols`. The vocabulary blocks are independent tasks that
+`tile_workers.run_tasks` hands to single-threaded workers (one per intra-op thread; see there for
+why not multi-threaded ops); each worker loops over all row blocks for its vocab block (the
+block of W stays in cache) and reuses one flat scratch buffer for every tile (tiles of 1 MiB and
+more are mmap'd by the allocator: a fresh one per tile costs page faults).
 
-Forward, per row block, for each vocab block (online log-sum-exp, as in flash attention):
+Forward, per tile (online log-sum-exp, as in flash attention; each worker keeps its own [N] state):
   z = h_r @ W_b.T / T;  m_b = max z;  e = exp(z - m_b);  s_b = sum e
-  running (m, s) rebased to max(m, m_b); the target logit is picked when it falls in the block.
-  Entropy keeps q = sum e^(z-m) (z-m) (all terms <= 0: no cancellation at large logits), rebased
-  with q' = a (q + (m - m') s), a = e^(m-m'); at the end H = log s - q / s.
+  running (m, s) rebased to max(m, m_b). Entropy keeps q = sum e^(z-m) (z-m) (all terms <= 0: no
+  cancellation at large logits), rebased with q' = a (q + (m - m') s), a = e^(m-m'); the workers'
+  states merge the same way; at the end lse = m + log s and H = log s - q / s. The target logit is
+  one dot product per row (h_i . w_t_i), outside the tiles.
 
-Backward (vocab blocks outer so a block of W stays in cache; rows inner), with g = dL/dlogp * /T:
+Backward (vocab blocks per worker, rows inner), with g = dL/dlogp * /T:
   d logp_i / d z_ij = onehot_ij - p_ij, so
     grad_h_i = g_i (w_t_i - sum_j p_ij w_j)         -> one tile matmul P @ W_b, scaled per row at the end
-    grad_W_j = sum_i g_i (onehot_ij - p_ij) h_i     -> P.T @ (-g h) per tile + one index_add for the targets
+    grad_W_j = sum_i g_i (onehot_ij - p_ij) h_i     -> P.T @ (-g h) per tile + one index_put for the targets
   Only two elementwise passes per tile (subtract the row's lse, exp): the onehot and the per-row
   g never touch the tile. With an entropy gradient u_i (= dL/dH_i / T):
     d H_i / d z_ij = -p_ij (log p_ij + H_i)  ->  G = P * (-g - u H - u log P), the general tile.
+  Workers write disjoint rows of grad_W; their P @ W_b partials go into the shared grad_h
+  accumulator under a per-row-block lock (a [rows, H] add, ~1% of the tile's matmul).
+  Each worker's tile is `tile_elements / workers` (logprobs.plan_tiles), so the tiles of all
+  workers together stay within the one budget.
 """
 
 from __future__ import annotations
 
+import threading
+
 import torch
+
+from .tile_workers import chunks, run_tasks, worker_count
 
 # Finite stand-in for -inf: exp(x - m) underflows to 0 but 0 * x stays 0 (0 * -inf would be NaN).
 NEG_LARGE = -1.0e30
@@ -30,50 +42,68 @@ def _f32(x: torch.Tensor) -> torch.Tensor:
     return x if x.dtype == torch.float32 else x.float()
 
 
+def _scaled_f32(h: torch.Tensor, inv_t: float) -> torch.Tensor:
+    """h / T in float32 ([N, H]; h itself when it already is float32 and T = 1)."""
+    h32 = _f32(h)
+    return h32 * inv_t if inv_t != 1.0 else h32
+
+
+def _target_logits(hs_all, weight, targets, rows) -> torch.Tensor:
+    """z_i,t_i = (h_i / T) . w_t_i, a row block at a time (no [N, H] gather of W rows)."""
+    out = torch.empty(hs_all.shape[0], dtype=torch.float32, device=hs_all.device)
+    idx = targets.clamp(min=0)
+    for r0, r1 in chunks(0, hs_all.shape[0], rows):
+        out[r0:r1] = torch.linalg.vecdot(hs_all[r0:r1], _f32(weight.index_select(0, idx[r0:r1])))
+    return out
+
+
 def tiled_forward(h, weight, targets, inv_t: float, rows: int, cols: int, want_entropy: bool):
     """(log-probs, log-sum-exp, entropy or empty) in float32; h [N, H], weight [V, H], targets [N]."""
     n, vocab = h.shape[0], weight.shape[0]
     dev = h.device
-    logprobs = torch.empty(n, dtype=torch.float32, device=dev)
-    lse_all = torch.empty(n, dtype=torch.float32, device=dev)
-    entropy = torch.empty(n if want_entropy else 0, dtype=torch.float32, device=dev)
-    scratch = torch.empty(min(n, rows) * min(vocab, cols), dtype=torch.float32, device=dev)
-    scratch_e = torch.empty_like(scratch) if want_entropy else None
-    for r0 in range(0, n, rows):
-        r1 = min(n, r0 + rows)
-        nr = r1 - r0
-        hs = _f32(h[r0:r1])
-        if inv_t != 1.0:
-            hs = hs * inv_t
-        tgt = targets[r0:r1]
-        m = torch.full((nr,), NEG_LARGE, dtype=torch.float32, device=dev)
-        s = torch.zeros(nr, dtype=torch.float32, device=dev)
-        q = torch.zeros(nr, dtype=torch.float32, device=dev) if want_entropy else None
-        zt = torch.zeros(nr, dtype=torch.float32, device=dev)
-        for v0 in range(0, vocab, cols):
-            v1 = min(vocab, v0 + cols)
-            z = scratch[: nr * (v1 - v0)].view(nr, v1 - v0)
-            torch.mm(hs, _f32(weight[v0:v1]).T, out=z)
-            in_blk = (tgt >= v0) & (tgt < v1)
-            picked = z.gather(1, (tgt - v0).clamp(0, v1 - v0 - 1).unsqueeze(1)).squeeze(1)
-            zt = torch.where(in_blk, picked, zt)
-            m_b = z.amax(1)
-            m_new = torch.maximum(m, m_b)
-            z.sub_(m_new.unsqueeze(1))  # z - m_new <= 0
-            a = torch.exp(m - m_new)
-            if want_entropy:
-                e = torch.exp(z, out=scratch_e[: z.numel()].view_as(z))
-                q = a * (q + (m - m_new) * s) + torch.linalg.vecdot(e, z)
-                s = a * s + e.sum(1)
-            else:
-                s = a * s + z.exp_().sum(1)
-            m = m_new
-        lse = m + torch.log(s)
-        lse_all[r0:r1] = lse
-        logprobs[r0:r1] = torch.where(tgt >= 0, zt - lse, torch.zeros_like(lse))
+    hs_all = _scaled_f32(h, inv_t)
+    row_blocks = chunks(0, n, rows)
+
+    def work(tasks):
+        m = torch.full((n,), NEG_LARGE, dtype=torch.float32, device=dev)
+        s = torch.zeros(n, dtype=torch.float32, device=dev)
+        q = torch.zeros(n, dtype=torch.float32, device=dev) if want_entropy else None
+        scratch = scratch_e = None
+        for v0, v1 in tasks:
+            if scratch is None:
+                scratch = torch.empty(min(n, rows) * min(vocab, cols), dtype=torch.float32, device=dev)
+                scratch_e = torch.empty_like(scratch) if want_entropy else None
+            wv = _f32(weight[v0:v1])
+            for r0, r1 in row_blocks:
+                z = scratch[: (r1 - r0) * (v1 - v0)].view(r1 - r0, v1 - v0)
+                torch.mm(hs_all[r0:r1], wv.T, out=z)
+                m_r = m[r0:r1]
+                m_new = torch.maximum(m_r, z.amax(1))
+                z.sub_(m_new.unsqueeze(1))  # z - m_new <= 0
+                a = torch.exp(m_r - m_new)
+                if want_entropy:
+                    e = torch.exp(z, out=scratch_e[: z.numel()].view_as(z))
+                    q[r0:r1] = a * (q[r0:r1] + (m_r - m_new) * s[r0:r1]) + torch.linalg.vecdot(e, z)
+                    s[r0:r1] = a * s[r0:r1] + e.sum(1)
+                else:
+                    s[r0:r1] = a * s[r0:r1] + z.exp_().sum(1)
+                m[r0:r1] = m_new
+        return m, s, q
+
+    parts = run_tasks(chunks(0, vocab, cols), work, worker_count(dev) if n else 1)
+    m = torch.stack([p[0] for p in parts]).amax(0)
+    s = torch.zeros(n, dtype=torch.float32, device=dev)
+    q = torch.zeros(n, dtype=torch.float32, device=dev) if want_entropy else None
+    for m_k, s_k, q_k in parts:  # rebase each worker's (m, s, q) onto the common max
+        a = torch.exp(m_k - m)
         if want_entropy:
-            entropy[r0:r1] = torch.log(s) - q / s
-    return logprobs, lse_all, entropy
+            q += a * (q_k + (m_k - m) * s_k)
+        s += a * s_k
+    lse = m + torch.log(s)
+    zt = _target_logits(hs_all, weight, targets, rows)
+    logprobs = torch.where(targets >= 0, zt - lse, torch.zeros_like(lse))
+    entropy = torch.log(s) - q / s if want_entropy else torch.empty(0, dtype=torch.float32, device=dev)
+    return logprobs, lse, entropy
 
 
 def tiled_backward(h, weight, targets, lse_all, entropy, grad_lp, grad_ent, inv_t, rows, cols, need_h, need_w):
@@ -90,52 +120,72 @@ def tiled_backward(h, weight, targets, lse_all, entropy, grad_lp, grad_ent, inv_
         u = _f32(grad_ent) * inv_t
         row_a = (-g - u * entropy).unsqueeze(1)  # G = P * (row_a + row_b * log P)
         row_b = (-u).unsqueeze(1)
-        h_for_w = h32
     else:
-        # G = -g P: the tile stays P; -g goes onto h (for grad W, a row block at a time: no [N, H]
-        # copy) and onto P @ W at the end.
+        # G = -g P: the tile stays P; -g goes onto a row block of h for grad W (per tile, into the
+        # worker's [rows, H] buffer: no [N, H] copy) and onto P @ W at the end.
         neg_g = (-g).unsqueeze(1)
-        h_for_w = None
     acc_h = torch.zeros(h.shape, dtype=torch.float32, device=dev) if need_h else None
     w_is_f32 = weight.dtype == torch.float32
-    grad_w = torch.empty(weight.shape, dtype=weight.dtype, device=dev) if need_w else None
+    grad_w = None
+    if need_w:  # every block is written by its first row block's matmul; with no rows, zeros
+        grad_w = (torch.empty if n > 0 else torch.zeros)(weight.shape, dtype=weight.dtype, device=dev)
     # Rows whose target is a real token, sorted by target: each vocab block adds its slice of them.
     tgt_sorted, order = torch.sort(torch.where(keep, targets, torch.full_like(targets, vocab)))
-    scratch = torch.empty(min(n, rows) * min(vocab, cols), dtype=torch.float32, device=dev)
-    scratch_p = torch.empty_like(scratch) if general else None
-    for v0 in range(0, vocab, cols):
-        v1 = min(vocab, v0 + cols)
-        wv = _f32(weight[v0:v1])
-        acc_w = None
-        if need_w:
-            acc_w = grad_w[v0:v1].zero_() if w_is_f32 else torch.zeros(wv.shape, dtype=torch.float32, device=dev)
-        for r0 in range(0, n, rows):
-            r1 = min(n, r0 + rows)
-            z = scratch[: (r1 - r0) * (v1 - v0)].view(r1 - r0, v1 - v0)
-            torch.mm(hs_all[r0:r1], wv.T, out=z)
-            z.sub_(lse_all[r0:r1].unsqueeze(1))  # log P
-            if general:
-                p = torch.exp(z, out=scratch_p[: z.numel()].view_as(z))
-                tile = z.mul_(row_b[r0:r1]).add_(row_a[r0:r1]).mul_(p)
-            else:
-                tile = z.exp_()  # P
-            if need_h:
-                acc_h[r0:r1].addmm_(tile, wv)
+    row_blocks = chunks(0, n, rows)
+    row_locks = [threading.Lock() for _ in row_blocks]
+
+    def work(tasks):
+        scratch = scratch_p = rows_buf = None
+        for v0, v1 in tasks:
+            if scratch is None:
+                scratch = torch.empty(min(n, rows) * min(vocab, cols), dtype=torch.float32, device=dev)
+                scratch_p = torch.empty_like(scratch) if general else None
+                # One [rows, H] buffer per worker: -g * h of the row block, then that block's P @ W_b.
+                rows_buf = torch.empty(min(n, rows), h.shape[1], dtype=torch.float32, device=dev)
+            wv = _f32(weight[v0:v1])
+            acc_w = None
             if need_w:
-                acc_w.addmm_(tile.T, h_for_w[r0:r1] if general else h32[r0:r1] * neg_g[r0:r1])
-        if need_w:
-            # The one-hot part for this block: +g_i h_i into row t_i.
-            lo, hi = torch.searchsorted(tgt_sorted, torch.tensor([v0, v1], device=dev)).tolist()
-            if hi > lo:
-                rows_hit = order[lo:hi]
-                acc_w.index_add_(0, tgt_sorted[lo:hi] - v0, h32.index_select(0, rows_hit) * g.index_select(0, rows_hit).unsqueeze(1))
-            if not w_is_f32:
-                grad_w[v0:v1] = acc_w
+                acc_w = grad_w[v0:v1] if w_is_f32 else torch.empty(wv.shape, dtype=torch.float32, device=dev)
+            # Workers start at different row blocks so they rarely wait on the same lock.
+            first = (v0 // max(1, cols)) % len(row_blocks)
+            for k, (r0, r1) in enumerate(row_blocks[first:] + row_blocks[:first]):
+                b = (first + k) % len(row_blocks)
+                z = scratch[: (r1 - r0) * (v1 - v0)].view(r1 - r0, v1 - v0)
+                torch.mm(hs_all[r0:r1], wv.T, out=z)
+                z.sub_(lse_all[r0:r1].unsqueeze(1))  # log P
+                if general:
+                    p = torch.exp(z, out=scratch_p[: z.numel()].view_as(z))
+                    tile = z.mul_(row_b[r0:r1]).add_(row_a[r0:r1]).mul_(p)
+                else:
+                    tile = z.exp_()  # P
+                buf = rows_buf[: r1 - r0]
+                if need_w:
+                    h_for_w = h32[r0:r1] if general else torch.mul(h32[r0:r1], neg_g[r0:r1], out=buf)
+                    if k == 0:  # the first row block writes the block (no zero fill)
+                        torch.mm(tile.T, h_for_w, out=acc_w)
+                    else:
+                        acc_w.addmm_(tile.T, h_for_w)
+                if need_h:
+                    torch.mm(tile, wv, out=buf)
+                    with row_locks[b]:
+                        acc_h[r0:r1].add_(buf)
+            if need_w:
+                # The one-hot part for this block: +g_i h_i into row t_i (index_put_: a parallel
+                # index_add_ costs ~100 ms per call under load; see tile_workers).
+                lo, hi = torch.searchsorted(tgt_sorted, torch.tensor([v0, v1], device=dev)).tolist()
+                if hi > lo:
+                    rows_hit = order[lo:hi]
+                    contrib = h32.index_select(0, rows_hit) * g.index_select(0, rows_hit).unsqueeze(1)
+                    acc_w.index_put_((tgt_sorted[lo:hi] - v0,), contrib, accumulate=True)
+                if not w_is_f32:
+                    grad_w[v0:v1] = acc_w
+
+    if n > 0 and (need_h or need_w):
+        run_tasks(chunks(0, vocab, cols), work, worker_count(dev))
     if need_h:
         # The one-hot part: +g_i w_t_i (masked rows have g = 0), a row block at a time (no [N, H] temporary).
         idx = targets.clamp(min=0)
-        for r0 in range(0, n, rows):
-            r1 = min(n, r0 + rows)
+        for r0, r1 in row_blocks:
             w_t = _f32(weight.index_select(0, idx[r0:r1])).mul_(g[r0:r1].unsqueeze(1))
             if general:
                 acc_h[r0:r1].add_(w_t)
