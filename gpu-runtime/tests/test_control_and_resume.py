@@ -179,7 +179,10 @@ def test_pause_waits_at_a_step_boundary_then_resume_and_stop_after_step(tmp_path
 
 def test_cli_control_file_stops_after_a_step_and_resume_latest_finishes(tmp_path: Path):
     spec_path = tmp_path / "spec.json"
-    spec_path.write_text(json.dumps(small_spec(steps=6)))
+    # Enough steps that the run cannot finish between its first metric and reading the command (with 6,
+    # an idle machine finished them all first); the resumed run does the rest.
+    steps = 30
+    spec_path.write_text(json.dumps(small_spec(steps=steps)))
     control_file = tmp_path / "control.jsonl"
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     cmd = [sys.executable, "-m", "troupe", "run", str(spec_path), "--events", str(tmp_path / "a.jsonl"), "--control-file", str(control_file)]
@@ -189,13 +192,13 @@ def test_cli_control_file_stops_after_a_step_and_resume_latest_finishes(tmp_path
     assert proc.wait(timeout=120) == EXIT_STOPPED
     first = read_events(tmp_path / "a.jsonl")
     stopped_at = max(e["step"] for e in first if e["type"] == "metric")
-    assert first[-1]["state"] == "stopped" and stopped_at < 6
+    assert first[-1]["state"] == "stopped" and stopped_at < steps
     last_seq = first[-1]["seq"]
     cmd = [sys.executable, "-m", "troupe", "run", str(spec_path), "--events", str(tmp_path / "b.jsonl"), "--resume", "latest", "--seq-start", str(last_seq + 1)]
     assert subprocess.run(cmd, env=env, stderr=subprocess.DEVNULL, timeout=180).returncode == 0
     second = read_events(tmp_path / "b.jsonl")
     assert second[0]["seq"] == last_seq + 1 and second[-1]["state"] == "succeeded"
-    assert sorted({e["step"] for e in second if e["type"] == "metric"}) == list(range(stopped_at + 1, 7))
+    assert sorted({e["step"] for e in second if e["type"] == "metric"}) == list(range(stopped_at + 1, steps + 1))
 
 
 def test_resume_from_a_missing_checkpoint_fails_clearly(tmp_path: Path):
