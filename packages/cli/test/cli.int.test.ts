@@ -140,8 +140,9 @@ describe("troupe CLI against a real server and runner", () => {
   }, 180_000);
 
   it("pause, resume, stop after a step, then resume from its checkpoint to the end", async () => {
-    // Enough steps (~0.25 s each here) that the commands arrive while it trains.
-    const total = 60;
+    // Enough steps that the commands arrive while it trains: a step is ~0.25 s on a loaded machine but
+    // ~50 ms on an idle one, where 60 steps ended between the CLI's resume and stop.
+    const total = 200;
     const spec = writeSpec("control.yaml", demo(total, { seed: 7 }));
     const launched = await troupe(["run", spec, "--idempotency-key", "job-control"]);
     expect(launched.code, launched.stderr).toBe(0);
