@@ -3,6 +3,7 @@ import { rewindRunAfterStep, storeEvents } from "@troupe/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryBucketWidth, memoryRollupLevel } from "../src/features/runs/server/memorySeries";
 import { createBareRun, openServices, type TestServices } from "./helpers/services";
+import type { LiveMemorySample } from "../src/features/live/liveRunData";
 
 /**
  * Memory rollups: the trigger that keeps MemoryRollup (every level equals a rollup of the samples,
@@ -78,17 +79,8 @@ async function storeInBatches(runId: string, events: RunEvent[], size: number) {
   for (let i = 0; i < events.length; i += size) await storeEvents(services.db, runId, events.slice(i, i + size));
 }
 
-interface Sample {
-  seq: number;
-  step: number;
-  phase: string;
-  device: string;
-  actor: string;
-  rssBytes: number | null;
-  allocatedBytes: number | null;
-  reservedBytes: number | null;
-  peakBytes: number | null;
-}
+/** A memory sample as the runtime reports it (the live stream's shape). */
+type Sample = LiveMemorySample;
 
 async function samplesOf(runId: string): Promise<Sample[]> {
   const rows = await services.db.memorySample.findMany({ where: { runId }, orderBy: { seq: "asc" } });
