@@ -82,7 +82,7 @@ async function loadOnce(runId: string): Promise<LoadSample> {
   const handle = await page.waitForFunction(
     () => {
       const charts = [...document.querySelectorAll<HTMLElement>(".charts [data-points]")];
-      const drawn = charts.filter((c) => Number(c.dataset.points) > 0 && c.querySelector(".recharts-surface"));
+      const drawn = charts.filter((c) => Number(c.dataset.points) > 0 && c.querySelector("[data-drawn]"));
       return charts.length >= 9 && drawn.length === charts.length ? { at: performance.now(), charts: charts.length } : null;
     },
     undefined,

@@ -31,7 +31,7 @@ const points = async (page: Page, testId: string) => Number((await page.getByTes
 
 /** Drags across the middle of a chart's plot, as a person selecting a step range. */
 async function dragAcross(page: Page, testId: string, fromFraction: number, toFraction: number) {
-  const box = (await page.getByTestId(testId).locator(".recharts-surface").boundingBox())!;
+  const box = (await page.getByTestId(testId).locator(".u-over").boundingBox())!;
   const y = box.y + box.height / 2;
   await page.mouse.move(box.x + box.width * fromFraction, y);
   await page.mouse.down();

@@ -89,6 +89,7 @@ export function ComparePage({ ids }: { ids: string[] }) {
                   t0={null}
                   zoom={zoom}
                   onZoom={(from, to) => setZoom({ from, to })}
+                  syncKey="compare-charts"
                 />
               );
             })}

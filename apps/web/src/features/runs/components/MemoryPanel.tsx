@@ -7,7 +7,8 @@ import { useTRPC } from "../../../trpc/react";
 import type { LiveRunData } from "../../live/liveRunData";
 import { memoryChart, type MemoryField } from "../hooks/useRunCharts";
 import type { MemorySeries } from "../server/schemas";
-import { colourOf, MemoryChart } from "./charts/MemoryChart";
+import { colourOf } from "../lib/memoryPlot";
+import { MemoryChart } from "./charts/MemoryChart";
 
 const FIELDS: { field: MemoryField; label: string }[] = [
   { field: "allocatedBytes", label: "allocated" },

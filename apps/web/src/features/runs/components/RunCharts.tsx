@@ -7,14 +7,14 @@ import { metricSeries } from "../hooks/useRunCharts";
 import { bandFor, chartTestId, groupMetrics } from "../lib/metricGroups";
 import { actorColour } from "../lib/specNames";
 import type { MetricSeries } from "../server/schemas";
-import { MetricChart, type ChartView } from "./charts/MetricChart";
+import { PLOT_INSET } from "./charts/CanvasPlot";
+import type { ChartView } from "../lib/metricPlot";
+import { MetricChart } from "./charts/MetricChart";
 
 const GAP = 16;
 const MIN_CHART = 360;
 /** Horizontal padding and border of a chart's panel (`.panel`): the chart is this much narrower. */
 const CHART_PADDING = Math.ceil(2 * 1.1 * 16 + 2);
-/** The y-axis and the right margin of MetricChart: the plot area is this much narrower again. */
-const PLOT_INSET = 56 + 16;
 
 /** Width of one chart in the grid, which is also the number of buckets to ask the server for. */
 export function chartWidth(gridWidth: number): number {
@@ -137,6 +137,7 @@ function RunChartsGrid(props: RunChartsProps) {
                   zoom={props.zoom}
                   onZoom={props.onZoom}
                   width={width === null ? null : chartWidth(width) - CHART_PADDING}
+                  syncKey="run-charts"
                 />
               );
             })}

@@ -2,7 +2,7 @@
 
 import { useSearchParams } from "next/navigation";
 import { useEffect, useRef, useState } from "react";
-import type { ChartView } from "../components/charts/MetricChart";
+import type { ChartView } from "../lib/metricPlot";
 import { parseRunView, runViewQuery, type RunViewState, type StepRange } from "../lib/runView";
 
 // A smoothing slider fires an event per pixel; browsers throttle history updates past ~100 per 10 s.

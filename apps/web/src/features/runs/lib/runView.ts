@@ -1,4 +1,4 @@
-import type { ChartView } from "../components/charts/MetricChart";
+import type { ChartView } from "./metricPlot";
 
 /** The run page's view in its query string: pure functions, shared by the page's server part and the hook. */
 /** The run page's tabs; the first is the default. */

@@ -1,26 +1,15 @@
 "use client";
 
-import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { useMemo } from "react";
 import { formatMiB } from "../../../../lib/format";
 import type { MemoryChartData } from "../../hooks/useRunCharts";
-import { plainTicks } from "./axisTick";
+import { colourOf, memoryPlot } from "../../lib/memoryPlot";
+import { stepLabel } from "../../lib/metricPlot";
+import { CanvasPlot } from "./CanvasPlot";
 import { CHART_HEIGHT, ChartFrame } from "./ChartFrame";
+import { Sized } from "./MetricChart";
 
-/** One colour per training phase, stable across runs so a reader learns them. */
-const PHASE_COLOURS: Record<string, string> = {
-  setup: "#6b7280",
-  rollout: "#2456c7",
-  reward: "#ca8a04",
-  reference: "#0e7490",
-  update: "#c2410c",
-  weight_sync: "#7e22ce",
-  eval: "#15803d",
-  checkpoint: "#be185d",
-  idle: "#94a3b8",
-};
-export const colourOf = (phase: string) => PHASE_COLOURS[phase] ?? "#334155";
-
-/** Host RSS by training phase (one line per phase), in MiB. */
+/** Memory by training phase (one line per phase and actor), in MiB. */
 export function MemoryChart({
   data,
   testId = "chart-memory",
@@ -30,6 +19,7 @@ export function MemoryChart({
   testId?: string;
   title?: string;
 }) {
+  const plot = useMemo(() => memoryPlot(data), [data]);
   return (
     <ChartFrame
       testId={testId}
@@ -38,34 +28,28 @@ export function MemoryChart({
       note={data.peakBytes !== null ? `peak ${formatMiB(data.peakBytes)}` : undefined}
       emptyText="No memory samples yet"
     >
-      <ResponsiveContainer width="100%" height={CHART_HEIGHT}>
-        <LineChart data={data.rows} margin={{ top: 8, right: 16, bottom: 4, left: 0 }}>
-          <CartesianGrid strokeDasharray="3 3" stroke="#e3e6ea" />
-          <XAxis dataKey="step" type="number" domain={["dataMin", "dataMax"]} allowDecimals={false} {...plainTicks} />
-          <YAxis
-            {...plainTicks}
-            width={60}
-            domain={["auto", "auto"]}
-            tickFormatter={(v: number) => v.toFixed(0)}
-            label={{ value: "MiB", angle: -90, position: "insideLeft", fontSize: 12, fill: "#5b6470" }}
+      <Sized width={undefined}>
+        {(width) => (
+          <CanvasPlot
+            width={width}
+            height={CHART_HEIGHT}
+            data={plot.data}
+            series={plot.series}
+            integerX
+            yLabel="MiB"
+            formatX={stepLabel}
+            formatY={(v) => v.toFixed(0)}
+            tooltip={plot.tooltip}
           />
-          <Tooltip formatter={(value) => `${Number(value).toFixed(1)} MiB`} labelFormatter={(step) => `step ${String(step)}`} />
-          <Legend itemSorter={null} />
-          {data.series.map((s) => (
-            <Line
-              key={s.key}
-              dataKey={s.key}
-              name={s.label}
-              stroke={colourOf(s.phase)}
-              strokeWidth={1.75}
-              // A phase seen once (setup) has no line to draw: show its point.
-              dot={s.samples < 3 ? { r: 3, fill: colourOf(s.phase) } : false}
-              isAnimationActive={false}
-              connectNulls
-            />
-          ))}
-        </LineChart>
-      </ResponsiveContainer>
+        )}
+      </Sized>
+      <div className="legend small">
+        {data.series.map((s) => (
+          <span key={s.key}>
+            <i style={{ background: colourOf(s.phase) }} /> {s.label}
+          </span>
+        ))}
+      </div>
     </ChartFrame>
   );
 }

@@ -1,0 +1,211 @@
+"use client";
+
+import { useEffect, useLayoutEffect, useRef } from "react";
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+
+/**
+ * One line chart drawn on a canvas by uPlot. A run page shows a dozen charts of a few hundred points
+ * each, live: as SVG (Recharts) each chart cost ~50 ms of React work per draw; on a canvas a draw
+ * is a few paths, well under a millisecond per chart, and a live point is `setData`, not a re-render.
+ *
+ * Everything uPlot needs to rebuild a chart (the series' look, log scale) is in `shape`; data, width
+ * and callbacks change without rebuilding it.
+ */
+
+export interface PlotSeries {
+  label: string;
+  colour: string;
+  /** Line width in CSS px; 0 draws no line (one edge of a band). */
+  width: number;
+  alpha?: number;
+  dash?: number[];
+  /** Mark each point (a series of one or two points has no line to see). */
+  dots?: boolean;
+}
+
+/** Fill between two series (indices into `series`, upper then lower). */
+export interface PlotBand {
+  upper: number;
+  lower: number;
+  colour: string;
+  alpha: number;
+}
+
+export interface TooltipLine {
+  text: string;
+  colour?: string;
+}
+
+export interface CanvasPlotProps {
+  width: number;
+  height: number;
+  /** x values (ascending), then one array per series, `null` where a series has no point. */
+  data: [number[], ...(number | null)[][]];
+  series: PlotSeries[];
+  bands?: PlotBand[];
+  logY?: boolean;
+  formatX: (v: number) => string;
+  formatY: (v: number) => string;
+  /** Axis ticks on whole numbers only (steps). */
+  integerX?: boolean;
+  yLabel?: string;
+  /** What the tooltip says at a point: its index in `data[0]`. */
+  tooltip: (index: number) => TooltipLine[];
+  /** Drag across the plot selects an x range (the caller zooms to it). */
+  onSelectX?: (from: number, to: number) => void;
+  /** Charts with the same key share the hover cursor (as W&B's charts do). */
+  syncKey?: string;
+}
+
+const AXIS_FONT = "12px system-ui, -apple-system, sans-serif";
+const AXIS = { stroke: "#5b6470", font: AXIS_FONT, grid: { stroke: "#e3e6ea", width: 1, dash: [3, 3] }, ticks: { stroke: "#e3e6ea", width: 1, size: 4 } };
+/** The y-axis's width and the plot's right padding: the plot is this much narrower than the chart. */
+export const PLOT_INSET = 56 + 16;
+const WHOLE_INCRS = Array.from({ length: 10 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
+
+function rgba(hex: string, alpha: number): string {
+  const n = Number.parseInt(hex.slice(1), 16);
+  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
+}
+
+function shapeKey(p: CanvasPlotProps): string {
+  return JSON.stringify([p.series, p.bands ?? [], p.logY ?? false, p.integerX ?? false, p.yLabel ?? "", Boolean(p.onSelectX), p.syncKey ?? "", p.height]);
+}
+
+export function CanvasPlot(props: CanvasPlotProps) {
+  const host = useRef<HTMLDivElement>(null);
+  const tip = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  // Synced charts move their cursor with the hovered one; only the hovered one shows a tooltip.
+  const hovered = useRef(false);
+  // The data a chart was built with (not set again right after).
+  const drawnData = useRef<CanvasPlotProps["data"] | null>(null);
+  // The latest callbacks, read by uPlot's hooks, so a new closure does not rebuild the chart.
+  const latest = useRef(props);
+  latest.current = props;
+  const shape = shapeKey(props);
+
+  useLayoutEffect(() => {
+    const el = host.current!;
+    const p = latest.current;
+    const opts: uPlot.Options = {
+      width: p.width,
+      height: p.height,
+      padding: [8, 16, 0, 0],
+      legend: { show: false },
+      cursor: {
+        y: false,
+        // No hover dot on a band's edges (width 0).
+        points: { size: (u, i) => (u.series[i]?.width ? 6 : 0) },
+        drag: { x: Boolean(p.onSelectX), y: false, setScale: false, dist: 3 },
+        ...(p.syncKey ? { sync: { key: p.syncKey } } : {}),
+      },
+      scales: { x: { time: false }, y: p.logY ? { distr: 3 } : {} },
+      axes: [
+        {
+          ...AXIS,
+          size: 30,
+          ...(p.integerX ? { incrs: WHOLE_INCRS } : {}),
+          values: (_u, splits) => splits.map((v) => latest.current.formatX(v)),
+        },
+        {
+          ...AXIS,
+          size: 56,
+          ...(p.yLabel ? { label: p.yLabel, labelSize: 14, labelFont: AXIS_FONT, size: 48 } : {}),
+          values: (_u, splits) => splits.map((v) => latest.current.formatY(v)),
+        },
+      ],
+      series: [
+        {},
+        ...p.series.map(
+          (s): uPlot.Series => ({
+            label: s.label,
+            stroke: rgba(s.colour, s.alpha ?? 1),
+            width: s.width,
+            spanGaps: true,
+            ...(s.dash ? { dash: s.dash } : {}),
+            points: { show: Boolean(s.dots), size: 5, fill: s.colour, stroke: s.colour },
+          }),
+        ),
+      ],
+      bands: (p.bands ?? []).map((b) => ({ series: [b.upper + 1, b.lower + 1], fill: rgba(b.colour, b.alpha) })),
+      hooks: {
+        draw: [(u) => u.root.parentElement?.setAttribute("data-drawn", String(u.data[0].length))],
+        setSelect: [
+          (u) => {
+            const { left, width } = u.select;
+            if (width > 0 && latest.current.onSelectX) {
+              latest.current.onSelectX(u.posToVal(left, "x"), u.posToVal(left + width, "x"));
+            }
+            u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+          },
+        ],
+        setCursor: [(u) => showTooltip(u, tip.current!)],
+      },
+    };
+    const u = new uPlot(opts, p.data as uPlot.AlignedData, el);
+    drawnData.current = p.data;
+    plot.current = u;
+    return () => {
+      u.destroy();
+      plot.current = null;
+    };
+  }, [shape]);
+
+  useEffect(() => {
+    if (!plot.current || drawnData.current === props.data) return;
+    drawnData.current = props.data;
+    plot.current.setData(props.data as uPlot.AlignedData);
+  }, [props.data]);
+
+  useEffect(() => {
+    const u = plot.current;
+    if (u && (u.width !== props.width || u.height !== props.height)) u.setSize({ width: props.width, height: props.height });
+  }, [props.width, props.height]);
+
+  function showTooltip(u: uPlot, box: HTMLDivElement) {
+    const idx = u.cursor.idx;
+    const left = u.cursor.left ?? -1;
+    if (idx === null || idx === undefined || left < 0 || !hovered.current) {
+      box.hidden = true;
+      return;
+    }
+    const lines = latest.current.tooltip(idx);
+    // Built as text nodes: labels are actor and run names, which users type.
+    box.replaceChildren(
+      ...lines.map((line) => {
+        const row = document.createElement("div");
+        if (line.colour) {
+          const swatch = document.createElement("i");
+          swatch.style.background = line.colour;
+          row.append(swatch);
+        }
+        row.append(line.text);
+        return row;
+      }),
+    );
+    box.hidden = false;
+    const over = u.over;
+    const x = over.offsetLeft + left;
+    const flip = left > over.clientWidth / 2;
+    box.style.left = flip ? "" : `${x + 12}px`;
+    box.style.right = flip ? `${(box.parentElement?.clientWidth ?? u.width) - x + 12}px` : "";
+    box.style.top = `${over.offsetTop + 4}px`;
+  }
+
+  return (
+    <div
+      className="canvas-plot"
+      style={{ height: props.height, cursor: props.onSelectX ? "crosshair" : undefined }}
+      onMouseEnter={() => (hovered.current = true)}
+      onMouseLeave={() => {
+        hovered.current = false;
+        tip.current!.hidden = true;
+      }}
+    >
+      <div ref={host} />
+      <div ref={tip} className="plot-tooltip small" hidden />
+    </div>
+  );
+}

@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest";
+import { memoryPlot } from "../src/features/runs/lib/memoryPlot";
+import { metricPlot, nearestStep, stepLabel, tickLabel, type ChartView, type DrawnSeries } from "../src/features/runs/lib/metricPlot";
+
+const STEP: ChartView = { x: "step", log: false, smoothing: 0 };
+const point = (step: number, value: number, min = value, max = value, ts?: number) => ({ step, value, min, max, ...(ts === undefined ? {} : { ts }) });
+
+describe("a metric chart's columns (what the canvas draws)", () => {
+  it("aligns two actors' points on one x array, leaving gaps where an actor has no point", () => {
+    const series: DrawnSeries[] = [
+      { actor: "alice", label: "alice", colour: "#2456c7", points: [point(1, 0.1), point(2, 0.2), point(4, 0.4)] },
+      { actor: "bob", label: "bob", colour: "#c2410c", points: [point(2, 1), point(3, 2)] },
+    ];
+    const plot = metricPlot(series, STEP, null);
+    expect(plot.data).toEqual([
+      [1, 2, 3, 4],
+      [0.1, 0.2, null, 0.4],
+      [null, 1, 2, null],
+    ]);
+    expect(plot.series.map((s) => [s.label, s.width])).toEqual([
+      ["alice", 1.75],
+      ["bob", 1.75],
+    ]);
+    // Two points: the line alone would be hard to see, so they are marked.
+    expect(plot.series[1]!.dots).toBe(true);
+    expect(plot.bands).toEqual([]);
+    expect(plot.tooltip(2).map((l) => l.text)).toEqual(["step 3", "bob: 2"]);
+  });
+
+  it("draws the min–max range of a bucket (a spike inside it stays visible) and the ± std band as fills between edge columns", () => {
+    const series: DrawnSeries[] = [
+      {
+        actor: "",
+        label: "reward/mean",
+        colour: "#2456c7",
+        // Binary fractions, so the band's sums are exact.
+        points: [point(0, 0.5), point(10, 0.75, 0.25, 3), point(20, 1)],
+        band: [point(0, 0.25), point(10, 0.125), point(20, 0.5)],
+      },
+    ];
+    const plot = metricPlot(series, STEP, null);
+    // Band edges (upper, lower), range edges (upper, lower), then the line.
+    expect(plot.data.slice(1)).toEqual([
+      [0.75, 0.875, 1.5],
+      [0.25, 0.625, 0.5],
+      [0.5, 3, 1],
+      [0.5, 0.25, 1],
+      [0.5, 0.75, 1],
+    ]);
+    expect(plot.series.map((s) => s.width)).toEqual([0, 0, 0, 0, 1.75]);
+    expect(plot.bands).toEqual([
+      { upper: 0, lower: 1, colour: "#2456c7", alpha: 0.12 },
+      { upper: 2, lower: 3, colour: "#2456c7", alpha: 0.22 },
+    ]);
+    expect(plot.tooltip(1).map((l) => l.text)).toEqual(["step 10", "reward/mean: 0.75 ± 0.125 (0.25 … 3)"]);
+  });
+
+  it("on a log scale draws no bands and leaves out values at or below zero", () => {
+    const series: DrawnSeries[] = [
+      { actor: "", label: "loss", colour: "#2456c7", points: [point(1, 2, 1, 3), point(2, 0), point(3, -1), point(4, 0.5)], band: [point(1, 0.1)] },
+    ];
+    const plot = metricPlot(series, { ...STEP, log: true }, null);
+    expect(plot.data).toEqual([
+      [1, 2, 3, 4],
+      [2, null, null, 0.5],
+    ]);
+    expect(plot.bands).toEqual([]);
+  });
+
+  it("with smoothing draws the de-biased EMA over the raw line, which goes faint", () => {
+    const series: DrawnSeries[] = [{ actor: "", label: "kl", colour: "#2456c7", points: [point(1, 0), point(2, 1), point(3, 1)] }];
+    const plot = metricPlot(series, { ...STEP, smoothing: 0.5 }, null);
+    expect(plot.series.map((s) => [s.label, s.alpha ?? 1, s.width])).toEqual([
+      ["kl (raw)", 0.25, 1],
+      ["kl", 1, 2],
+    ]);
+    expect(plot.data[1]).toEqual([0, 1, 1]);
+    // EMA with weight 0.5, divided by 1 - 0.5^n: 0, 2/3, 6/7.
+    const smooth = plot.data[2]!;
+    expect(smooth[0]).toBe(0);
+    expect(smooth[1]).toBeCloseTo(2 / 3, 12);
+    expect(smooth[2]).toBeCloseTo(6 / 7, 12);
+    // The tooltip reports the line the reader follows: the smoothed one.
+    expect(plot.tooltip(1)[1]!.text).toBe("kl: 0.667");
+  });
+
+  it("on the time axis puts points at seconds since the run started and keeps their steps for zoom", () => {
+    const t0 = Date.UTC(2026, 0, 1);
+    const series: DrawnSeries[] = [{ actor: "", label: "lr", colour: "#2456c7", points: [point(5, 1, 1, 1, t0 + 2000), point(6, 1, 1, 1, t0 + 65_000)] }];
+    const plot = metricPlot(series, { ...STEP, x: "time" }, t0);
+    expect(plot.data[0]).toEqual([2, 65]);
+    expect(plot.steps).toEqual([5, 6]);
+    expect(plot.tooltip(1)[0]!.text).toBe("t+1m 05s · step 6");
+    // A drag from 1 s to 40 s on the time axis zooms to steps 5–6.
+    expect(nearestStep(plot.data[0], plot.steps, 1)).toBe(5);
+    expect(nearestStep(plot.data[0], plot.steps, 40)).toBe(6);
+  });
+
+  it("finds the nearest step by binary search, ties going to the earlier one", () => {
+    const xs = [0, 10, 20, 30];
+    const steps = [100, 110, 120, 130];
+    expect(nearestStep(xs, steps, -5)).toBe(100);
+    expect(nearestStep(xs, steps, 14)).toBe(110);
+    expect(nearestStep(xs, steps, 15)).toBe(110);
+    expect(nearestStep(xs, steps, 16)).toBe(120);
+    expect(nearestStep(xs, steps, 99)).toBe(130);
+    expect(nearestStep([], [], 3)).toBeUndefined();
+  });
+
+  it("labels ticks briefly: steps as 250k and 1.2M, values with three significant digits", () => {
+    expect([stepLabel(9999), stepLabel(25_000), stepLabel(250_000), stepLabel(1_234_567)]).toEqual(["9999", "25k", "250k", "1.23M"]);
+    expect([tickLabel(0), tickLabel(0.0025), tickLabel(0.005), tickLabel(123456), tickLabel(0.0001)]).toEqual(["0", "0.0025", "0.005", "1.2e+5", "1.0e-4"]);
+  });
+});
+
+describe("a memory chart's columns", () => {
+  it("gives each phase its column in MiB and its phase colour, and the tooltip names what was at the step", () => {
+    const plot = memoryPlot({
+      series: [
+        { key: "rollout", phase: "rollout", label: "rollout", samples: 2 },
+        { key: "update:alice", phase: "update", label: "update (alice)", samples: 5 },
+      ],
+      rows: [
+        { step: 1, rollout: 100, "update:alice": 300 },
+        { step: 2, "update:alice": 310.25 },
+      ],
+      points: 3,
+      peakBytes: 310.25 * 2 ** 20,
+    });
+    expect(plot.data).toEqual([
+      [1, 2],
+      [100, null],
+      [300, 310.25],
+    ]);
+    expect(plot.series.map((s) => [s.colour, s.dots])).toEqual([
+      ["#2456c7", true],
+      ["#c2410c", false],
+    ]);
+    expect(plot.tooltip(1)).toEqual([{ text: "step 2" }, { text: "update (alice): 310.3 MiB", colour: "#c2410c" }]);
+  });
+});
