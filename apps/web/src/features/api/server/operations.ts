@@ -235,10 +235,11 @@ export const operations = {
     summary: "Pause a running run at its next step boundary",
     description:
       "The runtime finishes its current step, then waits; the run's status becomes `paused`. Nothing is lost: " +
-      "`/resume` continues with the next step. A run that is not running is a 409.",
+      "`/resume` continues with the next step. The request is stored on the run, so a runner that is briefly " +
+      "disconnected still applies it. A run that is not running is a 409.",
     answer: ApiRunControl,
     done: "Pause requested",
-    conflict: "The run is not running, or no runner is listening",
+    conflict: "The run is not running (or changed state meanwhile)",
   }),
 
   resumeRun: runActionOp("resume", {
@@ -256,10 +257,11 @@ export const operations = {
     summary: "Stop a running or paused run after its current step, with a checkpoint",
     description:
       "The runtime finishes its current step, writes a checkpoint and ends with status `stopped` (not `cancelled`: " +
-      "nothing is thrown away; `/resume` continues it). A run that is not running or paused is a 409.",
+      "nothing is thrown away; `/resume` continues it). The request is stored on the run, so a runner that is briefly " +
+      "disconnected still applies it. A run that is not running or paused is a 409.",
     answer: ApiRunControl,
     done: "Stop requested",
-    conflict: "The run is not running or paused, or no runner is listening",
+    conflict: "The run is not running or paused (or changed state meanwhile)",
   }),
 
   uploadDataset: op({
