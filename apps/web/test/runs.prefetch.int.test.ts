@@ -2,7 +2,9 @@ import type { RunEvent } from "@troupe/contracts";
 import { storeEvents } from "@troupe/db";
 import superjson from "superjson";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fromColumns } from "../src/features/runs/lib/seriesColumns";
 import { metricsQueryInput } from "../src/features/runs/lib/seriesRequest";
+import type { MetricColumns } from "../src/features/runs/server/schemas";
 import { prefetchRunPage } from "../src/features/runs/server/prefetchRunPage";
 import { createBareRun, openServices, type TestServices } from "./helpers/services";
 
@@ -36,7 +38,8 @@ describe("the run page's server prefetch", () => {
     const metrics = queries.find((q) => pathOf(q) === "run.metrics")!;
     // The browser's hook builds its input with the same function: the zoom from the URL, the width asked for.
     expect(inputOf(metrics)).toEqual(metricsQueryInput(runId, ["loss", "reward/mean"], 150, { from: 100, to: 300 }));
-    const { series } = superjson.deserialize(metrics.state.data as never) as { series: { name: string; points: { step: number; ts?: unknown }[] }[] };
+    const sent = superjson.deserialize(metrics.state.data as never) as { series: MetricColumns[] };
+    const series = sent.series.map(fromColumns);
     expect(series.map((s) => s.name)).toEqual(["loss", "reward/mean"]);
     for (const s of series) {
       expect(s.points.length).toBeLessThanOrEqual(150);

@@ -8,6 +8,7 @@ import { LiveRunData } from "../../live/liveRunData";
 import { MetricChart } from "../../runs/components/charts/MetricChart";
 import { ChartToolbar } from "../../runs/components/RunCharts";
 import { metricSeries } from "../../runs/hooks/useRunCharts";
+import { selectMetricSeries } from "../../runs/lib/seriesColumns";
 import { useRunViewParams } from "../../runs/hooks/useRunViewParams";
 import { bandFor, chartTestId, groupMetrics } from "../../runs/lib/metricGroups";
 import { SpecDiffTable } from "./SpecDiffTable";
@@ -31,7 +32,7 @@ export function ComparePage({ ids }: { ids: string[] }) {
     queries: ids.map((runId, i) =>
       trpc.run.metrics.queryOptions(
         { runId, names: nameLists[i]!.length > 0 ? nameLists[i]!.slice(0, 64) : ["reward/mean"], maxPoints: 600, ...(zoom ? { fromStep: zoom.from, toStep: zoom.to } : {}) },
-        { enabled: names[i]!.isSuccess, placeholderData: (prev) => prev, refetchInterval: 10_000 },
+        { enabled: names[i]!.isSuccess, placeholderData: (prev) => prev, refetchInterval: 10_000, select: selectMetricSeries },
       ),
     ),
   });
@@ -71,7 +72,7 @@ export function ComparePage({ ids }: { ids: string[] }) {
             {g.names.map((name) => {
               const band = bandFor(name, allNames);
               const series = details.flatMap((d, i) =>
-                metricSeries(name, metrics[i]!.data?.series, NO_LIVE, band, true).map((s, j, all) => ({
+                metricSeries(name, metrics[i]!.data, NO_LIVE, band, true).map((s, j, all) => ({
                   ...s,
                   // The actor is named only where a run has several in this chart.
                   label: all.length > 1 ? `${runLabel(d)} · ${s.actor || name}` : runLabel(d),

@@ -6,6 +6,7 @@ import { useRef, useState } from "react";
 import { useTRPC } from "../../../trpc/react";
 import { furthest, LiveRunData } from "../../live/liveRunData";
 import { useRunEvents } from "../../live/hooks/useRunEvents";
+import { selectMetricSeries } from "../lib/seriesColumns";
 import { metricsQueryInput, storedMetricNames } from "../lib/seriesRequest";
 import { useRunCharts } from "./useRunCharts";
 
@@ -59,7 +60,7 @@ export function useRunLive(runId: string, request: SeriesRequest = { maxPoints: 
       // The same input as the server's prefetch (prefetchRunPage), so the prefetched series are found.
       metricsQueryInput(runId, storedNames, request.maxPoints, request.zoom),
       // A new width or zoom keeps the old points on screen until the new ones arrive.
-      { ...historyOptions, enabled: historyReady && names.isSuccess, placeholderData: (prev) => prev },
+      { ...historyOptions, enabled: historyReady && names.isSuccess, placeholderData: (prev) => prev, select: selectMetricSeries },
     ),
   );
   const memory = useQuery(trpc.run.memory.queryOptions({ runId }, historyOptions));
@@ -88,7 +89,7 @@ export function useRunLive(runId: string, request: SeriesRequest = { maxPoints: 
   });
 
   const allNames = [...new Set([...storedNames, ...live.names()])];
-  const charts = useRunCharts(metrics.data?.series, memory.data?.series, live, version);
+  const charts = useRunCharts(metrics.data, memory.data?.series, live, version);
   return {
     run,
     status,
@@ -98,7 +99,7 @@ export function useRunLive(runId: string, request: SeriesRequest = { maxPoints: 
     live,
     version,
     names: allNames,
-    metrics: metrics.data?.series,
+    metrics: metrics.data,
     memorySeries: memory.data?.series,
     episodesSeen: live.episodesSeen,
     historyError: metrics.error ?? memory.error ?? names.error,

@@ -2,6 +2,7 @@ import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { createTRPCRouter, publicProcedure } from "../../../server/api/trpc";
 import type { Db } from "../../../server/db";
+import { toColumns } from "../lib/seriesColumns";
 import { cancelRun } from "./cancel";
 import {
   controlRun,
@@ -131,7 +132,8 @@ export const runRouter = createTRPCRouter({
     .query(async ({ ctx, input }) => {
       await requireRun(ctx, input.runId);
       const { fromStep, toStep, actors, withTime } = input;
-      return { series: await loadMetricSeries(ctx.db, input.runId, input.names, input.maxPoints, { fromStep, toStep, actors, withTime }) };
+      const series = await loadMetricSeries(ctx.db, input.runId, input.names, input.maxPoints, { fromStep, toStep, actors, withTime });
+      return { series: series.map(toColumns) };
     }),
 
   /** The (metric, actor) series a run has reported, so pages chart what exists instead of a fixed list. */

@@ -70,7 +70,32 @@ export const RunMetricsInput = z
     message: "fromStep must be <= toStep",
     path: ["fromStep"],
   });
-export const RunMetricsOutput = z.object({ series: z.array(MetricSeries) });
+/**
+ * A series as the charts receive it (`run.metrics`): one array per field instead of an object per
+ * point, values to 7 significant digits (float32's precision; the REST API returns stored values
+ * exactly). A run page's 20 series × 276 buckets arrive in the page in about half the bytes, and the
+ * browser parses them before anything is drawn. `lib/seriesColumns.ts` converts both ways.
+ */
+export const MetricColumns = z
+  .object({
+    name: z.string(),
+    actor: z.string(),
+    total: z.number().int(),
+    bucketed: z.boolean(),
+    step: z.array(z.number().int()),
+    value: z.array(z.number()),
+    /** Left out when every bucket held one point (min = max = value). */
+    min: z.array(z.number()).optional(),
+    max: z.array(z.number()).optional(),
+    /** With `withTime`: when each step was reported, epoch milliseconds. */
+    ts: z.array(z.number()).optional(),
+  })
+  .refine((c) => [c.value, c.min, c.max, c.ts].every((a) => a === undefined || a.length === c.step.length), {
+    message: "every column has one entry per step",
+  });
+export type MetricColumns = z.infer<typeof MetricColumns>;
+
+export const RunMetricsOutput = z.object({ series: z.array(MetricColumns) });
 
 export const MemoryPoint = z.object({
   step: z.number().int(),
