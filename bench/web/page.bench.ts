@@ -15,6 +15,7 @@
  *     draws it; split into the two legs so it is clear where the time goes.
  */
 import { execSync, spawn } from "node:child_process";
+import { loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -42,6 +43,9 @@ const db = createDb(databaseUrl);
 const long = await seedBenchRun(db, points);
 const short = await seedBenchRun(db, 1000);
 console.log(`long run ${long.runId}, short run (baseline) ${short.runId}`);
+// Timings on a small machine swing with whatever else runs: the load average says how busy it was.
+const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+console.log(`load average at start: ${load()}`);
 
 const executablePath = process.env.TROUPE_CHROMIUM ?? execSync("command -v chromium || command -v chromium-browser", { shell: "/bin/sh" }).toString().trim();
 const browser: Browser = await chromium.launch({
@@ -276,4 +280,5 @@ console.log("| --- | ---: |");
 console.log(`| stored → SSE message in the page | ${fmt(latency.toSse)} |`);
 console.log(`| SSE message → chart drawn | ${fmt(latency.sseToChart)} |`);
 console.log(`| stored → chart drawn (goal p90 ≤ 250) | ${fmt(latency.toChart)} |`);
+console.log(`load average at end: ${load()}`);
 console.log(`\nlong-run page interactive vs short: ${(median(longRes.load.map((s) => s.interactiveMs)) / median(base.load.map((s) => s.interactiveMs))).toFixed(2)}×`);

@@ -188,9 +188,11 @@ export function CanvasPlot(props: CanvasPlotProps) {
     box.hidden = false;
     const over = u.over;
     const x = over.offsetLeft + left;
-    const flip = left > over.clientWidth / 2;
-    box.style.left = flip ? "" : `${x + 12}px`;
-    box.style.right = flip ? `${(box.parentElement?.clientWidth ?? u.width) - x + 12}px` : "";
+    // Beside the cursor, on the side with more room, and never past the chart's edges.
+    const room = box.parentElement?.clientWidth ?? u.width;
+    const width = box.offsetWidth;
+    const wanted = left > over.clientWidth / 2 ? x - 12 - width : x + 12;
+    box.style.left = `${Math.max(0, Math.min(wanted, room - width))}px`;
     box.style.top = `${over.offsetTop + 4}px`;
   }
 
