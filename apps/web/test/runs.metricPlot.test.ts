@@ -24,7 +24,7 @@ describe("a metric chart's columns (what the canvas draws)", () => {
     // Two points: the line alone would be hard to see, so they are marked.
     expect(plot.series[1]!.dots).toBe(true);
     expect(plot.bands).toEqual([]);
-    expect(plot.tooltip(2).map((l) => l.text)).toEqual(["step 3", "bob: 2"]);
+    expect(plot.tooltip(2)).toEqual([{ label: "step 3" }, { label: "bob", value: "2", colour: "#c2410c" }]);
   });
 
   it("draws the min–max range of a bucket (a spike inside it stays visible) and the ± std band as fills between edge columns", () => {
@@ -52,7 +52,10 @@ describe("a metric chart's columns (what the canvas draws)", () => {
       { upper: 0, lower: 1, colour: "#2456c7", alpha: 0.12 },
       { upper: 2, lower: 3, colour: "#2456c7", alpha: 0.22 },
     ]);
-    expect(plot.tooltip(1).map((l) => l.text)).toEqual(["step 10", "reward/mean: 0.75 ± 0.125 (0.25 … 3)"]);
+    expect(plot.tooltip(1).map((l) => [l.label, l.value])).toEqual([
+      ["step 10", undefined],
+      ["reward/mean", "0.75 ± 0.125 (0.25 … 3)"],
+    ]);
   });
 
   it("on a log scale draws no bands and leaves out values at or below zero", () => {
@@ -81,7 +84,7 @@ describe("a metric chart's columns (what the canvas draws)", () => {
     expect(smooth[1]).toBeCloseTo(2 / 3, 12);
     expect(smooth[2]).toBeCloseTo(6 / 7, 12);
     // The tooltip reports the line the reader follows: the smoothed one.
-    expect(plot.tooltip(1)[1]!.text).toBe("kl: 0.667");
+    expect(plot.tooltip(1)[1]).toMatchObject({ label: "kl", value: "0.667" });
   });
 
   it("on the time axis puts points at seconds since the run started and keeps their steps for zoom", () => {
@@ -90,7 +93,7 @@ describe("a metric chart's columns (what the canvas draws)", () => {
     const plot = metricPlot(series, { ...STEP, x: "time" }, t0);
     expect(plot.data[0]).toEqual([2, 65]);
     expect(plot.steps).toEqual([5, 6]);
-    expect(plot.tooltip(1)[0]!.text).toBe("t+1m 05s · step 6");
+    expect(plot.tooltip(1)[0]!.label).toBe("t+1m 05s · step 6");
     // A drag from 1 s to 40 s on the time axis zooms to steps 5–6.
     expect(nearestStep(plot.data[0], plot.steps, 1)).toBe(5);
     expect(nearestStep(plot.data[0], plot.steps, 40)).toBe(6);
@@ -136,6 +139,6 @@ describe("a memory chart's columns", () => {
       ["#2456c7", true],
       ["#c2410c", false],
     ]);
-    expect(plot.tooltip(1)).toEqual([{ text: "step 2" }, { text: "update (alice): 310.3 MiB", colour: "#c2410c" }]);
+    expect(plot.tooltip(1)).toEqual([{ label: "step 2" }, { label: "update (alice)", value: "310.3 MiB", colour: "#c2410c" }]);
   });
 });

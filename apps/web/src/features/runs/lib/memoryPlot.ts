@@ -21,10 +21,10 @@ export function memoryPlot(data: MemoryChartData): { data: [number[], ...(number
   const columns = data.series.map((s) => data.rows.map((r) => r[s.key] ?? null));
   const series = data.series.map((s): PlotSeries => ({ label: s.label, colour: colourOf(s.phase), width: 1.75, dots: s.samples < 3 }));
   const tooltip = (i: number): TooltipLine[] => [
-    { text: `step ${steps[i]}` },
+    { label: `step ${steps[i]}` },
     ...data.series.flatMap((s, j) => {
       const v = columns[j]![i];
-      return v === null || v === undefined ? [] : [{ text: `${s.label}: ${v.toFixed(1)} MiB`, colour: colourOf(s.phase) }];
+      return v === null || v === undefined ? [] : [{ label: s.label, value: `${v.toFixed(1)} MiB`, colour: colourOf(s.phase) }];
     }),
   ];
   return { data: [steps, ...columns], series, tooltip };

@@ -115,15 +115,15 @@ export function metricPlot(series: DrawnSeries[], view: ChartView, t0: number | 
   const steps = xs.map((x) => stepOfX.get(x)!);
   const tooltip = (i: number): TooltipLine[] => {
     const head = time ? `t+${formatDuration(xs[i]! * 1000)} · step ${steps[i]}` : `step ${steps[i]}`;
-    const lines: TooltipLine[] = [{ text: head }];
+    const lines: TooltipLine[] = [{ label: head }];
     for (const l of lookup) {
       const v = l.line[i];
       if (v === null || v === undefined) continue;
-      let text = `${l.label}: ${formatMetric(v)}`;
+      let value = formatMetric(v);
       const d = l.sd?.get(steps[i]!);
-      if (d !== undefined) text += ` ± ${formatMetric(d)}`;
-      if (l.lo?.[i] != null && l.hi?.[i] != null && l.lo[i] !== l.hi[i]) text += ` (${formatMetric(l.lo[i])} … ${formatMetric(l.hi[i])})`;
-      lines.push({ text, colour: l.colour });
+      if (d !== undefined) value += ` ± ${formatMetric(d)}`;
+      if (l.lo?.[i] != null && l.hi?.[i] != null && l.lo[i] !== l.hi[i]) value += ` (${formatMetric(l.lo[i])} … ${formatMetric(l.hi[i])})`;
+      lines.push({ label: l.label, value, colour: l.colour });
     }
     return lines;
   };

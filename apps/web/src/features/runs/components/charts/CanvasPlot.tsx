@@ -32,8 +32,10 @@ export interface PlotBand {
   alpha: number;
 }
 
+/** A tooltip row: the value first (a long run name is cut, never the number), then what it is. */
 export interface TooltipLine {
-  text: string;
+  label: string;
+  value?: string;
   colour?: string;
 }
 
@@ -181,7 +183,12 @@ export function CanvasPlot(props: CanvasPlotProps) {
           swatch.style.background = line.colour;
           row.append(swatch);
         }
-        row.append(line.text);
+        if (line.value !== undefined) {
+          const value = document.createElement("b");
+          value.textContent = line.value;
+          row.append(value, " ");
+        }
+        row.append(line.label);
         return row;
       }),
     );
