@@ -1,0 +1,8 @@
+-- AlterTable
+ALTER TABLE "DesignPart" ALTER COLUMN "spec" SET DATA TYPE JSON;
+
+-- AlterTable
+ALTER TABLE "Experiment" ALTER COLUMN "spec" SET DATA TYPE JSON;
+
+-- AlterTable
+ALTER TABLE "Run" ALTER COLUMN "spec" SET DATA TYPE JSON;
