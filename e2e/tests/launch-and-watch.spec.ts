@@ -59,3 +59,21 @@ test("cancel a queued run and a running run", async ({ page, context }) => {
   await page.goto("/");
   await expect(page.getByTestId("run-row").filter({ hasText: "cancelled" })).toHaveCount(2);
 });
+
+test("the dashboard's launch form names a bad GPU count at its field, and launches once it is fixed", async ({ page }) => {
+  await page.goto("/");
+  const card = page.getByTestId("experiment-card").first();
+  await card.getByTestId("launch-open").click();
+  await card.getByTestId("launch-steps").fill("2");
+  await card.getByTestId("launch-gpus").fill("-2");
+  await card.getByTestId("launch-submit").click();
+  await expect(card.getByTestId("launch-gpus-error")).toContainText(">=0");
+  await expect(card.getByTestId("launch-gpus")).toHaveAttribute("aria-invalid", "true");
+  await expect(page).toHaveURL(/\/$/);
+
+  // The demo trains on the CPU: it claims no GPU.
+  await card.getByTestId("launch-gpus").fill("0");
+  await card.getByTestId("launch-submit").click();
+  await page.waitForURL(/\/runs\/[^/]+$/);
+  await expect(page.getByTestId("run-status")).toHaveText(/queued|running|succeeded/);
+});

@@ -6,13 +6,14 @@ import { useState, type FormEvent } from "react";
 import { errorMessage, fieldIssuesOf } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 
-type Field = "steps" | "seed" | "priority";
+type Field = "steps" | "seed" | "priority" | "gpus";
 
 /** Which input a server-reported field path belongs to (spec paths and input paths both map). */
 function fieldOf(path: string): Field | null {
   if (path === "trainer.steps" || path === "overrides.steps") return "steps";
   if (path === "seed" || path === "overrides.seed") return "seed";
   if (path === "priority") return "priority";
+  if (path === "gpus") return "gpus";
   return null;
 }
 
@@ -34,6 +35,7 @@ export function LaunchForm(props: {
   const [steps, setSteps] = useState("");
   const [seed, setSeed] = useState("");
   const [priority, setPriority] = useState("0");
+  const [gpus, setGpus] = useState("");
 
   const launch = useMutation(
     trpc.experiment.launch.mutationOptions({
@@ -58,7 +60,8 @@ export function LaunchForm(props: {
     e.preventDefault();
     const overrides = { steps: numberOrUndefined(steps), seed: numberOrUndefined(seed) };
     const p = numberOrUndefined(priority) ?? 0;
-    launch.mutate({ experimentId: props.experimentId, overrides, priority: p });
+    const g = numberOrUndefined(gpus);
+    launch.mutate({ experimentId: props.experimentId, overrides, priority: p, ...(g === undefined ? {} : { gpus: g }) });
   }
 
   const input = (field: Field, label: string, value: string, set: (v: string) => void, placeholder: string) => {
@@ -89,10 +92,12 @@ export function LaunchForm(props: {
 
   return (
     <form className="form" onSubmit={submit} noValidate data-testid="launch-form">
-      <div className="form-row">
+      <div className="form-row form-row-2">
         {input("steps", "Steps", steps, setSteps, props.defaultSteps === null ? "" : String(props.defaultSteps))}
         {input("seed", "Seed", seed, setSeed, props.defaultSeed === null ? "" : String(props.defaultSeed))}
         {input("priority", "Priority (0–100)", priority, setPriority, "0")}
+        {/* Empty: the GPUs its actors are placed on, as the composer's launch does. */}
+        {input("gpus", "GPUs", gpus, setGpus, "from placement")}
       </div>
       {generalError && (
         <div className="form-error" role="alert" data-testid="launch-error">
