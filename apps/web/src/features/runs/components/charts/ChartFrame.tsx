@@ -30,5 +30,18 @@ export function ChartFrame(props: {
   );
 }
 
+/** Which colour is which line, under a chart. */
+export function ChartLegend({ items }: { items: { key: string; label: string; colour: string }[] }) {
+  return (
+    <div className="legend small">
+      {items.map((item) => (
+        <span key={item.key}>
+          <i style={{ background: item.colour }} /> {item.label}
+        </span>
+      ))}
+    </div>
+  );
+}
+
 export const SERIES_COLOURS = ["#2456c7", "#c2410c", "#15803d", "#7e22ce", "#0e7490", "#b91c1c"];
 export const CHART_HEIGHT = 260;

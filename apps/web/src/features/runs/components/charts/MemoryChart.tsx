@@ -5,9 +5,8 @@ import { formatMiB } from "../../../../lib/format";
 import type { MemoryChartData } from "../../hooks/useRunCharts";
 import { colourOf, memoryPlot } from "../../lib/memoryPlot";
 import { stepLabel } from "../../lib/metricPlot";
-import { CanvasPlot } from "./CanvasPlot";
-import { CHART_HEIGHT, ChartFrame } from "./ChartFrame";
-import { Sized } from "./MetricChart";
+import { ChartFrame, ChartLegend } from "./ChartFrame";
+import { SizedPlot } from "./SizedPlot";
 
 /** Memory by training phase (one line per phase and actor), in MiB. */
 export function MemoryChart({
@@ -28,28 +27,17 @@ export function MemoryChart({
       note={data.peakBytes !== null ? `peak ${formatMiB(data.peakBytes)}` : undefined}
       emptyText="No memory samples yet"
     >
-      <Sized width={undefined}>
-        {(width) => (
-          <CanvasPlot
-            width={width}
-            height={CHART_HEIGHT}
-            data={plot.data}
-            series={plot.series}
-            integerX
-            yLabel="MiB"
-            formatX={stepLabel}
-            formatY={(v) => v.toFixed(0)}
-            tooltip={plot.tooltip}
-          />
-        )}
-      </Sized>
-      <div className="legend small">
-        {data.series.map((s) => (
-          <span key={s.key}>
-            <i style={{ background: colourOf(s.phase) }} /> {s.label}
-          </span>
-        ))}
-      </div>
+      <SizedPlot
+        width={undefined}
+        data={plot.data}
+        series={plot.series}
+        integerX
+        yLabel="MiB"
+        formatX={stepLabel}
+        formatY={(v) => v.toFixed(0)}
+        tooltip={plot.tooltip}
+      />
+      <ChartLegend items={data.series.map((s) => ({ key: s.key, label: s.label, colour: colourOf(s.phase) }))} />
     </ChartFrame>
   );
 }

@@ -1,13 +1,10 @@
 "use client";
 
-import { useMemo, useRef } from "react";
-import type { ReactNode } from "react";
+import { useMemo } from "react";
 import { formatDuration, formatMetric } from "../../../../lib/format";
-import { useElementWidth } from "../../hooks/useElementWidth";
-import type { MetricChartSeries } from "../../hooks/useRunCharts";
 import { metricPlot, nearestStep, stepLabel, tickLabel, type ChartView, type DrawnSeries } from "../../lib/metricPlot";
-import { CanvasPlot } from "./CanvasPlot";
-import { CHART_HEIGHT, ChartFrame } from "./ChartFrame";
+import { ChartFrame, ChartLegend } from "./ChartFrame";
+import { SizedPlot } from "./SizedPlot";
 
 /**
  * One metric, one line per series (actor or run): the smoothed line over the raw one drawn faint,
@@ -53,44 +50,20 @@ export function MetricChart(props: {
       emptyText="Nothing reported yet"
       zoom={props.zoom ?? null}
     >
-      <Sized width={props.width}>
-        {(width) => (
-          <CanvasPlot
-            width={width}
-            height={CHART_HEIGHT}
-            data={plot.data}
-            series={plot.series}
-            bands={plot.bands}
-            logY={view.log}
-            integerX={!time}
-            formatX={time ? (v) => formatDuration(v * 1000) : stepLabel}
-            formatY={tickLabel}
-            tooltip={plot.tooltip}
-            onSelectX={select}
-            syncKey={props.syncKey}
-          />
-        )}
-      </Sized>
-      {series.length > 1 && (
-        <div className="legend small">
-          {series.map((s) => (
-            <span key={s.label}>
-              <i style={{ background: s.colour }} /> {s.label}
-            </span>
-          ))}
-        </div>
-      )}
+      <SizedPlot
+        width={props.width}
+        data={plot.data}
+        series={plot.series}
+        bands={plot.bands}
+        logY={view.log}
+        integerX={!time}
+        formatX={time ? (v) => formatDuration(v * 1000) : stepLabel}
+        formatY={tickLabel}
+        tooltip={plot.tooltip}
+        onSelectX={select}
+        syncKey={props.syncKey}
+      />
+      {series.length > 1 && <ChartLegend items={series.map((s) => ({ key: s.label, label: s.label, colour: s.colour }))} />}
     </ChartFrame>
   );
-}
-
-/**
- * A chart at the width it is given; one without a width measures its place. Not measured yet (the
- * server render and the first browser render): the chart's place is kept.
- */
-export function Sized({ width, children }: { width: number | null | undefined; children: (width: number) => ReactNode }) {
-  const ref = useRef<HTMLDivElement>(null);
-  const measured = useElementWidth(ref, 1);
-  if (width !== undefined) return width === null ? <div style={{ height: CHART_HEIGHT }} /> : children(width);
-  return <div ref={ref}>{measured === null ? <div style={{ height: CHART_HEIGHT }} /> : children(measured)}</div>;
 }
