@@ -31,6 +31,8 @@ const points = async (page: Page, testId: string) => Number((await page.getByTes
 
 /** Drags across the middle of a chart's plot, as a person selecting a step range. */
 async function dragAcross(page: Page, testId: string, fromFraction: number, toFraction: number) {
+  // The mouse only reaches what is on screen: a chart below the fold is scrolled to first.
+  await page.getByTestId(testId).scrollIntoViewIfNeeded();
   const box = (await page.getByTestId(testId).locator(".u-over").boundingBox())!;
   const y = box.y + box.height / 2;
   await page.mouse.move(box.x + box.width * fromFraction, y);
@@ -74,8 +76,19 @@ test("watch: zoom a chart, then open the transcripts and filter them", async ({ 
   await expect(page).not.toHaveURL(/from=/);
   await expect(reward).not.toHaveAttribute("data-zoom", /.*/);
   await expect.poll(() => points(page, "chart-reward")).toBe(60);
+  // A double click on a zoomed chart zooms back out too, as in W&B.
+  await dragAcross(page, "chart-loss", 0.2, 0.5);
+  await expect(page).toHaveURL(/[?&]from=\d+&to=\d+/);
+  await page.getByTestId("chart-loss").locator(".u-over").dblclick();
+  await expect(page).not.toHaveURL(/from=/);
+  await expect.poll(() => points(page, "chart-reward")).toBe(60);
 
   await page.screenshot({ path: test.info().outputPath("run-charts.png"), fullPage: true });
+  const plotWidth = (await page.getByTestId("chart-reward").locator(".u-over").boundingBox())!.width;
+  // Requests for series so far (tRPC may batch several procedures into one path: "a,b").
+  const seriesAsked = () => asked.flatMap((p) => p.split(",")).filter((p) => p === "run.metrics").length;
+  await expect.poll(seriesAsked).toBeGreaterThan(0); // the zooms
+  const metricsAskedBefore = seriesAsked();
 
   await page.getByTestId("tab-transcripts").click();
   const rows = page.getByTestId("transcript-row");
@@ -98,6 +111,13 @@ test("watch: zoom a chart, then open the transcripts and filter them", async ({ 
   await rows.nth(3).click();
   await expect(page.getByTestId("transcript").getByTestId("transcript-turn").first()).toHaveText(/say b:/);
   await page.screenshot({ path: test.info().outputPath("run-transcripts.png"), fullPage: true });
+
+  // Back on the charts: drawn at the width they had. Hidden behind the other tab they were not
+  // resized to nothing, nor their series asked for again.
+  await page.getByTestId("tab-charts").click();
+  await expect(page.getByTestId("chart-reward").locator(".u-over")).toBeVisible();
+  expect((await page.getByTestId("chart-reward").locator(".u-over").boundingBox())!.width).toBe(plotWidth);
+  expect(seriesAsked()).toBe(metricsAskedBefore);
 });
 
 test("watch: compare two runs and see the spec difference", async ({ page }) => {
