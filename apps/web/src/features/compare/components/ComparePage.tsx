@@ -90,6 +90,7 @@ export function ComparePage({ ids }: { ids: string[] }) {
                   t0={null}
                   zoom={zoom}
                   onZoom={(from, to) => setZoom({ from, to })}
+                  onResetZoom={() => setZoom(null)}
                   syncKey="compare-charts"
                 />
               );

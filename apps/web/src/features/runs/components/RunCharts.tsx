@@ -62,6 +62,7 @@ export function ChartToolbar(props: {
           <button type="button" className="secondary" onClick={props.resetZoom} data-testid="zoom-reset">
             Reset zoom
           </button>
+          <span className="muted small">or double-click a chart</span>
         </>
       ) : (
         <span className="muted small">drag across a chart to zoom</span>
@@ -81,6 +82,7 @@ interface RunChartsProps {
   t0: number | null;
   zoom: { from: number; to: number } | null;
   onZoom: (from: number, to: number) => void;
+  onResetZoom: () => void;
   /** The width of a chart's plot area in pixels: how many points per series to ask for. */
   onWidth: (w: number) => void;
 }
@@ -136,6 +138,7 @@ function RunChartsGrid(props: RunChartsProps) {
                   t0={props.t0}
                   zoom={props.zoom}
                   onZoom={props.onZoom}
+                  onResetZoom={props.onResetZoom}
                   width={width === null ? null : chartWidth(width) - CHART_PADDING}
                   syncKey="run-charts"
                 />

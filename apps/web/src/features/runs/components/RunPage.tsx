@@ -108,6 +108,7 @@ export function RunPage({ runId, initialChartPoints = DEFAULT_CHART_POINTS }: { 
           t0={t0}
           zoom={zoom}
           onZoom={(from, to) => setZoom({ from, to })}
+          onResetZoom={() => setZoom(null)}
           onWidth={onChartWidth}
         />
         <h3 className="group-title">Memory</h3>

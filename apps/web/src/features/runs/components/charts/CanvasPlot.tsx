@@ -56,6 +56,8 @@ export interface CanvasPlotProps {
   tooltip: (index: number) => TooltipLine[];
   /** Drag across the plot selects an x range (the caller zooms to it). */
   onSelectX?: (from: number, to: number) => void;
+  /** A double click on the plot (the caller zooms back out, as in W&B). */
+  onDoubleClick?: () => void;
   /** Charts with the same key share the hover cursor (as W&B's charts do). */
   syncKey?: string;
 }
@@ -208,6 +210,7 @@ export function CanvasPlot(props: CanvasPlotProps) {
       className="canvas-plot"
       style={{ height: props.height, cursor: props.onSelectX ? "crosshair" : undefined }}
       onMouseEnter={() => (hovered.current = true)}
+      onDoubleClick={props.onDoubleClick}
       onMouseLeave={() => {
         hovered.current = false;
         tip.current!.hidden = true;

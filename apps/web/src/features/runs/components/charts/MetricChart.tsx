@@ -20,6 +20,8 @@ export function MetricChart(props: {
   t0: number | null;
   onZoom?: (fromStep: number, toStep: number) => void;
   zoom?: { from: number; to: number } | null;
+  /** Back to the whole run (a double click on a zoomed chart). */
+  onResetZoom?: () => void;
   /** The chart's width in pixels when the page knows it (one measurement for a grid of charts);
    *  otherwise it measures itself. */
   width?: number | null;
@@ -61,6 +63,7 @@ export function MetricChart(props: {
         formatY={tickLabel}
         tooltip={plot.tooltip}
         onSelectX={select}
+        onDoubleClick={props.zoom ? props.onResetZoom : undefined}
         syncKey={props.syncKey}
       />
       {series.length > 1 && <ChartLegend items={series.map((s) => ({ key: s.label, label: s.label, colour: s.colour }))} />}
