@@ -43,6 +43,8 @@ async function dragAcross(page: Page, testId: string, fromFraction: number, toFr
 }
 
 test("watch: zoom a chart, then open the transcripts and filter them", async ({ page }) => {
+  const pageErrors: string[] = [];
+  page.on("pageerror", (e) => pageErrors.push(e.message));
   const sim = await simulateRun(60, 10);
   await sim.done;
   const asked: string[] = [];
@@ -65,6 +67,8 @@ test("watch: zoom a chart, then open the transcripts and filter them", async ({ 
   // The zoom (and the chart options) live in the URL: a reload, or the link sent to a colleague,
   // opens the same view.
   await page.getByTestId("chart-log").check();
+  // Drawn again on a log scale (a chart that failed to draw would not say so).
+  await expect(page.getByTestId("chart-reward").locator("[data-drawn]")).toHaveCount(1);
   await expect(page).toHaveURL(new RegExp(`[?&]from=${from}&to=${to}`));
   await expect(page).toHaveURL(/[?&]log=1/);
   await page.reload();
@@ -118,6 +122,7 @@ test("watch: zoom a chart, then open the transcripts and filter them", async ({ 
   await expect(page.getByTestId("chart-reward").locator(".u-over")).toBeVisible();
   expect((await page.getByTestId("chart-reward").locator(".u-over").boundingBox())!.width).toBe(plotWidth);
   expect(seriesAsked()).toBe(metricsAskedBefore);
+  expect(pageErrors).toEqual([]);
 });
 
 test("watch: compare two runs and see the spec difference", async ({ page }) => {

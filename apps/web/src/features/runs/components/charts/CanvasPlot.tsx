@@ -73,6 +73,9 @@ function rgba(hex: string, alpha: number): string {
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
 }
 
+/** A tick's label; uPlot passes null for ticks it leaves unlabelled (a log axis's 2…9 between decades). */
+const label = (v: number | null, format: (v: number) => string) => (v === null || v === undefined ? "" : format(v));
+
 function shapeKey(p: CanvasPlotProps): string {
   return JSON.stringify([p.series, p.bands ?? [], p.logY ?? false, p.integerX ?? false, p.yLabel ?? "", Boolean(p.onSelectX), p.syncKey ?? "", p.height]);
 }
@@ -111,13 +114,13 @@ export function CanvasPlot(props: CanvasPlotProps) {
           ...AXIS,
           size: 30,
           ...(p.integerX ? { incrs: WHOLE_INCRS } : {}),
-          values: (_u, splits) => splits.map((v) => latest.current.formatX(v)),
+          values: (_u, splits) => splits.map((v) => label(v, latest.current.formatX)),
         },
         {
           ...AXIS,
           size: 56,
           ...(p.yLabel ? { label: p.yLabel, labelSize: 14, labelFont: AXIS_FONT, size: 48 } : {}),
-          values: (_u, splits) => splits.map((v) => latest.current.formatY(v)),
+          values: (_u, splits) => splits.map((v) => label(v, latest.current.formatY)),
         },
       ],
       series: [
@@ -148,6 +151,8 @@ export function CanvasPlot(props: CanvasPlotProps) {
         setCursor: [(u) => showTooltip(u, tip.current!)],
       },
     };
+    // `data-drawn` says this chart drew (tests and the page benchmark wait for it): set by the draw hook.
+    el.removeAttribute("data-drawn");
     const u = new uPlot(opts, p.data as uPlot.AlignedData, el);
     drawnData.current = p.data;
     plot.current = u;
