@@ -122,6 +122,12 @@ test("watch: zoom a chart, then open the transcripts and filter them", async ({ 
   await expect(page.getByTestId("chart-reward").locator(".u-over")).toBeVisible();
   expect((await page.getByTestId("chart-reward").locator(".u-over").boundingBox())!.width).toBe(plotWidth);
   expect(seriesAsked()).toBe(metricsAskedBefore);
+
+  // The frozen spec, as YAML (what `npx troupe run` takes) or JSON.
+  await page.getByTestId("tab-spec").click();
+  await expect(page.getByTestId("run-spec")).toContainText(/^specVersion: 1\nname: /);
+  await page.getByTestId("run-spec-format").selectOption("json");
+  await expect(page.getByTestId("run-spec")).toContainText('"specVersion": 1,');
   expect(pageErrors).toEqual([]);
 });
 

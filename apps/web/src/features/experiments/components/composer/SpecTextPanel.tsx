@@ -3,21 +3,12 @@
 import { orderRunSpec, RunSpec } from "@troupe/contracts";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { stringify } from "yaml";
 import { errorMessage, fieldIssuesOf } from "../../../../trpc/errors";
 import { useTRPC } from "../../../../trpc/react";
+import { downloadSpec, specFileName, specText, type SpecFormat } from "../../../../lib/specText";
 import type { Draft } from "../../lib/draftPath";
 
-type Format = "yaml" | "json";
-
-function download(name: string, text: string, type: string) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = name;
-  a.click();
-  URL.revokeObjectURL(url);
-}
+type Format = SpecFormat;
 
 /**
  * A valid draft exports as the parsed RunSpec (keys in schema order, defaults filled: nothing the run
@@ -31,7 +22,7 @@ function exportable(draft: Draft): { spec: unknown; full: boolean } {
 }
 
 /**
- * Export the draft as YAML or JSON (what `troupe launch` and POST /api/v1/runs accept), or import
+ * Export the draft as YAML or JSON (what `npx troupe run` and POST /api/v1/runs accept), or import
  * one: parsed on the server by the REST API's parser, so errors carry the same line and column.
  */
 export function SpecTextPanel(props: { draft: Draft; onImport(spec: Draft): void }) {
@@ -41,8 +32,7 @@ export function SpecTextPanel(props: { draft: Draft; onImport(spec: Draft): void
   const [text, setText] = useState("");
   const importer = useMutation(trpc.experiment.importSpec.mutationOptions());
   const exported = exportable(props.draft);
-  const exportedText = format === "yaml" ? stringify(exported.spec) : JSON.stringify(exported.spec, null, 2);
-  const fileBase = String(props.draft.name ?? "experiment").replace(/[^A-Za-z0-9_.-]+/g, "-").slice(0, 60) || "experiment";
+  const exportedText = specText(exported.spec, format);
 
   return (
     <section className="panel spec-text" aria-label="Spec as text">
@@ -71,7 +61,7 @@ export function SpecTextPanel(props: { draft: Draft; onImport(spec: Draft): void
           <div className="form-actions">
             <button
               type="button"
-              onClick={() => download(`${fileBase}.${format === "yaml" ? "yaml" : "json"}`, exportedText, format === "yaml" ? "application/yaml" : "application/json")}
+              onClick={() => downloadSpec(specFileName(props.draft.name, format, "experiment"), exportedText, format)}
             >
               Download
             </button>
