@@ -120,8 +120,8 @@ describe("a memory chart's columns", () => {
   it("gives each phase its column in MiB and its phase colour, and the tooltip names what was at the step", () => {
     const plot = memoryPlot({
       series: [
-        { key: "rollout", phase: "rollout", label: "rollout", samples: 2 },
-        { key: "update:alice", phase: "update", label: "update (alice)", samples: 5 },
+        { key: "rollout", phase: "rollout", actor: "", label: "rollout", samples: 2 },
+        { key: "update:alice", phase: "update", actor: "alice", label: "update (alice)", samples: 5 },
       ],
       rows: [
         { step: 1, rollout: 100, "update:alice": 300 },
@@ -139,6 +139,41 @@ describe("a memory chart's columns", () => {
       ["#2456c7", true],
       ["#c2410c", false],
     ]);
-    expect(plot.tooltip(1)).toEqual([{ label: "step 2" }, { label: "update (alice)", value: "310.3 MiB", colour: "#c2410c" }]);
+    expect(plot.unit).toBe("MiB");
+    expect(plot.tooltip(1)).toEqual([{ label: "step 2" }, { label: "update (alice)", value: "310 MiB", colour: "#c2410c" }]);
+  });
+
+  it("tells two actors' lines of one phase apart by dash: the first actor solid, the next dashed", () => {
+    const plot = memoryPlot({
+      series: [
+        { key: "rollout:bob", phase: "rollout", actor: "bob", label: "rollout (bob)", samples: 5 },
+        { key: "rollout:alice", phase: "rollout", actor: "alice", label: "rollout (alice)", samples: 5 },
+        { key: "setup", phase: "setup", actor: "", label: "setup", samples: 1 },
+      ],
+      rows: [{ step: 1, "rollout:bob": 1, "rollout:alice": 2, setup: 3 }],
+      points: 3,
+      peakBytes: 3 * 2 ** 20,
+    });
+    expect(plot.series.map((s) => [s.label, s.colour, s.dash])).toEqual([
+      ["rollout (bob)", "#2456c7", [6, 3]],
+      ["rollout (alice)", "#2456c7", undefined],
+      ["setup", "#6b7280", undefined],
+    ]);
+  });
+
+  it("switches the axis to GiB once a value reaches 1 GiB, the tooltip naming each value in its own unit", () => {
+    const plot = memoryPlot({
+      series: [{ key: "update", phase: "update", actor: "", label: "update", samples: 2 }],
+      rows: [
+        { step: 1, update: 512 },
+        { step: 2, update: 40_000 },
+      ],
+      points: 2,
+      peakBytes: 40_000 * 2 ** 20,
+    });
+    expect(plot.unit).toBe("GiB");
+    expect(plot.data).toEqual([[1, 2], [0.5, 40_000 / 1024]]);
+    expect(plot.tooltip(0)[1]!.value).toBe("512 MiB");
+    expect(plot.tooltip(1)[1]!.value).toBe("39.1 GiB");
   });
 });

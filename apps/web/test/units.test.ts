@@ -4,6 +4,7 @@ import { furthest, mergeSeries, LiveRunData } from "../src/features/live/liveRun
 import { parseCursor, sseMessage } from "../src/features/live/server/sse";
 import { applyOverrides, gpusFor, queuePriority } from "../src/features/experiments/server/launch";
 import { bucketByStep } from "../src/lib/buckets";
+import { formatBytes } from "../src/lib/format";
 import { DEMO_SPEC } from "@troupe/contracts";
 
 const pt = (step: number, value: number) => ({ step, value, min: value, max: value });
@@ -100,5 +101,20 @@ describe("env", () => {
     expect(() => parseServerEnv({ DATABASE_URL: "mysql://x", REDIS_URL: "redis://x" })).toThrow(/DATABASE_URL must be a postgresql:\/\/ URL/);
     expect(() => parseServerEnv({ DATABASE_URL: "postgresql://x", REDIS_URL: "redis://x", PORT: "http" })).toThrow(/PORT/);
     expect(parseServerEnv({ DATABASE_URL: "postgresql://x", REDIS_URL: "redis://x" }).PORT).toBe(3000);
+  });
+});
+
+describe("formatBytes (memory, checkpoints, datasets, the memory estimate)", () => {
+  it("uses binary units with three significant digits", () => {
+    expect([formatBytes(0), formatBytes(1023), formatBytes(1024), formatBytes(12_345), formatBytes(3.42 * 2 ** 20)]).toEqual(["0 B", "1023 B", "1.00 KiB", "12.1 KiB", "3.42 MiB"]);
+    expect([formatBytes(512 * 2 ** 20), formatBytes(17_508 * 2 ** 20), formatBytes(1.5 * 2 ** 40)]).toEqual(["512 MiB", "17.1 GiB", "1.50 TiB"]);
+  });
+  it("goes one unit up rather than print 1024 of one", () => {
+    expect(formatBytes(1023.7 * 2 ** 20)).toBe("1.00 GiB");
+    expect(formatBytes(999.4 * 2 ** 20)).toBe("999 MiB");
+  });
+  it("shows a missing value as a dash", () => {
+    expect(formatBytes(null)).toBe("—");
+    expect(formatBytes(Number.NaN)).toBe("—");
   });
 });

@@ -39,6 +39,22 @@ export function formatMetric(value: number | null | undefined, digits = 3): stri
   return Number(value.toFixed(digits)).toString();
 }
 
-export function formatMiB(bytes: number): string {
-  return `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+/** Bytes in binary units with three significant digits: 512 B, 3.42 MiB, 17.1 GiB, 1.50 TiB; null as "—". */
+export function formatBytes(bytes: number | null): string {
+  if (bytes === null || !Number.isFinite(bytes)) return "—";
+  if (Math.abs(bytes) < 1024) return `${Math.round(bytes)} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  // 1023.6 MiB would print as "1024 MiB": one unit up instead.
+  if (Math.abs(value) >= 999.5 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  const abs = Math.abs(value);
+  return `${value.toFixed(abs < 10 ? 2 : abs < 100 ? 1 : 0)} ${units[unit]}`;
 }

@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import { formatBytes } from "../../../lib/format";
 import { errorMessage, fieldIssuesOf } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { NumberField } from "../../designer/components/fields";
@@ -11,9 +12,6 @@ function cell(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
-function bytes(n: number): string {
-  return n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`;
-}
 
 /** One dataset: where it comes from, columns with types, the first rows, the eval split, its RunSpec entry. */
 export function DatasetDetail({ id, onDeleted }: { id: string; onDeleted: () => void }) {
@@ -32,7 +30,7 @@ export function DatasetDetail({ id, onDeleted }: { id: string; onDeleted: () => 
   const d = dataset.data;
   const where =
     d.kind === "upload"
-      ? `Uploaded ${d.format.toUpperCase()}, ${bytes(d.byteSize)}, ${d.rowCount} rows`
+      ? `Uploaded ${d.format.toUpperCase()}, ${formatBytes(d.byteSize)}, ${d.rowCount} rows`
       : d.kind === "huggingface"
         ? `Hugging Face: ${String(d.location?.id)}${d.location?.config ? ` (${String(d.location.config)})` : ""}, split ${String(d.location?.split)}`
         : `Runner host file: ${String(d.location?.path)} (${d.format})`;

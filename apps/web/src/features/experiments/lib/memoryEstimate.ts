@@ -141,9 +141,3 @@ export function gpuLoads(
 
 export const GIB = 1024 ** 3;
 
-export function formatBytes(bytes: number): string {
-  if (bytes >= GIB) return `${(bytes / GIB).toFixed(2)} GiB`;
-  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
-  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${Math.round(bytes)} B`;
-}

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { memo, useState } from "react";
-import { formatMiB } from "../../../lib/format";
+import { formatBytes } from "../../../lib/format";
 import { useTRPC } from "../../../trpc/react";
 import type { LiveRunData } from "../../live/liveRunData";
 import { memoryChart, type MemoryField } from "../hooks/useRunCharts";
@@ -89,10 +89,10 @@ function MemoryPanelView(props: { runId: string; history: MemorySeries[] | undef
                         <span className="run-swatch" style={{ background: colourOf(p.phase) }} />
                         {p.phase}
                       </td>
-                      <td className="num">{p.rssBytes === null ? "—" : formatMiB(p.rssBytes)}</td>
-                      <td className="num">{p.allocatedBytes === null ? "—" : formatMiB(p.allocatedBytes)}</td>
-                      <td className="num">{p.reservedBytes === null ? "—" : formatMiB(p.reservedBytes)}</td>
-                      <td className="num">{p.peakBytes === null ? "—" : formatMiB(p.peakBytes)}</td>
+                      <td className="num">{p.rssBytes === null ? "—" : formatBytes(p.rssBytes)}</td>
+                      <td className="num">{p.allocatedBytes === null ? "—" : formatBytes(p.allocatedBytes)}</td>
+                      <td className="num">{p.reservedBytes === null ? "—" : formatBytes(p.reservedBytes)}</td>
+                      <td className="num">{p.peakBytes === null ? "—" : formatBytes(p.peakBytes)}</td>
                       <td className="num">{p.atStep ?? "—"}</td>
                     </tr>
                   );

@@ -6,7 +6,7 @@ import Link from "next/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useState } from "react";
 import { StatusBadge } from "../../../components/StatusBadge";
-import { formatMetric, formatMiB, formatRelative, runDuration } from "../../../lib/format";
+import { formatMetric, formatBytes, formatRelative, runDuration } from "../../../lib/format";
 import { useNow } from "../../../lib/useNow";
 import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
@@ -254,7 +254,7 @@ export function RunsExplorer() {
               {show("kl") && <td className="num">{perActor(r.keyMetrics.kl, sort === "kl" ? (get("actor") ?? "") : undefined)}</td>}
               {show("memory") && (
                 <td className="num">
-                  {r.peakDeviceBytes !== null ? formatMiB(r.peakDeviceBytes) : r.peakRssBytes !== null ? `${formatMiB(r.peakRssBytes)} RSS` : "—"}
+                  {r.peakDeviceBytes !== null ? formatBytes(r.peakDeviceBytes) : r.peakRssBytes !== null ? `${formatBytes(r.peakRssBytes)} RSS` : "—"}
                 </td>
               )}
               <td style={{ whiteSpace: "nowrap" }}>

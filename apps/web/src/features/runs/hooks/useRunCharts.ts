@@ -18,7 +18,8 @@ export interface MetricChartSeries {
 
 export interface MemoryChartData {
   /** `samples`: points of the series, so a one-point series can be drawn as a dot. */
-  series: { key: string; phase: string; label: string; samples: number }[];
+  /** `actor`: "" for a sample of no actor (host memory). */
+  series: { key: string; phase: string; actor: string; label: string; samples: number }[];
   rows: Array<{ step: number } & Record<string, number>>;
   /** Values drawn (one per phase per step). */
   points: number;
@@ -66,11 +67,11 @@ export type MemoryField = "rssBytes" | "allocatedBytes" | "reservedBytes" | "pea
 /** Memory of one device (`cpu`: host RSS; `cuda:N`: allocated, reserved or peak), one line per phase and actor. */
 export function memoryChart(history: MemorySeries[] | undefined, live: LiveRunData, device = "cpu", field: MemoryField = "rssBytes"): MemoryChartData {
   // series key → seq → sample.
-  const bySeries = new Map<string, { phase: string; label: string; samples: Map<number, { step: number; rss: number }>; lastBucketedStep: number }>();
+  const bySeries = new Map<string, { phase: string; actor: string; label: string; samples: Map<number, { step: number; rss: number }>; lastBucketedStep: number }>();
   const entry = (phase: string, actor: string) => {
     const key = actor ? `${phase}:${actor}` : phase;
     let e = bySeries.get(key);
-    if (!e) bySeries.set(key, (e = { phase, label: actor ? `${phase} (${actor})` : phase, samples: new Map(), lastBucketedStep: -Infinity }));
+    if (!e) bySeries.set(key, (e = { phase, actor, label: actor ? `${phase} (${actor})` : phase, samples: new Map(), lastBucketedStep: -Infinity }));
     return { key, e };
   };
   for (const s of history ?? []) {
@@ -106,7 +107,7 @@ export function memoryChart(history: MemorySeries[] | undefined, live: LiveRunDa
   const points = sorted.reduce((n, row) => n + keys.filter((k) => row[k] !== undefined).length, 0);
   return {
     series: [...bySeries.entries()]
-      .map(([key, e]) => ({ key, phase: e.phase, label: e.label, samples: e.samples.size }))
+      .map(([key, e]) => ({ key, phase: e.phase, actor: e.actor, label: e.label, samples: e.samples.size }))
       .sort((a, b) => phaseRank(a.phase) - phaseRank(b.phase) || a.label.localeCompare(b.label)),
     rows: sorted,
     points,

@@ -1,3 +1,4 @@
+import { formatBytes } from "../../../lib/format";
 import type { PlotSeries, TooltipLine } from "../components/charts/CanvasPlot";
 import type { MemoryChartData } from "../hooks/useRunCharts";
 
@@ -15,17 +16,39 @@ const PHASE_COLOURS: Record<string, string> = {
 };
 export const colourOf = (phase: string) => PHASE_COLOURS[phase] ?? "#334155";
 
-/** uPlot's columns for a memory chart: steps, then one column (MiB) per phase and actor. */
-export function memoryPlot(data: MemoryChartData): { data: [number[], ...(number | null)[][]]; series: PlotSeries[]; tooltip: (i: number) => TooltipLine[] } {
+/** Lines of one phase share its colour; each actor after the first gets its own dash (as in compare). */
+const DASHES: (number[] | undefined)[] = [undefined, [6, 3], [2, 3], [8, 3, 2, 3]];
+export function actorDash(series: readonly { actor: string }[], actor: string): number[] | undefined {
+  const actors = [...new Set(series.map((s) => s.actor).filter((a) => a !== ""))].sort();
+  const i = actors.indexOf(actor);
+  return i <= 0 ? undefined : DASHES[i % DASHES.length];
+}
+
+export interface MemoryPlot {
+  data: [number[], ...(number | null)[][]];
+  series: PlotSeries[];
+  /** The y-axis unit: GiB once a value reaches 1 GiB (a GPU's 40,000 MiB reads better as 39.1 GiB). */
+  unit: "MiB" | "GiB";
+  tooltip: (i: number) => TooltipLine[];
+}
+
+/** uPlot's columns for a memory chart (rows in MiB): steps, then one column per phase and actor. */
+export function memoryPlot(data: MemoryChartData): MemoryPlot {
   const steps = data.rows.map((r) => r.step);
-  const columns = data.series.map((s) => data.rows.map((r) => r[s.key] ?? null));
-  const series = data.series.map((s): PlotSeries => ({ label: s.label, colour: colourOf(s.phase), width: 1.75, dots: s.samples < 3 }));
+  const mib = data.series.map((s) => data.rows.map((r) => r[s.key] ?? null));
+  const top = Math.max(0, ...mib.flat().map((v) => v ?? 0));
+  const unit = top >= 1024 ? "GiB" : "MiB";
+  const columns = unit === "GiB" ? mib.map((c) => c.map((v) => (v === null ? null : v / 1024))) : mib;
+  const series = data.series.map((s): PlotSeries => {
+    const dash = actorDash(data.series, s.actor);
+    return { label: s.label, colour: colourOf(s.phase), width: 1.75, dots: s.samples < 3, ...(dash ? { dash } : {}) };
+  });
   const tooltip = (i: number): TooltipLine[] => [
     { label: `step ${steps[i]}` },
     ...data.series.flatMap((s, j) => {
-      const v = columns[j]![i];
-      return v === null || v === undefined ? [] : [{ label: s.label, value: `${v.toFixed(1)} MiB`, colour: colourOf(s.phase) }];
+      const v = mib[j]![i];
+      return v === null || v === undefined ? [] : [{ label: s.label, value: formatBytes(v * 2 ** 20), colour: colourOf(s.phase) }];
     }),
   ];
-  return { data: [steps, ...columns], series, tooltip };
+  return { data: [steps, ...columns], series, unit, tooltip };
 }

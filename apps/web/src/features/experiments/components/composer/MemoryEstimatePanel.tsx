@@ -1,7 +1,8 @@
 "use client";
 
 import type { RunSpec } from "@troupe/contracts";
-import { formatBytes, GIB } from "../../lib/memoryEstimate";
+import { formatBytes } from "../../../../lib/format";
+import { GIB } from "../../lib/memoryEstimate";
 import { estimateSpecMemory, type MemoryAssumptions } from "../../lib/specMemory";
 
 const PARTS = [

@@ -31,12 +31,12 @@ export function ChartFrame(props: {
 }
 
 /** Which colour is which line, under a chart. */
-export function ChartLegend({ items }: { items: { key: string; label: string; colour: string }[] }) {
+export function ChartLegend({ items }: { items: { key: string; label: string; colour: string; dashed?: boolean }[] }) {
   return (
     <div className="legend small">
       {items.map((item) => (
         <span key={item.key}>
-          <i style={{ background: item.colour }} /> {item.label}
+          {item.dashed ? <i className="dashed" style={{ borderColor: item.colour }} /> : <i style={{ background: item.colour }} />} {item.label}
         </span>
       ))}
     </div>

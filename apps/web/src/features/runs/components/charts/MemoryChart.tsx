@@ -1,14 +1,14 @@
 "use client";
 
 import { useMemo } from "react";
-import { formatMiB } from "../../../../lib/format";
+import { formatBytes } from "../../../../lib/format";
 import type { MemoryChartData } from "../../hooks/useRunCharts";
-import { colourOf, memoryPlot } from "../../lib/memoryPlot";
-import { stepLabel } from "../../lib/metricPlot";
+import { actorDash, colourOf, memoryPlot } from "../../lib/memoryPlot";
+import { stepLabel, tickLabel } from "../../lib/metricPlot";
 import { ChartFrame, ChartLegend } from "./ChartFrame";
 import { SizedPlot } from "./SizedPlot";
 
-/** Memory by training phase (one line per phase and actor), in MiB. */
+/** Memory by training phase (one line per phase and actor), in MiB or GiB. */
 export function MemoryChart({
   data,
   testId = "chart-memory",
@@ -24,7 +24,7 @@ export function MemoryChart({
       testId={testId}
       title={title}
       points={data.points}
-      note={data.peakBytes !== null ? `peak ${formatMiB(data.peakBytes)}` : undefined}
+      note={data.peakBytes !== null ? `peak ${formatBytes(data.peakBytes)}` : undefined}
       emptyText="No memory samples yet"
     >
       <SizedPlot
@@ -32,12 +32,12 @@ export function MemoryChart({
         data={plot.data}
         series={plot.series}
         integerX
-        yLabel="MiB"
+        yLabel={plot.unit}
         formatX={stepLabel}
-        formatY={(v) => v.toFixed(0)}
+        formatY={tickLabel}
         tooltip={plot.tooltip}
       />
-      <ChartLegend items={data.series.map((s) => ({ key: s.key, label: s.label, colour: colourOf(s.phase) }))} />
+      <ChartLegend items={data.series.map((s) => ({ key: s.key, label: s.label, colour: colourOf(s.phase), dashed: actorDash(data.series, s.actor) !== undefined }))} />
     </ChartFrame>
   );
 }

@@ -66,7 +66,7 @@ export function MetricChart(props: {
         onDoubleClick={props.zoom ? props.onResetZoom : undefined}
         syncKey={props.syncKey}
       />
-      {series.length > 1 && <ChartLegend items={series.map((s) => ({ key: s.label, label: s.label, colour: s.colour }))} />}
+      {series.length > 1 && <ChartLegend items={series.map((s) => ({ key: s.label, label: s.label, colour: s.colour, dashed: s.dashed }))} />}
     </ChartFrame>
   );
 }

@@ -1,22 +1,9 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { formatDateTime } from "../../../../lib/format";
+import { formatBytes, formatDateTime } from "../../../../lib/format";
 import { errorMessage } from "../../../../trpc/errors";
 import { useTRPC } from "../../../../trpc/react";
-
-function formatBytes(bytes: number | null): string {
-  if (bytes === null) return "—";
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
 
 /**
  * The run's checkpoints from its `checkpoint` events: one row per actor and step, newest first.
