@@ -76,6 +76,11 @@ test("watch: zoom a chart, then open the transcripts and filter them", async ({ 
   await expect(page.getByTestId("chart-log")).toBeChecked();
   await expect.poll(() => points(page, "chart-reward")).toBe(to - from + 1);
   await page.getByTestId("chart-log").uncheck();
+  // "Ignore outliers" is part of the view too, and the charts draw with it.
+  await page.getByTestId("chart-outliers").check();
+  await expect(page).toHaveURL(/[?&]outliers=ignore/);
+  await expect(page.getByTestId("chart-reward").locator("[data-drawn]")).toHaveCount(1);
+  await page.getByTestId("chart-outliers").uncheck();
   await page.getByTestId("zoom-reset").click();
   await expect(page).not.toHaveURL(/from=/);
   await expect(reward).not.toHaveAttribute("data-zoom", /.*/);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { memoryPlot } from "../src/features/runs/lib/memoryPlot";
-import { metricPlot, nearestStep, stepLabel, tickLabel, type ChartView, type DrawnSeries } from "../src/features/runs/lib/metricPlot";
+import { metricPlot, nearestStep, percentileRange, stepLabel, tickLabel, type ChartView, type DrawnSeries } from "../src/features/runs/lib/metricPlot";
 
-const STEP: ChartView = { x: "step", log: false, smoothing: 0 };
+const STEP: ChartView = { x: "step", log: false, smoothing: 0, ignoreOutliers: false };
 const point = (step: number, value: number, min = value, max = value, ts?: number) => ({ step, value, min, max, ...(ts === undefined ? {} : { ts }) });
 
 describe("a metric chart's columns (what the canvas draws)", () => {
@@ -97,6 +97,25 @@ describe("a metric chart's columns (what the canvas draws)", () => {
     // A drag from 1 s to 40 s on the time axis zooms to steps 5–6.
     expect(nearestStep(plot.data[0], plot.steps, 1)).toBe(5);
     expect(nearestStep(plot.data[0], plot.steps, 40)).toBe(6);
+  });
+
+  it("ignoring outliers scales y to the lines' 1st–99th percentile (padded), so one spike does not flatten the rest", () => {
+    // 100 points around 1, one spike to 1000 (and a bucket's max to 5000, which is band, not line).
+    const points = Array.from({ length: 100 }, (_, i) => point(i + 1, i === 50 ? 1000 : 1 + (i % 10) / 100, 1, i === 60 ? 5000 : 1.1));
+    const series: DrawnSeries[] = [{ actor: "", label: "grad_norm", colour: "#2456c7", points }];
+    expect(metricPlot(series, STEP, null).yRange).toBeNull();
+    const [lo, hi] = metricPlot(series, { ...STEP, ignoreOutliers: true }, null).yRange!;
+    expect(lo).toBeCloseTo(1 - 0.009, 12);
+    expect(hi).toBeCloseTo(1.09 + 0.009, 12);
+    // A log scale fits everything (its ticks are decades: a spike does not flatten it).
+    expect(metricPlot(series, { ...STEP, ignoreOutliers: true, log: true }, null).yRange).toBeNull();
+  });
+
+  it("calls nothing an outlier in fewer than 20 values, or when the percentiles already hold them all", () => {
+    expect(percentileRange([1, 2, 1000])).toBeNull();
+    expect(percentileRange(Array.from({ length: 19 }, (_, i) => (i === 0 ? 1e6 : i)))).toBeNull();
+    expect(percentileRange(Array.from({ length: 20 }, () => 3))).toBeNull();
+    expect(percentileRange(Array.from({ length: 200 }, (_, i) => (i === 0 ? -1e6 : 5)))).toEqual([4.5, 5.5]);
   });
 
   it("finds the nearest step by binary search, ties going to the earlier one", () => {

@@ -41,6 +41,16 @@ export function ChartToolbar(props: {
       <label>
         <input type="checkbox" checked={view.log} onChange={(e) => setView({ ...view, log: e.target.checked })} data-testid="chart-log" /> log scale
       </label>
+      <label title="Scale each chart's y-axis to the 1st–99th percentile of its lines, so a spike does not flatten the rest (linear scale)">
+        <input
+          type="checkbox"
+          checked={view.ignoreOutliers}
+          disabled={view.log}
+          onChange={(e) => setView({ ...view, ignoreOutliers: e.target.checked })}
+          data-testid="chart-outliers"
+        />{" "}
+        ignore outliers
+      </label>
       <label>
         smoothing
         <input

@@ -10,6 +10,9 @@ export interface ChartView {
   log: boolean;
   /** EMA weight in [0, 1): 0 draws the raw line only. */
   smoothing: number;
+  /** Scale the y-axis to the lines' 1st–99th percentile, so one spike does not flatten the rest (as W&B's
+   *  "ignore outliers"); what lies outside runs off the chart. Linear scale only. */
+  ignoreOutliers: boolean;
 }
 
 export interface DrawnSeries extends MetricChartSeries {
@@ -35,6 +38,8 @@ export interface MetricPlot {
   bands: PlotBand[];
   /** The step at each x (the time axis needs it back for zoom and tooltips). */
   steps: number[];
+  /** The y-axis range when outliers are ignored; null: fit everything drawn. */
+  yRange: [number, number] | null;
   tooltip: (index: number) => TooltipLine[];
 }
 
@@ -127,7 +132,23 @@ export function metricPlot(series: DrawnSeries[], view: ChartView, t0: number | 
     }
     return lines;
   };
-  return { data: [xs, ...columns], series: drawn, bands, steps, tooltip };
+  const yRange = view.ignoreOutliers && !view.log ? percentileRange(lookup.flatMap((l) => l.line.filter((v): v is number => v !== null))) : null;
+  return { data: [xs, ...columns], series: drawn, bands, steps, tooltip, yRange };
+}
+
+/**
+ * The 1st to 99th percentile of the values, padded by a tenth of the span: null for fewer than 20
+ * values (too few to call any an outlier) or when that range already holds them all.
+ */
+export function percentileRange(values: number[]): [number, number] | null {
+  if (values.length < 20) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))]!;
+  const lo = at(0.01);
+  const hi = at(0.99);
+  if (lo === sorted[0] && hi === sorted[sorted.length - 1]) return null;
+  const pad = (hi - lo) * 0.1 || Math.abs(hi) * 0.1 || 1;
+  return [lo - pad, hi + pad];
 }
 
 /** The step nearest to an x value (`xs` ascending). */

@@ -14,7 +14,7 @@ export interface RunViewState<Tab extends string = string> {
   zoom: StepRange | null;
 }
 
-export const DEFAULT_VIEW: ChartView = { x: "step", log: false, smoothing: 0 };
+export const DEFAULT_VIEW: ChartView = { x: "step", log: false, smoothing: 0, ignoreOutliers: false };
 
 /** Reads the run page's view from its query string; anything malformed falls back to the default. */
 export function parseRunView<Tab extends string>(params: URLSearchParams, tabs: readonly Tab[]): RunViewState<Tab> {
@@ -29,6 +29,7 @@ export function parseRunView<Tab extends string>(params: URLSearchParams, tabs: 
       x: params.get("x") === "time" ? "time" : "step",
       log: params.get("log") === "1",
       smoothing: Number.isFinite(smoothing) && smoothing >= 0 && smoothing < 1 ? smoothing : 0,
+      ignoreOutliers: params.get("outliers") === "ignore",
     },
     zoom: zoomed ? { from, to } : null,
   };
@@ -42,6 +43,7 @@ export function runViewQuery(state: RunViewState, base: URLSearchParams, default
   set("x", state.view.x === DEFAULT_VIEW.x ? null : state.view.x);
   set("log", state.view.log ? "1" : null);
   set("smooth", state.view.smoothing > 0 ? String(state.view.smoothing) : null);
+  set("outliers", state.view.ignoreOutliers ? "ignore" : null);
   set("from", state.zoom ? String(state.zoom.from) : null);
   set("to", state.zoom ? String(state.zoom.to) : null);
   return next.toString();

@@ -47,6 +47,8 @@ export interface CanvasPlotProps {
   series: PlotSeries[];
   bands?: PlotBand[];
   logY?: boolean;
+  /** A fixed y range (outliers ignored); null or absent: fit the data. Linear scale only. */
+  yRange?: [number, number] | null;
   formatX: (v: number) => string;
   formatY: (v: number) => string;
   /** Axis ticks on whole numbers only (steps). */
@@ -108,7 +110,10 @@ export function CanvasPlot(props: CanvasPlotProps) {
         drag: { x: Boolean(p.onSelectX), y: false, setScale: false, dist: 3 },
         ...(p.syncKey ? { sync: { key: p.syncKey } } : {}),
       },
-      scales: { x: { time: false }, y: p.logY ? { distr: 3 } : {} },
+      scales: {
+        x: { time: false },
+        y: p.logY ? { distr: 3 } : { range: (_u, min, max) => latest.current.yRange ?? uPlot.rangeNum(min, max, 0.1, true) },
+      },
       axes: [
         {
           ...AXIS,

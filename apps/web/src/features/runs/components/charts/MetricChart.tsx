@@ -58,6 +58,7 @@ export function MetricChart(props: {
         series={plot.series}
         bands={plot.bands}
         logY={view.log}
+        yRange={plot.yRange}
         integerX={!time}
         formatX={time ? (v) => formatDuration(v * 1000) : stepLabel}
         formatY={tickLabel}
