@@ -152,6 +152,14 @@ test("watch: compare two runs and see the spec difference", async ({ page }) => 
   await page.getByTestId("spec-diff-only").uncheck();
   await expect.poll(() => diff.getByTestId("spec-diff-row").count()).toBeGreaterThan(differing);
   await expect.poll(() => points(page, "compare-chart-reward")).toBe(50);
+  // A click on a run in a chart's legend hides its line (20 points), a second click shows it again.
+  // (Both runs have the demo's name, so the legend tells them apart by the end of their ids.)
+  const legendItem = page.getByTestId("compare-chart-reward").getByTestId("legend-item").filter({ hasText: a.id.slice(-5) });
+  await legendItem.click();
+  await expect(legendItem).toHaveAttribute("aria-pressed", "false");
+  await expect.poll(() => points(page, "compare-chart-reward")).toBe(30);
+  await legendItem.click();
+  await expect.poll(() => points(page, "compare-chart-reward")).toBe(50);
   await page.getByTestId("compare-row").fill("7");
   await expect(page.getByTestId("compare-transcripts").getByTestId("transcript")).toHaveCount(2);
   await page.screenshot({ path: test.info().outputPath("compare.png"), fullPage: true });

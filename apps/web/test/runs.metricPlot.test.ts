@@ -163,7 +163,7 @@ describe("a memory chart's columns", () => {
   });
 
   it("tells two actors' lines of one phase apart by dash: the first actor solid, the next dashed", () => {
-    const plot = memoryPlot({
+    const data = {
       series: [
         { key: "rollout:bob", phase: "rollout", actor: "bob", label: "rollout (bob)", samples: 5 },
         { key: "rollout:alice", phase: "rollout", actor: "alice", label: "rollout (alice)", samples: 5 },
@@ -172,12 +172,21 @@ describe("a memory chart's columns", () => {
       rows: [{ step: 1, "rollout:bob": 1, "rollout:alice": 2, setup: 3 }],
       points: 3,
       peakBytes: 3 * 2 ** 20,
-    });
+    };
+    const plot = memoryPlot(data);
     expect(plot.series.map((s) => [s.label, s.colour, s.dash])).toEqual([
       ["rollout (bob)", "#2456c7", [6, 3]],
       ["rollout (alice)", "#2456c7", undefined],
       ["setup", "#6b7280", undefined],
     ]);
+    // A line hidden from the legend leaves the chart and its tooltip; bob's line keeps its dash.
+    const without = memoryPlot(data, new Set(["rollout:alice"]));
+    expect(without.series.map((s) => [s.label, s.dash])).toEqual([
+      ["rollout (bob)", [6, 3]],
+      ["setup", undefined],
+    ]);
+    expect(without.data).toEqual([[1], [1], [3]]);
+    expect(without.tooltip(0).map((l) => l.label)).toEqual(["step 1", "rollout (bob)", "setup"]);
   });
 
   it("switches the axis to GiB once a value reaches 1 GiB, the tooltip naming each value in its own unit", () => {

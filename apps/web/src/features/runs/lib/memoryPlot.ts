@@ -32,20 +32,24 @@ export interface MemoryPlot {
   tooltip: (i: number) => TooltipLine[];
 }
 
-/** uPlot's columns for a memory chart (rows in MiB): steps, then one column per phase and actor. */
-export function memoryPlot(data: MemoryChartData): MemoryPlot {
+/**
+ * uPlot's columns for a memory chart (rows in MiB): steps, then one column per phase and actor,
+ * leaving out the `hidden` series (their dashes stay as they were: an actor keeps its look).
+ */
+export function memoryPlot(data: MemoryChartData, hidden: ReadonlySet<string> = new Set()): MemoryPlot {
+  const shown = data.series.filter((s) => !hidden.has(s.key));
   const steps = data.rows.map((r) => r.step);
-  const mib = data.series.map((s) => data.rows.map((r) => r[s.key] ?? null));
+  const mib = shown.map((s) => data.rows.map((r) => r[s.key] ?? null));
   const top = Math.max(0, ...mib.flat().map((v) => v ?? 0));
   const unit = top >= 1024 ? "GiB" : "MiB";
   const columns = unit === "GiB" ? mib.map((c) => c.map((v) => (v === null ? null : v / 1024))) : mib;
-  const series = data.series.map((s): PlotSeries => {
+  const series = shown.map((s): PlotSeries => {
     const dash = actorDash(data.series, s.actor);
     return { label: s.label, colour: colourOf(s.phase), width: 1.75, dots: s.samples < 3, ...(dash ? { dash } : {}) };
   });
   const tooltip = (i: number): TooltipLine[] => [
     { label: `step ${steps[i]}` },
-    ...data.series.flatMap((s, j) => {
+    ...shown.flatMap((s, j) => {
       const v = mib[j]![i];
       return v === null || v === undefined ? [] : [{ label: s.label, value: formatBytes(v * 2 ** 20), colour: colourOf(s.phase) }];
     }),

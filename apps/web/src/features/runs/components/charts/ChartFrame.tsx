@@ -1,4 +1,6 @@
-import type { ReactNode } from "react";
+"use client";
+
+import { useCallback, useState, type ReactNode } from "react";
 
 /**
  * A titled chart wrapper. `data-points` carries how many points are drawn, so a browser test can
@@ -30,17 +32,54 @@ export function ChartFrame(props: {
   );
 }
 
-/** Which colour is which line, under a chart. */
-export function ChartLegend({ items }: { items: { key: string; label: string; colour: string; dashed?: boolean }[] }) {
+/** Which colour is which line, under a chart; with `onToggle`, a click hides or shows a line (as in W&B). */
+export function ChartLegend(props: {
+  items: { key: string; label: string; colour: string; dashed?: boolean }[];
+  hidden?: ReadonlySet<string>;
+  onToggle?: (key: string) => void;
+}) {
+  const { onToggle } = props;
   return (
     <div className="legend small">
-      {items.map((item) => (
-        <span key={item.key}>
-          {item.dashed ? <i className="dashed" style={{ borderColor: item.colour }} /> : <i style={{ background: item.colour }} />} {item.label}
-        </span>
-      ))}
+      {props.items.map((item) => {
+        const swatch = item.dashed ? <i className="dashed" style={{ borderColor: item.colour }} /> : <i style={{ background: item.colour }} />;
+        if (!onToggle) {
+          return (
+            <span key={item.key}>
+              {swatch} {item.label}
+            </span>
+          );
+        }
+        const off = props.hidden?.has(item.key) ?? false;
+        return (
+          <button
+            key={item.key}
+            type="button"
+            className={off ? "legend-item off" : "legend-item"}
+            aria-pressed={!off}
+            title={off ? "Show this line" : "Hide this line"}
+            onClick={() => onToggle(item.key)}
+            data-testid="legend-item"
+          >
+            {swatch} {item.label}
+          </button>
+        );
+      })}
     </div>
   );
+}
+
+/** The keys of a chart's hidden lines, and the toggle its legend calls. */
+export function useHiddenLines(): [ReadonlySet<string>, (key: string) => void] {
+  const [hidden, setHidden] = useState<ReadonlySet<string>>(() => new Set());
+  const toggle = useCallback((key: string) => {
+    setHidden((current) => {
+      const next = new Set(current);
+      if (!next.delete(key)) next.add(key);
+      return next;
+    });
+  }, []);
+  return [hidden, toggle];
 }
 
 export const SERIES_COLOURS = ["#2456c7", "#c2410c", "#15803d", "#7e22ce", "#0e7490", "#b91c1c"];

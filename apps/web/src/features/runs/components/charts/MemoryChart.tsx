@@ -5,7 +5,7 @@ import { formatBytes } from "../../../../lib/format";
 import type { MemoryChartData } from "../../hooks/useRunCharts";
 import { actorDash, colourOf, memoryPlot } from "../../lib/memoryPlot";
 import { stepLabel, tickLabel } from "../../lib/metricPlot";
-import { ChartFrame, ChartLegend } from "./ChartFrame";
+import { ChartFrame, ChartLegend, useHiddenLines } from "./ChartFrame";
 import { SizedPlot } from "./SizedPlot";
 
 /** Memory by training phase (one line per phase and actor), in MiB or GiB. */
@@ -18,7 +18,8 @@ export function MemoryChart({
   testId?: string;
   title?: string;
 }) {
-  const plot = useMemo(() => memoryPlot(data), [data]);
+  const [hidden, toggle] = useHiddenLines();
+  const plot = useMemo(() => memoryPlot(data, hidden), [data, hidden]);
   return (
     <ChartFrame
       testId={testId}
@@ -37,7 +38,11 @@ export function MemoryChart({
         formatY={tickLabel}
         tooltip={plot.tooltip}
       />
-      <ChartLegend items={data.series.map((s) => ({ key: s.key, label: s.label, colour: colourOf(s.phase), dashed: actorDash(data.series, s.actor) !== undefined }))} />
+      <ChartLegend
+        items={data.series.map((s) => ({ key: s.key, label: s.label, colour: colourOf(s.phase), dashed: actorDash(data.series, s.actor) !== undefined }))}
+        hidden={hidden}
+        onToggle={toggle}
+      />
     </ChartFrame>
   );
 }

@@ -3,7 +3,7 @@
 import { useMemo } from "react";
 import { formatDuration, formatMetric } from "../../../../lib/format";
 import { metricPlot, nearestStep, stepLabel, tickLabel, type ChartView, type DrawnSeries } from "../../lib/metricPlot";
-import { ChartFrame, ChartLegend } from "./ChartFrame";
+import { ChartFrame, ChartLegend, useHiddenLines } from "./ChartFrame";
 import { SizedPlot } from "./SizedPlot";
 
 /**
@@ -29,8 +29,10 @@ export function MetricChart(props: {
   syncKey?: string;
 }) {
   const { series, view, t0 } = props;
-  const plot = useMemo(() => metricPlot(series, view, t0), [series, view, t0]);
-  const drawn = series.reduce((n, s) => n + s.points.length, 0);
+  const [hidden, toggle] = useHiddenLines();
+  const shown = useMemo(() => (hidden.size === 0 ? series : series.filter((s) => !hidden.has(s.label))), [series, hidden]);
+  const plot = useMemo(() => metricPlot(shown, view, t0), [shown, view, t0]);
+  const drawn = shown.reduce((n, s) => n + s.points.length, 0);
   const first = series[0]?.points.at(-1);
   const time = view.x === "time" && t0 !== null;
   const onZoom = props.onZoom;
@@ -67,7 +69,9 @@ export function MetricChart(props: {
         onDoubleClick={props.zoom ? props.onResetZoom : undefined}
         syncKey={props.syncKey}
       />
-      {series.length > 1 && <ChartLegend items={series.map((s) => ({ key: s.label, label: s.label, colour: s.colour, dashed: s.dashed }))} />}
+      {series.length > 1 && (
+        <ChartLegend items={series.map((s) => ({ key: s.label, label: s.label, colour: s.colour, dashed: s.dashed }))} hidden={hidden} onToggle={toggle} />
+      )}
     </ChartFrame>
   );
 }
