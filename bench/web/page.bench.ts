@@ -266,6 +266,10 @@ for (const [label, r] of Object.entries(results)) {
     `| ${label} | ${r.load[0]!.charts} | ${median(r.load.map((s) => s.chartsMs)).toFixed(0)} | ${interactive.toFixed(0)} | ${median(r.load.map((s) => s.blockingMs)).toFixed(0)} | ${(interactive / median(base.load.map((s) => s.interactiveMs))).toFixed(2)}× |`,
   );
 }
+for (const [label, r] of Object.entries(results)) {
+  const sorted = r.load.map((s) => Math.round(s.interactiveMs)).sort((x, y) => x - y);
+  console.log(`${label}: interactive, every load (ms, sorted): ${sorted.join(" ")}`);
+}
 console.log(`\n(b) transcript list, scripted wheel scroll (60 × 600 px), median over runs\n`);
 console.log("| run | frames | frame p50 ms | p95 ms | max ms | frames > 50 ms | long tasks | rows loaded | rows scrolled |");
 console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
