@@ -9,36 +9,16 @@
  * series bucketed to 1000 points, one device's series, and the runs table's peak-memory cells; each
  * next to the previous full-scan query, which is its baseline. Prints medians and the ratios.
  */
-import { parseArgs } from "node:util";
-import { createDb } from "@troupe/db";
+import { fullScanPeaks } from "../../apps/web/test/helpers/fullScanPeaks";
 import { loadMemoryPeaks } from "../../apps/web/src/features/runs/server/memoryPeaks";
 import { loadMemorySeries } from "../../apps/web/src/features/runs/server/memorySeries";
-import { BENCH_MEMORY_SERIES, seedBenchRun } from "./seed";
+import { BENCH_MEMORY_SERIES, openBenchRun } from "./seed";
 import { timeMedian, type Timed } from "./timing";
 
-const { values } = parseArgs({ options: { points: { type: "string", default: "1000000" }, repeats: { type: "string", default: "7" } } });
-const points = Number(values.points);
-const repeats = Number(values.repeats);
-const url = process.env.DATABASE_URL;
-if (!url) throw new Error("DATABASE_URL is not set");
-const db = createDb(url);
-
-const t0 = Date.now();
-const { runId, seeded } = await seedBenchRun(db, points);
-console.log(`run ${runId}: ${seeded ? `seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s` : "reused"}`);
+const { db, points, repeats, runId } = await openBenchRun(7);
 const samples = await db.memorySample.count({ where: { runId } });
 
 const time = (label: string, fn: () => Promise<number>) => timeMedian(label, repeats, fn);
-
-/** The peaks query before the rollups: a full scan of the run's samples. */
-const rawPeaks = () => db.$queryRaw<unknown[]>`
-  SELECT device, actor, phase, count(*)::int AS samples,
-    max("rssBytes")::float8 AS "rssBytes", max("allocatedBytes")::float8 AS "allocatedBytes",
-    max("reservedBytes")::float8 AS "reservedBytes", max("peakBytes")::float8 AS "peakBytes",
-    (array_agg(step ORDER BY coalesce("peakBytes", "allocatedBytes", "rssBytes") DESC NULLS LAST, step))[1]::int AS "atStep",
-    max(step)::int AS "lastStep"
-  FROM "MemorySample" WHERE "runId" = ${runId}
-  GROUP BY device, actor, phase ORDER BY device, actor, phase`;
 
 /** The series query before the rollups: bounds by a scan, then each series bucketed from its samples. */
 async function rawSeries(device: string | null, maxPoints: number): Promise<number> {
@@ -64,7 +44,7 @@ async function rawSeries(device: string | null, maxPoints: number): Promise<numb
 const pairs: [Timed, Timed][] = [
   [
     await time("peaks by device, actor, phase", async () => (await loadMemoryPeaks(db, runId)).length),
-    await time("peaks, full scan (before)", async () => (await rawPeaks()).length),
+    await time("peaks, full scan (before)", async () => (await fullScanPeaks(db, runId)).length),
   ],
   [
     await time("all series bucketed to 1000 (page load)", async () =>

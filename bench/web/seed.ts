@@ -3,7 +3,8 @@
  * SQL (generate_series), plus BENCH_MEMORY_SAMPLES memory samples and BENCH_EPISODES transcripts.
  * Re-running finds the seeded run by name and reuses it.
  */
-import type { Db } from "@troupe/db";
+import { parseArgs } from "node:util";
+import { createDb, type Db } from "@troupe/db";
 
 export const BENCH_SERIES = 20;
 export const BENCH_RUN_NAME = (points: number) => `bench: ${BENCH_SERIES} series x ${points} points`;
@@ -122,4 +123,20 @@ export async function seedBenchRun(db: Db, points: number): Promise<{ runId: str
   await seedBenchEpisodes(db, run.id, points);
   await db.run.update({ where: { id: run.id }, data: { status: "succeeded" } });
   return { runId: run.id, seeded: true };
+}
+
+/**
+ * A database benchmark's start: `--points` and `--repeats` from the command line, the database in
+ * DATABASE_URL, and the long run seeded (or reused), said on stdout.
+ */
+export async function openBenchRun(defaultRepeats: number): Promise<{ db: Db; points: number; repeats: number; runId: string }> {
+  const { values } = parseArgs({ options: { points: { type: "string", default: "1000000" }, repeats: { type: "string", default: String(defaultRepeats) } } });
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error("DATABASE_URL is not set");
+  const db = createDb(url);
+  const points = Number(values.points);
+  const t0 = Date.now();
+  const { runId, seeded } = await seedBenchRun(db, points);
+  console.log(`run ${runId}: ${seeded ? `seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s` : "reused"}`);
+  return { db, points, repeats: Number(values.repeats), runId };
 }

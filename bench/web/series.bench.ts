@@ -9,22 +9,11 @@
  * previous bucketing query (ordered aggregate) and the raw query of one series. Prints medians and
  * each one's ratio against the raw query.
  */
-import { parseArgs } from "node:util";
-import { createDb } from "@troupe/db";
 import { listMetricSeriesKeys, loadBucketedSeries, loadMetricSeries } from "../../apps/web/src/features/runs/server/series";
-import { benchSeries, seedBenchRun } from "./seed";
+import { benchSeries, openBenchRun } from "./seed";
 import { ratioTable, timeMedian } from "./timing";
 
-const { values } = parseArgs({ options: { points: { type: "string", default: "1000000" }, repeats: { type: "string", default: "5" } } });
-const points = Number(values.points);
-const repeats = Number(values.repeats);
-const url = process.env.DATABASE_URL;
-if (!url) throw new Error("DATABASE_URL is not set");
-const db = createDb(url);
-
-const t0 = Date.now();
-const { runId, seeded } = await seedBenchRun(db, points);
-console.log(`run ${runId}: ${seeded ? `seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s` : "reused"}`);
+const { db, points, repeats, runId } = await openBenchRun(5);
 
 const time = (label: string, fn: () => Promise<number>) => timeMedian(label, repeats, fn);
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoryBucketWidth, memoryRollupLevel } from "../src/features/runs/server/memorySeries";
 import { createBareRun, openServices, type TestServices } from "./helpers/services";
 import type { LiveMemorySample } from "../src/features/live/liveRunData";
+import { fullScanPeaks } from "./helpers/fullScanPeaks";
 
 /**
  * Memory rollups: the trigger that keeps MemoryRollup (every level equals a rollup of the samples,
@@ -138,20 +139,6 @@ async function storedRollups(runId: string) {
     .sort((a, b) => JSON.stringify([a.level, a.device, a.actor, a.phase]).localeCompare(JSON.stringify([b.level, b.device, b.actor, b.phase])) || a.bucket - b.bucket);
 }
 
-/** The peaks query this replaced: a full scan of the run's samples. */
-async function rawPeaks(runId: string) {
-  const rows = await services.db.$queryRaw<Record<string, unknown>[]>`
-    SELECT device, actor, phase, count(*)::int AS samples,
-      max("rssBytes")::float8 AS "rssBytes", max("allocatedBytes")::float8 AS "allocatedBytes",
-      max("reservedBytes")::float8 AS "reservedBytes", max("peakBytes")::float8 AS "peakBytes",
-      (array_agg(step ORDER BY coalesce("peakBytes", "allocatedBytes", "rssBytes") DESC NULLS LAST, step))[1]::int AS "atStep",
-      max(step)::int AS "lastStep"
-    FROM "MemorySample" WHERE "runId" = ${runId}
-    GROUP BY device, actor, phase
-    ORDER BY device, actor, phase`;
-  return rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === "string" || v === null ? v : Number(v)])));
-}
-
 /** One series bucketed straight from its samples by aligned blocks of `width` steps: the reference for a series read without rollups. */
 async function rawBucketed(runId: string, key: { device: string; actor: string; phase: string }, width: number) {
   const rows = await services.db.$queryRaw<Record<string, unknown>[]>`
@@ -217,7 +204,7 @@ describe("memory rollups", () => {
 
   it("peaks per device, actor and phase equal the full-scan query, and name the spike's phase, actor and step", async () => {
     const { peaks } = await services.caller.run.memoryPeaks({ runId });
-    expect(peaks).toEqual(await rawPeaks(runId));
+    expect(peaks).toEqual(await fullScanPeaks(services.db, runId));
     expect(peaks.map((p) => `${p.device}/${p.actor}/${p.phase}`)).toEqual([
       "cpu//rollout",
       "cpu//setup",
@@ -283,7 +270,7 @@ describe("memory rollups", () => {
     expect(await storedRollups(rewound)).toEqual(expectedRollups(left));
 
     const { peaks } = await services.caller.run.memoryPeaks({ runId: rewound });
-    expect(peaks).toEqual(await rawPeaks(rewound));
+    expect(peaks).toEqual(await fullScanPeaks(services.db, rewound));
     expect(peaks.find((p) => p.phase === "update" && p.actor === "alice")!.peakBytes).toBeLessThan(80 * GiB);
     const { series } = await services.caller.run.memory({ runId: rewound, maxPoints: 50 });
     for (const s of series) expectExactCover(s, left, 50);
@@ -296,7 +283,7 @@ describe("memory rollups", () => {
     await storeEvents(services.db, long, [at(2, 10, 5 * GiB), at(3, 1_500_000, 9 * GiB), at(4, 2_100_000, 9 * GiB)]);
     await storeEvents(services.db, long, [at(5, 1_200_000, 9 * GiB), at(6, 3_000_000, 1 * GiB)]);
     const { peaks } = await services.caller.run.memoryPeaks({ runId: long });
-    expect(peaks).toEqual(await rawPeaks(long));
+    expect(peaks).toEqual(await fullScanPeaks(services.db, long));
     expect(peaks).toMatchObject([{ samples: 5, peakBytes: 9 * GiB, atStep: 1_200_000, lastStep: 3_000_000 }]);
     const { series } = await services.caller.run.memory({ runId: long, maxPoints: 10 });
     expect(series[0]!.points.map((p) => [p.step, p.peakBytes])).toEqual([
