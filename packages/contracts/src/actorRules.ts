@@ -20,9 +20,17 @@ export interface ActorRuleInput {
     clipEpsHigh: number;
     lora?: unknown;
     offload: { params: boolean; optimizer: boolean };
+    backend: "torch" | "fsdp2" | "deepspeed";
   };
   sampling: { temperature: number };
-  placement: { gpus: number[] };
+  placement: { gpus: number[]; processes?: number };
+}
+
+/** Ranks an actor asks for: its GPUs, else its CPU processes, else none (it follows the run's ranks). */
+export function actorRanks(actor: ActorRuleInput): number | null {
+  if (actor.backend === "openai") return null;
+  if (actor.placement.gpus.length > 0) return actor.placement.gpus.length;
+  return actor.placement.processes ?? null;
 }
 
 export function actorIssues(actor: ActorRuleInput): ActorRuleIssue[] {
@@ -53,10 +61,65 @@ export function actorIssues(actor: ActorRuleInput): ActorRuleIssue[] {
   if (actor.training.clipEpsHigh < actor.training.clipEpsLow) {
     add(["training", "clipEpsHigh"], `must be at least clipEpsLow (${actor.training.clipEpsLow}): the upper clip bound is 1 + clipEpsHigh`);
   }
+  if (isApi && actor.training.backend !== "torch") {
+    add(["training", "backend"], "an actor behind an API is not trained here: its training backend stays torch");
+  }
+  if (isApi && actor.placement.processes !== undefined) {
+    add(["placement", "processes"], "an actor behind an API runs elsewhere and takes no processes here");
+  }
+  if (actor.placement.gpus.length > 0 && actor.placement.processes !== undefined) {
+    add(["placement", "processes"], "give either GPUs or CPU processes, not both: processes are CPU ranks for hosts without GPUs");
+  }
+  if (!isApi && !actor.trainable && actor.training.backend !== "torch") {
+    add(["training", "backend"], `a frozen actor is never updated, so "${actor.training.backend}" would do nothing: leave it at torch`);
+  }
   const seen = new Set<number>();
   for (const gpu of actor.placement.gpus) {
     if (seen.has(gpu)) add(["placement", "gpus"], `lists GPU ${gpu} twice`);
     seen.add(gpu);
   }
+  return issues;
+}
+
+/** The fields the run-wide rules read (RunSpec's output, defaults filled). */
+export interface RunRuleInput {
+  actors: (ActorRuleInput & { name: string; training: ActorRuleInput["training"] & { lora?: unknown } })[];
+  trainer: { offloadBetweenPhases?: boolean };
+}
+
+/**
+ * Rules that span several actors or an actor and the trainer. One run has one set of ranks: every local
+ * actor that names GPUs or processes names the same number, and an actor that names none follows them.
+ */
+export function runIssues(spec: RunRuleInput): ActorRuleIssue[] {
+  const issues: ActorRuleIssue[] = [];
+  const placed = spec.actors.map((a, i) => ({ i, a, ranks: actorRanks(a) })).filter((x) => x.ranks !== null);
+  const first = placed[0];
+  for (const other of placed.slice(1)) {
+    if (first && other.ranks !== first.ranks) {
+      const what = other.a.placement.gpus.length > 0 ? "gpus" : "processes";
+      issues.push({
+        path: ["actors", other.i, "placement", what],
+        message: `asks for ${other.ranks} ranks but "${first.a.name}" asks for ${first.ranks}: all actors of a run share its ranks (give each the same number of GPUs or processes, or none)`,
+      });
+    }
+  }
+  const gpuHosts = placed.filter((x) => x.a.placement.gpus.length > 0);
+  const cpuHosts = placed.filter((x) => x.a.placement.processes !== undefined);
+  if (gpuHosts.length > 0 && cpuHosts[0]) {
+    issues.push({
+      path: ["actors", cpuHosts[0].i, "placement", "processes"],
+      message: `"${gpuHosts[0]!.a.name}" runs on GPUs; one run does not mix GPU ranks and CPU processes`,
+    });
+  }
+  spec.actors.forEach((a, i) => {
+    // DeepSpeed issue 6596: offload_states after a step with the CPU optimizer (offload_optimizer) fails.
+    if (a.training.backend === "deepspeed" && a.training.offload.optimizer && spec.trainer.offloadBetweenPhases === true) {
+      issues.push({
+        path: ["trainer", "offloadBetweenPhases"],
+        message: `"${a.name}" keeps its optimizer on the CPU with DeepSpeed (training.offload.optimizer); DeepSpeed cannot also offload its states between phases (DeepSpeed issue 6596): turn one off`,
+      });
+    }
+  });
   return issues;
 }

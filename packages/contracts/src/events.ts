@@ -132,6 +132,28 @@ export const CheckpointPrunedEvent = z
   })
   .strict();
 
+/**
+ * The residency manager moved one actor's training state between the device and host memory (between
+ * phases, or for offloaded optimizer state around its step). Drawn on the memory timeline.
+ */
+export const OffloadEvent = z
+  .object({
+    ...base,
+    type: z.literal("offload"),
+    step: z.number().int().min(0),
+    actor: z.string().max(64),
+    /** `offload`: device to host; `reload`: host to device. */
+    direction: z.enum(["offload", "reload"]),
+    /** What moved: parameters, optimizer state, or both. */
+    parts: z.array(z.enum(["params", "optimizer"])).min(1).optional(),
+    /** The phase the move prepared for (a reload) or followed (an offload). */
+    phase: Phase.optional(),
+    /** Bytes moved (on rank 0, for a sharded actor its shard). */
+    bytes: z.number().int().min(0),
+    seconds: z.number().min(0),
+  })
+  .strict();
+
 export const ErrorEvent = z
   .object({
     ...base,
@@ -151,6 +173,7 @@ export const RunEvent = z.discriminatedUnion("type", [
   LogEvent,
   CheckpointEvent,
   CheckpointPrunedEvent,
+  OffloadEvent,
   ErrorEvent,
 ]);
 export type RunEvent = z.infer<typeof RunEvent>;
@@ -161,6 +184,7 @@ export type EpisodeEvent = z.infer<typeof EpisodeEvent>;
 export type StatusEvent = z.infer<typeof StatusEvent>;
 export type CheckpointEvent = z.infer<typeof CheckpointEvent>;
 export type CheckpointPrunedEvent = z.infer<typeof CheckpointPrunedEvent>;
+export type OffloadEvent = z.infer<typeof OffloadEvent>;
 
 /** Redis stream key of one run's live events; entries have id `<seq>-0` and field `event` (JSON). */
 export const runEventStreamKey = (runId: string) => `troupe:run:${runId}:events`;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { actorIssues } from "./actorRules";
+import { actorIssues, runIssues } from "./actorRules";
 
 /**
  * RunSpec v1: one JSON document that fully describes a run.
@@ -70,6 +70,9 @@ export const SchedulerSpec = z
   })
   .strict();
 
+export const TrainBackend = z.enum(["torch", "fsdp2", "deepspeed"]);
+export const Precision = z.enum(["fp32", "bf16"]);
+
 export const LossType = z.enum(["grpo", "dr_grpo", "dapo", "gspo"]);
 export const AdvantageNorm = z.enum(["group", "batch", "none"]);
 
@@ -88,10 +91,25 @@ export const TrainingSpec = z
     advantageNorm: AdvantageNorm.default("group"),
     iterationsPerBatch: z.number().int().min(1).max(64).default(1),
     lora: LoraSpec.optional(),
+    /**
+     * Parameters (`params`) and optimizer state (`optimizer`) kept in (pinned) host memory and brought to the
+     * device only while this actor uses them: params for its forward/backward, optimizer state for its step.
+     * fsdp2: FSDP2's CPUOffloadPolicy; deepspeed: ZeRO-3 `offload_param` / `offload_optimizer` to the CPU.
+     */
     offload: z
       .object({ params: z.boolean().default(false), optimizer: z.boolean().default(false) })
       .strict()
       .default({ params: false, optimizer: false }),
+    /**
+     * How the actor's update runs: `torch` (plain torch; data parallel with all-reduced gradients when the run
+     * has several ranks), `fsdp2` (torch `fully_shard`: parameters, gradients and optimizer state sharded over
+     * the ranks, ZeRO-3 semantics), `deepspeed` (ZeRO-3 through Accelerate, one DeepSpeed plugin per actor).
+     */
+    backend: TrainBackend.default("torch"),
+    /** `bf16`: bf16 compute with fp32 master weights (and fp32 optimizer state); `fp32`: everything fp32. */
+    precision: Precision.default("fp32"),
+    /** Recompute activations in the backward pass instead of keeping them: less memory, ~30% more compute. */
+    gradientCheckpointing: z.boolean().default(false),
   })
   .strict();
 
@@ -118,7 +136,12 @@ export const ActorSpec = z
     /** Sampling for evaluation (`trainer.evalEvery`); `sampling` when absent. Never changes training. */
     evalSampling: SamplingSpec.optional(),
     placement: z
-      .object({ gpus: z.array(z.number().int().min(0)).default([]) })
+      .object({
+        /** GPU indices on the runner host; the actor is sharded (fsdp2, deepspeed) or replicated (torch) over them. */
+        gpus: z.array(z.number().int().min(0)).default([]),
+        /** CPU ranks (gloo) when the actor runs on no GPU: how the distributed path runs without GPUs (CI). */
+        processes: z.number().int().min(1).max(64).optional(),
+      })
       .strict()
       .default({ gpus: [] }),
   })
@@ -292,8 +315,38 @@ export const TrainerSpec = z
     /** Torch intra-op threads on CPU; 0 lets torch decide. */
     cpuThreads: z.number().int().min(0).max(512).default(0),
     maxDurationSeconds: z.number().int().positive().optional(),
+    /**
+     * Between phases (rollout, each actor's update), move the training state of the models not in use to host
+     * memory, so the device holds only the active model's. Absent: on when two or more local models share a
+     * device, off otherwise. Each move is reported as an `offload` event (bytes, seconds).
+     */
+    offloadBetweenPhases: z.boolean().optional(),
+    /**
+     * Sequences per forward/backward pass on each rank; the step's batch is split into micro-batches whose
+     * gradients accumulate, normalised as the whole batch would be (same loss, less activation memory).
+     * Absent: the whole batch in one pass.
+     */
+    microBatchSize: z.number().int().min(1).max(65536).optional(),
   })
   .strict();
+
+/**
+ * Where the run's ranks go. `local`: on the runner host (`torch.distributed.run` under the runtime).
+ * `ray`: Ray places one trainer rank per bundle of a placement group, across the Ray cluster's nodes; torch
+ * distributed does the collectives.
+ */
+export const ClusterSpec = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("local") }).strict(),
+  z
+    .object({
+      kind: z.literal("ray"),
+      /** A running Ray cluster (`auto`, `ray://host:10001`); absent starts a local one for this run. */
+      address: z.string().min(1).optional(),
+      /** Placement group strategy for the trainer ranks' bundles. */
+      strategy: z.enum(["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"]).default("PACK"),
+    })
+    .strict(),
+]);
 
 export const RunSpec = z
   .object({
@@ -307,6 +360,7 @@ export const RunSpec = z
     environments: z.array(EnvironmentSpec).min(1),
     algorithm: AlgorithmSpec.default(AlgorithmSpec.parse({})),
     trainer: TrainerSpec.default(TrainerSpec.parse({})),
+    cluster: ClusterSpec.default({ kind: "local" }),
     tags: z.array(z.string().min(1).max(64)).default([]),
   })
   .strict()
@@ -346,6 +400,7 @@ export const RunSpec = z
         ctx.addIssue({ code: "custom", path: ["environments", i, "roundSpec"], message: "a collaborative environment needs a roundSpec" });
       }
     });
+    for (const issue of runIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     if (!spec.actors.some((a) => a.trainable)) {
       ctx.addIssue({ code: "custom", path: ["actors"], message: "at least one actor must be trainable" });
     }
