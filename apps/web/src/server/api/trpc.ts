@@ -3,7 +3,11 @@ import type { Redis } from "ioredis";
 import superjson from "superjson";
 import { ZodError } from "zod";
 import { fieldIssues, type FieldIssue } from "@troupe/contracts";
+import { hasRole } from "../../features/auth/lib/roles";
+import { PROCEDURE_ROLES } from "../../features/auth/server/procedureRules";
+import type { RequestAuth } from "../../features/auth/server/requestAuth";
 import type { Db } from "../db";
+import { dependencyDown } from "../dependencyErrors";
 import type { RewardTestClient, RunQueue } from "../redis";
 
 /** What every procedure gets: real services, passed in so tests can build a context of their own. */
@@ -14,6 +18,8 @@ export interface TRPCContext {
   runQueue: RunQueue;
   /** Reward tests (designer Test button); the process-wide client when absent. */
   rewardTests?: RewardTestClient;
+  /** Who is calling (session cookie or API token); null when anonymous. */
+  auth: RequestAuth | null;
 }
 
 /**
@@ -47,6 +53,32 @@ const t = initTRPC.context<TRPCContext>().create({
   },
 });
 
+/**
+ * Who may call what, before anything else runs (input parsing included): anonymous callers get
+ * UNAUTHORIZED (401), a role below the procedure's rule FORBIDDEN (403), and a procedure without a
+ * rule in PROCEDURE_ROLES is refused to everyone (deny by default).
+ */
+const authorised = t.middleware(({ ctx, path, next }) => {
+  if (!ctx.auth) throw new TRPCError({ code: "UNAUTHORIZED", message: "sign in first" });
+  const needed = PROCEDURE_ROLES[path];
+  if (!needed) throw new TRPCError({ code: "FORBIDDEN", message: `${path} has no access rule` });
+  if (!hasRole(ctx.auth.user.role, needed)) {
+    throw new TRPCError({ code: "FORBIDDEN", message: `${path} needs the ${needed} role (you are ${ctx.auth.user.role})` });
+  }
+  return next({ ctx: { ...ctx, auth: ctx.auth } });
+});
+
+/** Postgres or Redis unreachable: 503 with a message that says which, not a 500. */
+const dependencyErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok) {
+    const down = dependencyDown(result.error.cause ?? result.error);
+    if (down) throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: `${down} is unreachable; try again shortly`, cause: result.error });
+  }
+  return result;
+});
+
 export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure;
+/** Every procedure: checked against PROCEDURE_ROLES first. There is no unauthenticated procedure. */
+export const protectedProcedure = t.procedure.use(dependencyErrors).use(authorised);

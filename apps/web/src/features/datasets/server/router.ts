@@ -1,4 +1,4 @@
-import { createTRPCRouter, publicProcedure } from "../../../server/api/trpc";
+import { createTRPCRouter, protectedProcedure } from "../../../server/api/trpc";
 import {
   DatasetDeleteOutput,
   DatasetIdInput,
@@ -25,36 +25,36 @@ import {
  * it (`stored` for uploads: the runner materialises the file into the run folder).
  */
 export const datasetRouter = createTRPCRouter({
-  list: publicProcedure
+  list: protectedProcedure
     .output(DatasetListOutput)
     .query(async ({ ctx }) => ({ items: await listDatasets(ctx.db) })),
 
-  get: publicProcedure
+  get: protectedProcedure
     .input(DatasetIdInput)
     .output(DatasetSummary)
     .query(({ ctx, input }) => getDataset(ctx.db, input.id)),
 
-  preview: publicProcedure
+  preview: protectedProcedure
     .input(DatasetPreviewInput)
     .output(DatasetPreviewOutput)
     .query(({ ctx, input }) => previewDataset(ctx.db, input.id, input.limit)),
 
-  upload: publicProcedure
+  upload: protectedProcedure
     .input(DatasetUploadInput)
     .output(DatasetSummary)
     .mutation(({ ctx, input }) => uploadDataset(ctx.db, input)),
 
-  createReference: publicProcedure
+  createReference: protectedProcedure
     .input(DatasetReferenceInput)
     .output(DatasetSummary)
     .mutation(({ ctx, input }) => createDatasetReference(ctx.db, input)),
 
-  update: publicProcedure
+  update: protectedProcedure
     .input(DatasetUpdateInput)
     .output(DatasetSummary)
     .mutation(({ ctx, input }) => updateDataset(ctx.db, input)),
 
-  delete: publicProcedure
+  delete: protectedProcedure
     .input(DatasetIdInput)
     .output(DatasetDeleteOutput)
     .mutation(({ ctx, input }) => deleteDataset(ctx.db, input.id)),

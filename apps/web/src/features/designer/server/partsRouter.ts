@@ -1,4 +1,4 @@
-import { createTRPCRouter, publicProcedure } from "../../../server/api/trpc";
+import { createTRPCRouter, protectedProcedure } from "../../../server/api/trpc";
 import { createPart, deletePart, duplicatePart, getPart, listParts, updatePart } from "./parts";
 import {
   PartCreateInput,
@@ -17,32 +17,32 @@ import {
  * `fieldIssues` paths like `spec.training.learningRate`; a taken name fails with CONFLICT on `spec.name`.
  */
 export const partsRouter = createTRPCRouter({
-  list: publicProcedure
+  list: protectedProcedure
     .input(PartListInput)
     .output(PartListOutput)
     .query(async ({ ctx, input }) => ({ items: await listParts(ctx.db, input.kind) })),
 
-  get: publicProcedure
+  get: protectedProcedure
     .input(PartIdInput)
     .output(PartOut)
     .query(({ ctx, input }) => getPart(ctx.db, input.id)),
 
-  create: publicProcedure
+  create: protectedProcedure
     .input(PartCreateInput)
     .output(PartOut)
     .mutation(({ ctx, input }) => createPart(ctx.db, input)),
 
-  update: publicProcedure
+  update: protectedProcedure
     .input(PartUpdateInput)
     .output(PartOut)
     .mutation(({ ctx, input }) => updatePart(ctx.db, input)),
 
-  duplicate: publicProcedure
+  duplicate: protectedProcedure
     .input(PartDuplicateInput)
     .output(PartOut)
     .mutation(({ ctx, input }) => duplicatePart(ctx.db, input)),
 
-  delete: publicProcedure
+  delete: protectedProcedure
     .input(PartIdInput)
     .output(PartDeleteOutput)
     .mutation(({ ctx, input }) => deletePart(ctx.db, input.id)),

@@ -1,5 +1,5 @@
 import { TRPCError } from "@trpc/server";
-import { createTRPCRouter, publicProcedure } from "../../../server/api/trpc";
+import { createTRPCRouter, protectedProcedure } from "../../../server/api/trpc";
 import { createExperiment, experimentFromRun, importSpecText, saveExperiment } from "./composer";
 import {
   ExperimentCreateInput,
@@ -23,7 +23,7 @@ import { summarizeSpec } from "./summary";
 
 export const experimentRouter = createTRPCRouter({
   /** Experiments for the dashboard: the demo first, then the most recently edited. */
-  list: publicProcedure
+  list: protectedProcedure
     .input(ExperimentListInput)
     .output(ExperimentListOutput)
     .query(async ({ ctx, input }) => {
@@ -45,7 +45,7 @@ export const experimentRouter = createTRPCRouter({
       };
     }),
 
-  byId: publicProcedure
+  byId: protectedProcedure
     .input(ExperimentByIdInput)
     .output(ExperimentDetail)
     .query(async ({ ctx, input }) => {
@@ -68,31 +68,31 @@ export const experimentRouter = createTRPCRouter({
     }),
 
   /** A new experiment from a draft spec (saved as is; validated live in the composer and at launch). */
-  create: publicProcedure
+  create: protectedProcedure
     .input(ExperimentCreateInput)
     .output(ExperimentIdOutput)
     .mutation(({ ctx, input }) => createExperiment(ctx.db, input.spec)),
 
   /** Save the composer's draft; the experiment's name follows `spec.name`. */
-  save: publicProcedure
+  save: protectedProcedure
     .input(ExperimentSaveInput)
     .output(ExperimentSaveOutput)
     .mutation(({ ctx, input }) => saveExperiment(ctx.db, input.id, input.spec)),
 
   /** A new experiment holding an earlier run's frozen spec, to change one thing and launch again. */
-  fromRun: publicProcedure
+  fromRun: protectedProcedure
     .input(ExperimentFromRunInput)
     .output(ExperimentIdOutput)
     .mutation(({ ctx, input }) => experimentFromRun(ctx.db, input.runId)),
 
   /** Parse a YAML or JSON spec (the REST API's parser): syntax errors and RunSpec issues with line and column. */
-  importSpec: publicProcedure
+  importSpec: protectedProcedure
     .input(ImportSpecInput)
     .output(ImportedSpec)
     .mutation(({ input }) => importSpecText(input.text, input.format)),
 
   /** Validate the experiment's spec with the overrides applied, create the run and enqueue it. */
-  launch: publicProcedure
+  launch: protectedProcedure
     .input(LaunchInput)
     .output(LaunchOutput)
     .mutation(({ ctx, input }) => launchRun(ctx, input)),

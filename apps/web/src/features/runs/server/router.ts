@@ -1,6 +1,6 @@
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { createTRPCRouter, publicProcedure } from "../../../server/api/trpc";
+import { createTRPCRouter, protectedProcedure } from "../../../server/api/trpc";
 import type { Db } from "../../../server/db";
 import { toColumns } from "../lib/seriesColumns";
 import { cancelRun } from "./cancel";
@@ -43,7 +43,7 @@ async function requireRun(ctx: { db: Db }, runId: string) {
 }
 
 export const runRouter = createTRPCRouter({
-  list: publicProcedure
+  list: protectedProcedure
     .input(RunListInput)
     .output(RunListOutput)
     .query(({ ctx, input }) =>
@@ -57,7 +57,7 @@ export const runRouter = createTRPCRouter({
       }),
     ),
 
-  byId: publicProcedure
+  byId: protectedProcedure
     .input(RunIdInput)
     .output(RunDetail)
     .query(async ({ ctx, input }) => {
@@ -101,24 +101,24 @@ export const runRouter = createTRPCRouter({
       };
     }),
 
-  cancel: publicProcedure
+  cancel: protectedProcedure
     .input(RunIdInput)
     .output(RunCancelOutput)
     .mutation(({ ctx, input }) => cancelRun(ctx, input.runId)),
 
   /** Pause, resume or stop-after-step a live run (acts at its next step boundary). */
-  control: publicProcedure
+  control: protectedProcedure
     .input(RunControlInput)
     .output(RunControlOutput)
     .mutation(({ ctx, input }) => controlRun(ctx, input.runId, input.action)),
 
   /** A failed, cancelled or stopped run continues from its latest checkpoint as a new attempt. */
-  resumeFromCheckpoint: publicProcedure
+  resumeFromCheckpoint: protectedProcedure
     .input(RunIdInput)
     .output(RunResumeOutput)
     .mutation(({ ctx, input }) => resumeFromCheckpoint(ctx, input.runId)),
 
-  checkpoints: publicProcedure
+  checkpoints: protectedProcedure
     .input(RunIdInput)
     .output(RunCheckpointsOutput)
     .query(async ({ ctx, input }) => {
@@ -126,7 +126,7 @@ export const runRouter = createTRPCRouter({
       return listCheckpoints(ctx, input.runId);
     }),
 
-  metrics: publicProcedure
+  metrics: protectedProcedure
     .input(RunMetricsInput)
     .output(RunMetricsOutput)
     .query(async ({ ctx, input }) => {
@@ -137,7 +137,7 @@ export const runRouter = createTRPCRouter({
     }),
 
   /** The (metric, actor) series a run has reported, so pages chart what exists instead of a fixed list. */
-  metricNames: publicProcedure
+  metricNames: protectedProcedure
     .input(RunIdInput)
     .output(RunMetricNamesOutput)
     .query(async ({ ctx, input }) => {
@@ -145,7 +145,7 @@ export const runRouter = createTRPCRouter({
       return { series: await listMetricSeriesKeys(ctx.db, input.runId) };
     }),
 
-  memory: publicProcedure
+  memory: protectedProcedure
     .input(RunMemoryInput)
     .output(RunMemoryOutput)
     .query(async ({ ctx, input }) => {
@@ -153,7 +153,7 @@ export const runRouter = createTRPCRouter({
       return { series: await loadMemorySeries(ctx.db, input.runId, input.device, input.maxPoints) };
     }),
 
-  logs: publicProcedure
+  logs: protectedProcedure
     .input(RunLogsInput)
     .output(RunLogsOutput)
     .query(async ({ ctx, input }) => {
@@ -180,18 +180,18 @@ export const runRouter = createTRPCRouter({
     }),
 
   /** The runs table: filter, sort, search, offset pages with a total. */
-  table: publicProcedure
+  table: protectedProcedure
     .input(RunTableInput)
     .output(RunTableOutput)
     .query(({ ctx, input }) => listRunTable(ctx.db, input)),
 
   /** A new queued run with the same frozen spec. */
-  rerun: publicProcedure
+  rerun: protectedProcedure
     .input(RunIdInput)
     .output(z.object({ runId: z.string() }))
     .mutation(({ ctx, input }) => rerunRun(ctx, input.runId)),
 
-  memoryPeaks: publicProcedure
+  memoryPeaks: protectedProcedure
     .input(RunIdInput)
     .output(RunMemoryPeaksOutput)
     .query(async ({ ctx, input }) => {
@@ -200,7 +200,7 @@ export const runRouter = createTRPCRouter({
     }),
 
   /** Transcripts for the browser: filters and keyset pages. */
-  transcripts: publicProcedure
+  transcripts: protectedProcedure
     .input(TranscriptsInput)
     .output(TranscriptsOutput)
     .query(async ({ ctx, input }) => {
@@ -208,7 +208,7 @@ export const runRouter = createTRPCRouter({
       return listTranscripts(ctx.db, input);
     }),
 
-  episodeSteps: publicProcedure
+  episodeSteps: protectedProcedure
     .input(RunIdInput)
     .output(z.object({ steps: z.array(z.number().int()), actors: z.array(z.string()) }))
     .query(async ({ ctx, input }) => {
@@ -217,7 +217,7 @@ export const runRouter = createTRPCRouter({
       return { steps, actors };
     }),
 
-  episodes: publicProcedure
+  episodes: protectedProcedure
     .input(RunEpisodesInput)
     .output(RunEpisodesOutput)
     .query(async ({ ctx, input }) => {
