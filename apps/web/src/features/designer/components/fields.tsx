@@ -34,8 +34,8 @@ function Shell({ id, label, hint, error, children }: FieldShell & { id: string; 
   );
 }
 
-function describedBy(id: string, hint?: string, error?: string): string | undefined {
-  const ids = [hint ? `${id}-hint` : null, error ? `${id}-error` : null].filter(Boolean);
+function describedBy(id: string, hint?: string, error?: string, notes = false): string | undefined {
+  const ids = [hint ? `${id}-hint` : null, error ? `${id}-error` : null, notes ? `${id}-notes` : null].filter(Boolean);
   return ids.length ? ids.join(" ") : undefined;
 }
 
@@ -93,29 +93,73 @@ export function NumberField(props: FieldShell & { value: unknown; onChange: (v: 
   );
 }
 
+/**
+ * A choice among fixed options. `unavailable`: options no runner can honour (disabled, each reason shown
+ * under the field); `conditions`: options that need something on the runner (selectable, the condition
+ * shown while chosen). Both come from lib/runnerSupport.
+ */
 export function SelectField<T extends string>(
-  props: FieldShell & { value: T | undefined; options: readonly T[] | readonly { value: T; label: string }[]; onChange: (v: T) => void; defaultValue?: T },
+  props: FieldShell & {
+    value: T | undefined;
+    options: readonly T[] | readonly { value: T; label: string }[];
+    onChange: (v: T) => void;
+    defaultValue?: T;
+    unavailable?: Readonly<Record<string, string>>;
+    conditions?: Readonly<Record<string, string>>;
+  },
 ) {
   const id = useId();
   const options = props.options.map((o) => (typeof o === "string" ? { value: o, label: o } : o));
+  const current = props.value ?? props.defaultValue ?? options[0]?.value;
+  const notes = optionNotes(options.map((o) => o.value), current, props.unavailable, props.conditions);
   return (
     <Shell id={id} {...props}>
       <select
         id={id}
-        value={props.value ?? props.defaultValue ?? options[0]?.value}
+        value={current}
         onChange={(e) => props.onChange(e.target.value as T)}
         aria-invalid={props.error ? true : undefined}
-        aria-describedby={describedBy(id, props.hint, props.error)}
+        aria-describedby={describedBy(id, props.hint, props.error, notes.length > 0)}
         data-testid={props.testId}
       >
-        {options.map((o) => (
-          <option key={o.value} value={o.value}>
-            {o.label}
-          </option>
-        ))}
+        {options.map((o) => {
+          const reason = props.unavailable?.[o.value];
+          return (
+            <option key={o.value} value={o.value} disabled={reason !== undefined && o.value !== current}>
+              {reason !== undefined ? `${o.label} (unavailable)` : o.label}
+            </option>
+          );
+        })}
       </select>
+      {notes.length > 0 ? (
+        <span id={`${id}-notes`} className="option-notes">
+          {notes.map((n) => (
+            <span key={n.value} className={n.blocking ? "field-error" : "option-note"} data-testid={props.testId ? `${props.testId}-note-${n.value}` : undefined}>
+              {n.text}
+            </span>
+          ))}
+        </span>
+      ) : null}
     </Shell>
   );
+}
+
+/** The lines under a select: each unavailable option's reason, and the chosen option's condition. */
+export function optionNotes(
+  values: readonly string[],
+  current: string | undefined,
+  unavailable: Readonly<Record<string, string>> = {},
+  conditions: Readonly<Record<string, string>> = {},
+): { value: string; text: string; blocking: boolean }[] {
+  const out: { value: string; text: string; blocking: boolean }[] = [];
+  for (const value of values) {
+    const reason = unavailable[value];
+    // A saved part may already hold an unavailable value: then it is a problem, not a remark.
+    if (reason !== undefined) out.push({ value, text: value === current ? `${value} cannot run: ${reason}` : `${value}: ${reason}`, blocking: value === current });
+  }
+  const condition = current === undefined ? undefined : conditions[current];
+  if (current !== undefined && condition !== undefined) out.push({ value: current, text: `${current} ${condition}`, blocking: false });
+  return out;
 }
 
 export function CheckboxField(props: FieldShell & { checked: boolean; onChange: (v: boolean) => void }) {

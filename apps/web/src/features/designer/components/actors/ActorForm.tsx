@@ -2,7 +2,9 @@
 
 import { LoraSpec, SamplingSpec, TrainingSpec } from "@troupe/contracts";
 import { getAt, setAt, type SpecObject } from "../../lib/specPath";
+import { UNAVAILABLE } from "../../lib/runnerSupport";
 import { CheckboxField, ListField, NumberField, SelectField, TextField } from "../fields";
+import { EngineFields } from "./EngineFields";
 import { SamplingFields } from "./SamplingFields";
 
 const TRAINING_DEFAULTS = TrainingSpec.parse({});
@@ -45,6 +47,7 @@ export function ActorForm({
             hint="hf: transformers generate (CPU or GPU); vllm: fast GPU rollouts; openai: any OpenAI-compatible API."
             value={backend as "hf" | "vllm" | "openai"}
             options={["hf", "vllm", "openai"] as const}
+            unavailable={UNAVAILABLE.actorBackend}
             onChange={set("backend")}
             error={err("backend")}
             testId="actor-backend"
@@ -119,10 +122,6 @@ export function ActorForm({
           <SelectField label="Advantage normalisation" hint="Divide by the std of the group, of the batch, or not at all (Dr. GRPO)." value={val("training.advantageNorm") as "group"} options={["group", "batch", "none"] as const} onChange={set("training.advantageNorm")} error={err("training.advantageNorm")} />
           <NumberField label="Updates per batch" hint="Optimizer passes over each sampled batch (μ in GRPO); >1 makes clipping matter." value={val("training.iterationsPerBatch")} onChange={set("training.iterationsPerBatch")} error={err("training.iterationsPerBatch")} placeholder={TRAINING_DEFAULTS.iterationsPerBatch} />
         </div>
-        <div className="form-grid" style={{ marginTop: "0.5rem" }}>
-          <CheckboxField label="Offload parameters" hint="to CPU between phases (DeepSpeed ZeRO-3, GPU runs)." checked={Boolean(val("training.offload.params"))} onChange={(v) => set("training.offload.params")(v || undefined)} error={err("training.offload.params")} />
-          <CheckboxField label="Offload optimizer state" hint="to CPU (DeepSpeed); saves 2× params of GPU memory with Adam." checked={Boolean(val("training.offload.optimizer"))} onChange={(v) => set("training.offload.optimizer")(v || undefined)} error={err("training.offload.optimizer")} />
-        </div>
       </fieldset>
 
       <fieldset>
@@ -145,10 +144,7 @@ export function ActorForm({
         {evalSampling ? <SamplingFields prefix="evalSampling" spec={spec} errors={errors} onChange={onChange} /> : null}
       </fieldset>
 
-      <fieldset>
-        <legend>GPU placement</legend>
-        <ListField label="GPUs" hint="Comma-separated GPU indices on the runner host; empty lets the runner place it." value={val("placement.gpus")} onChange={set("placement.gpus")} error={err("placement.gpus") ?? err("placement.gpus.0")} numbers placeholder="e.g. 0" testId="actor-gpus" />
-      </fieldset>
+      <EngineFields spec={spec} errors={errors} onChange={onChange} />
     </div>
   );
 }

@@ -10,7 +10,10 @@ function modelLabel(spec: Record<string, unknown>): string {
   const model = (spec.model ?? {}) as Record<string, string>;
   const where = model.source === "huggingface" ? model.id : model.source === "local" ? model.path : model.preset ?? "tiny";
   const role = spec.trainable === false ? "frozen" : "trainable";
-  return `${where ?? model.source} · ${(spec.backend as string) ?? "hf"} · ${role}`;
+  const training = (spec.training ?? {}) as Record<string, string>;
+  // The engine only when it is not the default, so the common case stays short.
+  const engine = [training.backend, training.precision].filter((v) => v && v !== "torch" && v !== "fp32").join(" ");
+  return `${where ?? model.source} · ${(spec.backend as string) ?? "hf"} · ${role}${engine ? ` · ${engine}` : ""}`;
 }
 
 /** /designer/actors: the saved actors on the left, the selected one (or a new one) on the right. */

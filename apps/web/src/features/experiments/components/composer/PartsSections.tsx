@@ -2,6 +2,7 @@
 
 import { useState } from "react";
 import type { useLibrary } from "../../../designer/hooks/useLibrary";
+import { NEEDS_EXTRA, UNAVAILABLE } from "../../../designer/lib/runnerSupport";
 import { listAt, type Draft } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
 import { DraftField, IssueText, useComposer } from "./fields";
@@ -110,10 +111,33 @@ export function PartsSections({ library }: { library: Library }) {
             <span className="muted small">
               {modelLabel(actor)} · {String(actor.backend ?? "hf")}
             </span>
+            {UNAVAILABLE.actorBackend[String(actor.backend)] ? (
+              <span className="field-error" data-testid={`actor-backend-unavailable-${i}`}>
+                {String(actor.backend)} cannot run: {UNAVAILABLE.actorBackend[String(actor.backend)]}
+              </span>
+            ) : null}
             <DraftField kind="checkbox" path={`actors.${i}.trainable`} label="Trainable" fallback={true} />
             <DraftField kind="number" path={`actors.${i}.training.learningRate`} label="Learning rate" placeholder="0.001" />
             <DraftField kind="number" path={`actors.${i}.sampling.maxNewTokens`} label="Max new tokens" placeholder="32" integer />
             <GpuListField path={`actors.${i}.placement.gpus`} />
+            <DraftField
+              kind="select"
+              path={`actors.${i}.training.backend`}
+              label="Training backend"
+              options={["torch", "fsdp2", "deepspeed"]}
+              fallback="torch"
+              conditions={NEEDS_EXTRA.trainBackend}
+              hint="torch: plain (data parallel); fsdp2 / deepspeed: ZeRO-3 sharded over the ranks."
+            />
+            <DraftField kind="select" path={`actors.${i}.training.precision`} label="Precision" options={["fp32", "bf16"]} fallback="fp32" hint="bf16 compute, fp32 master weights." />
+            <DraftField
+              kind="number"
+              path={`actors.${i}.placement.processes`}
+              label="CPU processes"
+              placeholder="1"
+              integer
+              hint="CPU ranks when no GPUs; every actor of a run has the same number of ranks."
+            />
           </div>
         )}
       </PartList>

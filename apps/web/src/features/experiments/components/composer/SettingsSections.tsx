@@ -2,9 +2,10 @@
 
 import { getIn } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
+import { EngineSettings } from "./EngineSettings";
 import { DraftField, IssueText, useComposer } from "./fields";
 
-/** Name, seed, tags; algorithm; trainer. Every input says what it does in one line. */
+/** Name, seed, tags; algorithm; trainer; training engine. Every input says what it does in one line. */
 export function SettingsSections() {
   const { draft, set } = useComposer();
   const tags = getIn(draft, "tags");
@@ -60,6 +61,7 @@ export function SettingsSections() {
           <DraftField kind="number" path="trainer.episodesPerStep" label="Transcripts per step" placeholder="4" integer hint="Conversations recorded for the run page." />
         </div>
       </fieldset>
+      <EngineSettings />
     </>
   );
 }

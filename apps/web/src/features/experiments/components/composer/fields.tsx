@@ -1,6 +1,7 @@
 "use client";
 
 import { createContext, useContext, type ReactNode } from "react";
+import { optionNotes } from "../../../designer/components/fields";
 import { getIn, type Draft } from "../../lib/draftPath";
 import { fieldDomId, type SpecIssue } from "../../lib/specIssues";
 
@@ -34,9 +35,13 @@ export function IssueText({ path }: { path: string }) {
 export type DraftInput =
   /** Empty means "the schema default" (shown as the placeholder). */
   | { kind: "number"; placeholder?: string; integer?: boolean }
-  | { kind: "text"; placeholder?: string }
-  /** `fallback`: what the schema fills in when the draft has no value. */
-  | { kind: "select"; options: readonly string[]; fallback: string }
+  /** `emptyIsUnset`: an emptied input removes the field (an optional one whose empty text is invalid). */
+  | { kind: "text"; placeholder?: string; emptyIsUnset?: boolean }
+  /**
+   * `fallback`: what the schema fills in when the draft has no value. `unavailable` / `conditions`: options
+   * no runner can honour (disabled, reason shown) or that need an extra on the runner (see runnerSupport).
+   */
+  | { kind: "select"; options: readonly string[]; fallback: string; unavailable?: Readonly<Record<string, string>>; conditions?: Readonly<Record<string, string>> }
   | { kind: "checkbox"; fallback: boolean };
 
 /**
@@ -88,16 +93,37 @@ function draftInput(input: Exclude<DraftInput, { kind: "checkbox" }>, value: unk
         />
       );
     case "text":
-      return <input type="text" value={typeof value === "string" ? value : ""} placeholder={input.placeholder} onChange={(e) => set(e.target.value)} {...control} />;
-    case "select":
       return (
-        <select value={typeof value === "string" ? value : input.fallback} onChange={(e) => set(e.target.value)} {...control}>
-          {input.options.map((o) => (
-            <option key={o} value={o}>
-              {o}
-            </option>
-          ))}
-        </select>
+        <input
+          type="text"
+          value={typeof value === "string" ? value : ""}
+          placeholder={input.placeholder}
+          onChange={(e) => set(input.emptyIsUnset && e.target.value === "" ? undefined : e.target.value)}
+          {...control}
+        />
       );
+    case "select": {
+      const current = typeof value === "string" ? value : input.fallback;
+      const notes = optionNotes(input.options, current, input.unavailable, input.conditions);
+      return (
+        <>
+          <select value={current} onChange={(e) => set(e.target.value)} {...control}>
+            {input.options.map((o) => {
+              const reason = input.unavailable?.[o];
+              return (
+                <option key={o} value={o} disabled={reason !== undefined && o !== current}>
+                  {reason !== undefined ? `${o} (unavailable)` : o}
+                </option>
+              );
+            })}
+          </select>
+          {notes.map((n) => (
+            <span key={n.value} className={n.blocking ? "field-error" : "option-note"} data-testid={`note-${control.id}-${n.value}`}>
+              {n.text}
+            </span>
+          ))}
+        </>
+      );
+    }
   }
 }
