@@ -47,6 +47,7 @@ export const PROCEDURE_ROLES: Readonly<Record<string, Role>> = {
   "run.logs": "viewer",
   "run.table": "viewer",
   "run.memoryPeaks": "viewer",
+  "run.offloads": "viewer",
   "run.transcripts": "viewer",
   "run.episodeSteps": "viewer",
   "run.episodes": "viewer",

@@ -32,6 +32,7 @@ import {
 import { pageEpisodes } from "./episodes";
 import { listMetricSeriesKeys, loadMemorySeries, loadMetricSeries } from "./series";
 import { loadMemoryPeaks, RunMemoryPeaksOutput } from "./memoryPeaks";
+import { loadOffloads, RunOffloadsInput, RunOffloadsOutput } from "./offloads";
 import { rerunRun } from "./rerun";
 import { listRunTable, RunTableInput, RunTableOutput } from "./table";
 import { episodeActors, episodeSteps, listTranscripts, TranscriptsInput, TranscriptsOutput } from "./transcripts";
@@ -197,6 +198,15 @@ export const runRouter = createTRPCRouter({
     .query(async ({ ctx, input }) => {
       await requireRun(ctx, input.runId);
       return { peaks: await loadMemoryPeaks(ctx.db, input.runId) };
+    }),
+
+  /** The run's offload / reload moves (markers on the memory timeline) and their totals per actor. */
+  offloads: protectedProcedure
+    .input(RunOffloadsInput)
+    .output(RunOffloadsOutput)
+    .query(async ({ ctx, input }) => {
+      await requireRun(ctx, input.runId);
+      return loadOffloads(ctx.db, input.runId, input.maxMarkers);
     }),
 
   /** Transcripts for the browser: filters and keyset pages. */
