@@ -17,6 +17,8 @@ export type StopReason =
 /** What the rest of the runner may do to a run it is supervising. */
 export interface ActiveRun {
   requestStop(reason: StopReason): void;
+  /** The runner is shutting down: stop after the current step with a checkpoint and requeue to resume. */
+  requestHandOver(): void;
   /** Forwards a pause/resume/stop-after-step command to the runtime's control channel. */
   control(command: RuntimeControlCommandName): void;
   /**
@@ -36,6 +38,11 @@ export interface RunnerContext {
   /** Runs this runner process is supervising right now, by run id. */
   active: Map<string, ActiveRun>;
   log: RunnerLog;
+  /**
+   * Adds a queued run's job to the runs queue (idempotent), e.g. a run handed back at shutdown.
+   * Absent in contexts without a queue; the queue reconciler of any runner then adds it.
+   */
+  enqueueRun?: (runId: string) => Promise<unknown>;
   /** Extra environment for runtime children (tests point PYTHONPATH at a stand-in runtime). */
   childEnv?: Record<string, string>;
 }

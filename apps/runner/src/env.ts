@@ -36,6 +36,14 @@ const RawEnv = z.object({
   TROUPE_STALL_TIMEOUT_MS: integer(1000).optional(),
   /** How often a supervised run's heartbeat is written (default: stall timeout / 6, at most 5 s). */
   TROUPE_HEARTBEAT_MS: integer(100).optional(),
+  /** On SIGTERM/SIGINT: how long runs may take to finish their step and checkpoint before they are cancelled. */
+  TROUPE_SHUTDOWN_GRACE_MS: integer(0).optional(),
+  /** How long a run's final writes (last events, log lines, final status) are retried while Postgres is away. */
+  TROUPE_DB_RETRY_MS: integer(0).optional(),
+  /** How often the runner checks that Redis still holds the queue (a flushed or restarted Redis). */
+  TROUPE_REQUEUE_CHECK_MS: integer(100).optional(),
+  /** How often every queued run's job is checked, whatever the check above says. */
+  TROUPE_REQUEUE_SWEEP_MS: integer(1000).optional(),
 });
 
 export interface RunnerEnv {
@@ -49,6 +57,10 @@ export interface RunnerEnv {
   cancelGraceMs: number;
   stallTimeoutMs: number;
   heartbeatMs: number;
+  shutdownGraceMs: number;
+  dbRetryMs: number;
+  requeueCheckMs: number;
+  requeueSweepMs: number;
 }
 
 export class EnvError extends Error {
@@ -97,5 +109,9 @@ export function loadRunnerEnv(source: NodeJS.ProcessEnv = process.env, options: 
     cancelGraceMs: env.TROUPE_CANCEL_GRACE_MS ?? 10_000,
     stallTimeoutMs,
     heartbeatMs,
+    shutdownGraceMs: env.TROUPE_SHUTDOWN_GRACE_MS ?? 120_000,
+    dbRetryMs: env.TROUPE_DB_RETRY_MS ?? 900_000,
+    requeueCheckMs: env.TROUPE_REQUEUE_CHECK_MS ?? 2_000,
+    requeueSweepMs: env.TROUPE_REQUEUE_SWEEP_MS ?? 60_000,
   };
 }

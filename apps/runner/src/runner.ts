@@ -1,6 +1,6 @@
 import { QUEUES } from "@troupe/contracts";
 import { createDb } from "@troupe/db";
-import { Worker } from "bullmq";
+import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { startControlSubscriber } from "./control/controlSubscriber";
 import type { ActiveRun, RunnerContext } from "./context";
@@ -9,6 +9,8 @@ import { GpuSlots } from "./gpus/gpuSlots";
 import { consoleLog, type RunnerLog } from "./log";
 import { createRunProcessor } from "./processor";
 import { startRewardTestWorker } from "./rewardTest/rewardTestWorker";
+import { startQueueReconciler } from "./queue/reconcile";
+import { enqueueQueuedRun } from "./queue/runJobs";
 import { recoverOwnRuns, startSweeper } from "./run/recovery";
 
 export interface RunnerOptions {
@@ -21,8 +23,15 @@ export interface RunnerOptions {
 export interface Runner {
   ctx: RunnerContext;
   worker: Worker;
-  /** Stop taking jobs, SIGTERM the runtimes, wait for them to end and be stored, close connections. */
+  /**
+   * A graceful stop (SIGTERM, a deploy): take no new jobs; ask every run to stop after its current
+   * step with a checkpoint, and requeue each to resume on the next runner; after
+   * TROUPE_SHUTDOWN_GRACE_MS, cancel the runs still going (`cancelRuns`); close connections.
+   * Resolves once every run is stored and settled.
+   */
   shutdown(reason: string): Promise<void>;
+  /** The fallback: SIGTERM every run's runtime now (cancelled after its step; SIGKILL after TROUPE_CANCEL_GRACE_MS). */
+  cancelRuns(reason: string): void;
 }
 
 /**
@@ -32,7 +41,8 @@ export interface Runner {
  * BullMQ's stalled-job settings follow TROUPE_STALL_TIMEOUT_MS: a job's lock lasts that long
  * (renewed at half of it while the runner lives), so the queue re-delivers a dead runner's job
  * about when its heartbeat counts as stale, and the claim then fails the run with the reason.
- * One re-delivery is allowed (maxStalledCount 1).
+ * One re-delivery is allowed (maxStalledCount 1). The queue reconciler puts back the job of any
+ * run Postgres has as queued that Redis lost (see queue/reconcile.ts).
  */
 export async function startRunner(env: RunnerEnv, options: RunnerOptions = {}): Promise<Runner> {
   const log = options.log ?? consoleLog(env.runnerId);
@@ -50,10 +60,17 @@ export async function startRunner(env: RunnerEnv, options: RunnerOptions = {}): 
     ...(options.childEnv ? { childEnv: options.childEnv } : {}),
   };
 
+  const queueConnection = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
+  queueConnection.on("error", (error) => log.warn(`redis (queue producer): ${error.message}`));
+  const queue = new Queue(QUEUES.runs.name, { connection: queueConnection, ...(options.queuePrefix ? { prefix: options.queuePrefix } : {}) });
+  queue.on("error", (error) => log.warn(`queue: ${error.message}`));
+  ctx.enqueueRun = (runId) => enqueueQueuedRun(db, queue, runId);
+
   const recovered = await recoverOwnRuns(ctx);
   if (recovered > 0) log.info(`failed ${recovered} run(s) left running by a previous incarnation of this runner`);
   const control = await startControlSubscriber(env.redisUrl, active, log);
   const sweeper = startSweeper(ctx);
+  const reconciler = startQueueReconciler(ctx, queue, options.queuePrefix ?? "bull");
 
   const shutdownController = new AbortController();
   const workerConnection = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
@@ -80,22 +97,39 @@ export async function startRunner(env: RunnerEnv, options: RunnerOptions = {}): 
   );
 
   let closing: Promise<void> | null = null;
+  let cancelling = false;
+  const cancelRuns = (reason: string) => {
+    if (cancelling) return;
+    cancelling = true;
+    log.warn(`cancelling ${active.size} running run(s) (${reason})`);
+    for (const run of active.values()) run.requestStop("shutdown");
+  };
   const shutdown = (reason: string) =>
     (closing ??= (async () => {
-      log.info(`shutting down (${reason}): taking no new jobs, stopping ${active.size} running run(s)`);
+      log.info(
+        `shutting down (${reason}): taking no new jobs, stopping ${active.size} running run(s) after their step with a checkpoint to resume on the next runner (cancelled if not done within ${env.shutdownGraceMs} ms)`,
+      );
       shutdownController.abort();
       const workerClosed = worker.close();
       const rewardTestsClosed = rewardTests.close();
-      for (const run of active.values()) run.requestStop("shutdown");
-      await workerClosed;
+      for (const run of active.values()) run.requestHandOver();
+      const grace = setTimeout(() => cancelRuns(`not stopped within TROUPE_SHUTDOWN_GRACE_MS=${env.shutdownGraceMs}`), env.shutdownGraceMs);
+      try {
+        await workerClosed;
+      } finally {
+        clearTimeout(grace);
+      }
       await rewardTestsClosed;
+      await reconciler.stop();
       await sweeper.stop();
       await control.close();
+      await queue.close().catch(() => undefined);
+      await queueConnection.quit().catch(() => queueConnection.disconnect());
       await redis.quit().catch(() => redis.disconnect());
       await workerConnection.quit().catch(() => workerConnection.disconnect());
       await db.$disconnect();
       log.info("runner stopped");
     })());
 
-  return { ctx, worker, shutdown };
+  return { ctx, worker, shutdown, cancelRuns };
 }

@@ -34,6 +34,7 @@ function otherIndexUrl(redisUrl: string): { url: string; db: number } {
 function recordingRun(calls: string[]): ActiveRun {
   return {
     requestStop: (reason) => calls.push(`stop:${reason}`),
+    requestHandOver: () => calls.push("handover"),
     control: (command) => calls.push(`control:${command}`),
     applyRequestedControl: async () => {
       calls.push("apply");

@@ -26,6 +26,10 @@ describe("runner env", () => {
       cancelGraceMs: 10_000,
       stallTimeoutMs: 60_000,
       heartbeatMs: 5_000,
+      shutdownGraceMs: 120_000,
+      dbRetryMs: 900_000,
+      requeueCheckMs: 2_000,
+      requeueSweepMs: 60_000,
     });
     expect(env.workDir).toMatch(/\.troupe\/runs$/);
     expect(env.runnerId.length).toBeGreaterThan(0);

@@ -75,13 +75,14 @@ describe("recovery of runs whose runner died", () => {
   });
 
   it("the sweeper fails any runner's run whose heartbeat is older than the stall timeout", async () => {
-    const { ctx } = testContext(services, { stallTimeoutMs: 60_000 });
+    // A short stall timeout: the sweeper waits until Postgres has been up that long (a test database may be new).
+    const { ctx } = testContext(services, { stallTimeoutMs: 5_000, heartbeatMs: 1_000 });
     const deadRunner = uniqueId("dead-runner");
     const heartbeat = minutesAgo(2);
     const stale = await runningRun(deadRunner, heartbeat);
     const fresh = await runningRun(deadRunner, new Date());
     const supervisedHere = await runningRun(ctx.env.runnerId, minutesAgo(2));
-    ctx.active.set(supervisedHere, { requestStop: () => undefined, control: () => undefined, applyRequestedControl: async () => undefined });
+    ctx.active.set(supervisedHere, { requestStop: () => undefined, requestHandOver: () => undefined, control: () => undefined, applyRequestedControl: async () => undefined });
 
     expect(await sweepStalledRuns(ctx)).toBeGreaterThanOrEqual(1);
 

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { QUEUES } from "@troupe/contracts";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
@@ -46,12 +48,58 @@ describe("the BullMQ worker", () => {
     expect(job?.returnvalue).toEqual({ kind: "finished", status: "succeeded" });
   });
 
-  it("on shutdown, stops taking jobs and SIGTERMs its runs, which end at their step", async () => {
+  const statesOf = async (runId: string) =>
+    (await services.db.runEvent.findMany({ where: { runId, type: "status" }, orderBy: { seq: "asc" } })).map((e) => (e.payload as { state: string }).state);
+
+  it("on shutdown, stops each run after its step with a checkpoint and requeues it; the next runner resumes it from that step", async () => {
     const log = memoryLog();
     const env = testEnv(services);
     await runner?.shutdown("next test");
     runner = await startRunner(env, { log, queuePrefix: prefix, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH } });
-    const runId = await createQueuedRun(services, { fixture: { mode: "forever", stepMs: 50 } });
+    const total = 30;
+    const runId = await createQueuedRun(services, { fixture: { mode: "succeed", steps: total, stepMs: 100 } });
+    await enqueue(runId);
+    await waitFor("the run's third step", async () => ((await services.db.run.findUniqueOrThrow({ where: { id: runId } })).lastStep ?? 0) >= 3);
+
+    const stopping = runner;
+    runner = null;
+    await stopping.shutdown("SIGTERM");
+
+    const handedBack = await services.db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect(handedBack).toMatchObject({ status: "queued", error: null, finishedAt: null });
+    const step = handedBack.resumeStep!;
+    expect(step).toBeGreaterThanOrEqual(3);
+    expect(step).toBeLessThan(total);
+    expect(handedBack.lastStep).toBe(step);
+    expect(log.lines).toEqual(expect.arrayContaining([expect.stringMatching(/shutting down \(SIGTERM\).*1 running run/), "INFO runner stopped"]));
+
+    // A job enqueued now waits for the next runner, like the handed-back run.
+    const later = await createQueuedRun(services, { fixture: { mode: "succeed", steps: 1 } });
+    await enqueue(later);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await services.db.run.findUniqueOrThrow({ where: { id: later } })).status).toBe("queued");
+
+    runner = await startRunner(testEnv(services), { log, queuePrefix: prefix, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH } });
+    await waitFor("the next runner to finish both", async () => {
+      const rows = await services.db.run.findMany({ where: { id: { in: [runId, later] } } });
+      return rows.every((r) => r.status === "succeeded");
+    });
+    const resumed = await services.db.run.findUniqueOrThrow({ where: { id: runId } });
+    expect({ attempt: resumed.attempt, lastStep: resumed.lastStep, error: resumed.error }).toEqual({ attempt: 2, lastStep: total, error: null });
+    // Every step's metric exactly once, across the two attempts; the page never saw the run end.
+    const metricSteps = (await services.db.runEvent.findMany({ where: { runId, type: "metric" }, orderBy: { seq: "asc" } })).map((e) => (e.payload as { step: number }).step);
+    expect(metricSteps).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    expect(await statesOf(runId)).toEqual(["queued", "running", "queued", "running", "succeeded"]);
+    const invocation = JSON.parse(readFileSync(join(testEnv(services).workDir, runId, "invocation.json"), "utf8")) as { argv: string[] };
+    expect(invocation.argv.slice(-2)).toEqual(["--resume", join(testEnv(services).workDir, runId, "checkpoints", `step-${step}`)]);
+  });
+
+  it("on shutdown, a run that does not stop within TROUPE_SHUTDOWN_GRACE_MS is cancelled at its step (the fallback)", async () => {
+    const log = memoryLog();
+    const env = testEnv(services, { shutdownGraceMs: 500 });
+    await runner?.shutdown("next test");
+    runner = await startRunner(env, { log, queuePrefix: prefix, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH } });
+    const runId = await createQueuedRun(services, { fixture: { mode: "forever", stepMs: 50, ignoreStopAfterStep: true } });
     await enqueue(runId);
     await waitFor("the run's first metric", () => services.db.metricPoint.count({ where: { runId } }));
 
@@ -61,14 +109,6 @@ describe("the BullMQ worker", () => {
 
     const run = await services.db.run.findUniqueOrThrow({ where: { id: runId } });
     expect(run).toMatchObject({ status: "cancelled", error: `Stopped because runner ${env.runnerId} shut down.` });
-    expect(log.lines).toEqual(expect.arrayContaining([expect.stringMatching(/shutting down \(SIGTERM\).*1 running run/), "INFO runner stopped"]));
-
-    // A job enqueued now waits for the next runner.
-    const later = await createQueuedRun(services, { fixture: { mode: "succeed", steps: 1 } });
-    await enqueue(later);
-    await new Promise((r) => setTimeout(r, 300));
-    expect((await services.db.run.findUniqueOrThrow({ where: { id: later } })).status).toBe("queued");
-    runner = await startRunner(env, { log, queuePrefix: prefix, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH } });
-    await waitFor("the next runner to run it", async () => (await services.db.run.findUniqueOrThrow({ where: { id: later } })).status === "succeeded");
+    expect(log.lines).toEqual(expect.arrayContaining([expect.stringMatching(/cancelling 1 running run\(s\) \(not stopped within TROUPE_SHUTDOWN_GRACE_MS=500\)/)]));
   });
 });

@@ -6,11 +6,13 @@ import type { EventStoreDb } from "./events/dbClient";
  * Every status change a run may make. `paused` is a running run waiting at a step boundary (the
  * process is alive), so it ends the same ways a running run does; `failed`, `cancelled` and
  * `stopped` go back to `queued` only to resume from a checkpoint (a new attempt). `succeeded` is final.
+ * `running`/`paused` → `queued` is a hand-back: a runner shutting down stopped the run after its step
+ * with a checkpoint, and the next runner resumes it (the run never ends on the way).
  */
 export const ALLOWED_TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = {
   queued: ["running", "failed", "cancelled"],
-  running: ["paused", "succeeded", "failed", "cancelled", "stopped"],
-  paused: ["running", "succeeded", "failed", "cancelled", "stopped"],
+  running: ["paused", "succeeded", "failed", "cancelled", "stopped", "queued"],
+  paused: ["running", "succeeded", "failed", "cancelled", "stopped", "queued"],
   succeeded: [],
   failed: ["queued"],
   cancelled: ["queued"],

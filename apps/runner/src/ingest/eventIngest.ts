@@ -6,6 +6,13 @@ import type { LogSink } from "./logSink";
 
 type ErrorEvent = Extract<RunEvent, { type: "error" }>;
 
+export interface IngestOptions {
+  /** How long the final drain retries while Postgres is away (TROUPE_DB_RETRY_MS). */
+  giveUpAfterMs?: number;
+  /** True while the runner hands the run over (shutdown): a `stopped` status is then not an end. */
+  handingOver?: () => boolean;
+}
+
 /** Longest event line accepted (an episode with long conversations is big, but not this big). */
 export const MAX_EVENT_LINE_CHARS = 8 << 20;
 
@@ -20,6 +27,8 @@ export class EventIngest {
   terminalStatus: StatusEvent | null = null;
   /** The last `error` event, for the failure message. */
   lastError: ErrorEvent | null = null;
+  /** The runtime stopped after its step for a hand-over (see `handingOver`). */
+  handedOver = false;
   received = 0;
   private readonly batcher: Batcher<RunEvent>;
 
@@ -30,10 +39,12 @@ export class EventIngest {
     private readonly seqStart: number,
     private readonly log: LogSink,
     onError: (error: unknown) => void,
+    private readonly options: IngestOptions = {},
   ) {
     this.batcher = new Batcher({
       maxItems: 500,
       maxDelayMs: 200,
+      ...(options.giveUpAfterMs !== undefined ? { giveUpAfterMs: options.giveUpAfterMs } : {}),
       flush: async (events) => {
         await storeEvents(db, runId, events);
         await followPauses(db, runId, events);
@@ -50,12 +61,18 @@ export class EventIngest {
       this.log.write("runner", `warning: ignored a malformed event line (${event.reason}): ${preview(line)}`);
       return;
     }
-    const e = event.value;
+    let e = event.value;
     if (e.seq < this.seqStart) {
       this.log.write("runner", `warning: ignored event seq ${e.seq}, below --seq-start ${this.seqStart}: ${preview(line)}`);
       return;
     }
     this.received += 1;
+    if (e.type === "status" && e.state === "stopped" && this.options.handingOver?.()) {
+      // Not the run's end: it resumes on the next runner. A terminal status in the stream would make
+      // every open run page stop following it; the same seq as a log line keeps the history.
+      this.handedOver = true;
+      e = { seq: e.seq, ts: e.ts, type: "log", level: "info", message: `${e.message ?? "stopped after the step"} (runner shutting down: the run will resume from this checkpoint on the next runner)` };
+    }
     if (e.type === "status" && isTerminal(e.state)) this.terminalStatus = e;
     if (e.type === "error") this.lastError = e;
     this.batcher.push(e);

@@ -22,11 +22,13 @@ export class LogSink {
     private readonly runId: string,
     firstLineNo: number,
     onError: (error: unknown) => void,
+    giveUpAfterMs?: number,
   ) {
     this.nextLineNo = firstLineNo;
     this.batcher = new Batcher({
       maxItems: 500,
       maxDelayMs: 250,
+      ...(giveUpAfterMs !== undefined ? { giveUpAfterMs } : {}),
       flush: async (rows) => {
         await db.logLine.createMany({ data: rows, skipDuplicates: true });
       },

@@ -1,6 +1,7 @@
 import { appendToStream, transitionRun } from "@troupe/db";
 import type { RunnerContext } from "../context";
 import { failAbandonedRun } from "./abandoned";
+import { runLooksAlive } from "./liveness";
 
 export type ClaimResult =
   | { kind: "claimed"; seqStart: number }
@@ -53,6 +54,10 @@ async function explainUnclaimable(ctx: RunnerContext, runId: string, now: Date):
   const staleBefore = new Date(now.getTime() - ctx.env.stallTimeoutMs);
   const ours = row.runnerId === ctx.env.runnerId;
   if (ours && ctx.active.has(runId)) return { kind: "skipped", reason: "already supervised by this runner" };
+  // A stale heartbeat with a live Redis key is a runner cut off from Postgres, not a dead one.
+  if (!ours && lastSign && lastSign < staleBefore && (await runLooksAlive(ctx, runId))) {
+    return { kind: "skipped", reason: `running on runner ${row.runnerId}, which is alive (its Postgres heartbeat is late)` };
+  }
   if (ours || !lastSign || lastSign < staleBefore) {
     const at = lastSign ? lastSign.toISOString() : "an unknown time";
     const reason = ours

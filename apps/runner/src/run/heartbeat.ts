@@ -1,4 +1,5 @@
 import type { RunnerContext } from "../context";
+import { clearRunAlive, markRunAlive } from "./liveness";
 
 export interface HeartbeatHandlers {
   /** The run row has cancelRequestedAt set (the fallback when the pub/sub message was missed). */
@@ -10,31 +11,44 @@ export interface HeartbeatHandlers {
 }
 
 /**
- * Writes `heartbeatAt` every `env.heartbeatMs` while the run is ours, and reads back
- * `cancelRequestedAt` and `controlRequest` in the same statement. A failed write (database briefly away) is logged
- * and retried on the next beat; the stall sweeper tolerates TROUPE_STALL_TIMEOUT_MS of silence.
+ * Every `env.heartbeatMs` while the run is ours: sets the run's liveness key in Redis (see
+ * liveness.ts), then writes `heartbeatAt` and reads back `cancelRequestedAt` and `controlRequest` in
+ * the same statement. A failed write (database away) is logged once per outage and retried on the
+ * next beat; other runners' stall sweepers see the Redis key meanwhile and leave the run alone.
+ * It beats from the claim until the run is settled, not only while the process lives: a run whose
+ * final writes wait out an outage is still ours.
  */
 export function startHeartbeat(ctx: RunnerContext, runId: string, handlers: HeartbeatHandlers): { stop(): Promise<void> } {
   let stopped = false;
   let inFlight: Promise<void> = Promise.resolve();
+  let failing = false;
 
   const beat = async () => {
+    try {
+      await markRunAlive(ctx, runId);
+    } catch (error) {
+      ctx.log.warn(`run=${runId} could not set its liveness key in Redis: ${(error as Error).message}`);
+    }
     try {
       const rows = await ctx.db.run.updateManyAndReturn({
         where: { id: runId, status: { in: ["running", "paused"] }, runnerId: ctx.env.runnerId },
         data: { heartbeatAt: new Date() },
         select: { cancelRequestedAt: true, controlRequest: true },
       });
+      if (failing) ctx.log.info(`run=${runId} heartbeat written again`);
+      failing = false;
       if (stopped) return;
       const row = rows[0];
       if (!row) handlers.onLost();
       else if (row.cancelRequestedAt) handlers.onCancelRequested();
       else if (row.controlRequest) handlers.onControlRequested();
     } catch (error) {
-      ctx.log.warn(`run=${runId} heartbeat failed: ${(error as Error).message}`);
+      if (!failing) ctx.log.warn(`run=${runId} heartbeat failed (retrying every ${ctx.env.heartbeatMs} ms): ${(error as Error).message}`);
+      failing = true;
     }
   };
 
+  void (inFlight = beat());
   const timer = setInterval(() => {
     inFlight = inFlight.then(beat);
   }, ctx.env.heartbeatMs);
@@ -44,6 +58,7 @@ export function startHeartbeat(ctx: RunnerContext, runId: string, handlers: Hear
       stopped = true;
       clearInterval(timer);
       await inFlight;
+      await clearRunAlive(ctx, runId).catch(() => undefined);
     },
   };
 }

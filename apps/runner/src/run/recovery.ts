@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { RunnerContext } from "../context";
 import { failAbandonedRun } from "./abandoned";
+import { databaseUptimeMs, runLooksAlive } from "./liveness";
 
 /**
  * Runs left `running` by a runner that is gone. Such a run is failed with the reason (never
@@ -8,7 +9,8 @@ import { failAbandonedRun } from "./abandoned";
  * - at start-up, runs marked running on THIS runner id are from a previous incarnation of this
  *   process (so each runner on a host needs its own TROUPE_RUNNER_ID); their runtime may even
  *   still be alive as an orphan holding the GPU, so it is killed first;
- * - periodically, runs of ANY runner whose heartbeat is older than TROUPE_STALL_TIMEOUT_MS.
+ * - periodically, runs of ANY runner whose heartbeat is older than TROUPE_STALL_TIMEOUT_MS and that
+ *   show no other sign of life (see sweepStalledRuns).
  */
 export async function recoverOwnRuns(ctx: RunnerContext): Promise<number> {
   const runs = await ctx.db.run.findMany({
@@ -28,7 +30,15 @@ export async function recoverOwnRuns(ctx: RunnerContext): Promise<number> {
   return failed;
 }
 
-export async function sweepStalledRuns(ctx: RunnerContext, now = new Date()): Promise<number> {
+/**
+ * Fails runs whose runner stopped heartbeating. Not while the evidence could be an outage's doing:
+ * Postgres up for less than a stall timeout (no heartbeat could be written while it was down), this
+ * sweeper itself unable to reach it within the last stall timeout, or the run's Redis liveness key
+ * still set (its runner is alive and only its Postgres writes fail).
+ */
+export async function sweepStalledRuns(ctx: RunnerContext, now = new Date(), outage: { lastFailureAt: number | null } = { lastFailureAt: null }): Promise<number> {
+  if (outage.lastFailureAt !== null && now.getTime() - outage.lastFailureAt < ctx.env.stallTimeoutMs) return 0;
+  if ((await databaseUptimeMs(ctx)) < ctx.env.stallTimeoutMs) return 0;
   const cutoff = new Date(now.getTime() - ctx.env.stallTimeoutMs);
   const runs = await ctx.db.run.findMany({
     where: {
@@ -41,6 +51,7 @@ export async function sweepStalledRuns(ctx: RunnerContext, now = new Date()): Pr
   for (const run of runs) {
     // Our own live runs are demonstrably alive (a missed beat means the database was away).
     if (ctx.active.has(run.id)) continue;
+    if (await runLooksAlive(ctx, run.id)) continue;
     const at = (run.heartbeatAt ?? run.startedAt)?.toISOString() ?? "an unknown time";
     const reason = `runner ${run.runnerId ?? "(unknown)"} stopped heartbeating at ${at}`;
     if (await failAbandonedRun(ctx, run.id, reason, { runnerId: run.runnerId, heartbeatAt: run.heartbeatAt })) failed += 1;
@@ -51,9 +62,13 @@ export async function sweepStalledRuns(ctx: RunnerContext, now = new Date()): Pr
 /** Sweeps every `intervalMs` (default: half the stall timeout, at most 30 s). */
 export function startSweeper(ctx: RunnerContext, intervalMs = Math.min(30_000, Math.floor(ctx.env.stallTimeoutMs / 2))): { stop(): Promise<void> } {
   let inFlight: Promise<unknown> = Promise.resolve();
+  const outage = { lastFailureAt: null as number | null };
   const timer = setInterval(() => {
     inFlight = inFlight.then(() =>
-      sweepStalledRuns(ctx).catch((error: unknown) => ctx.log.warn(`stall sweep failed: ${(error as Error).message}`)),
+      sweepStalledRuns(ctx, new Date(), outage).catch((error: unknown) => {
+        outage.lastFailureAt = Date.now();
+        ctx.log.warn(`stall sweep failed: ${(error as Error).message}`);
+      }),
     );
   }, intervalMs);
   return {

@@ -1,12 +1,16 @@
-import { join } from "node:path";
-import { appendToStream, expireStream, transitionRun } from "@troupe/db";
+import { appendToStream, expireStream, rewindRunAfterStep, transitionRun } from "@troupe/db";
 import type { RunnerContext } from "../context";
+import { retryWhileDatabaseUnavailable } from "../io/dbRetry";
 import { claimRun } from "./claim";
+import { latestCheckpointOnDisk } from "./diskCheckpoints";
+import { handBackRun } from "./handBack";
+import { startHeartbeat } from "./heartbeat";
 import { materialiseRun, runFiles, SAFE_RUN_ID, type RunFiles } from "./materialise";
 import { settleRun } from "./settle";
 import { RunSupervisor, type SupervisionResult } from "./supervise";
+import { join } from "node:path";
 
-type JobStatus = "succeeded" | "failed" | "cancelled" | "stopped" | "unknown";
+type JobStatus = "succeeded" | "failed" | "cancelled" | "stopped" | "queued" | "unknown";
 
 export type JobResult =
   | { kind: "finished"; status: JobStatus }
@@ -16,8 +20,8 @@ export type JobResult =
 
 /**
  * Everything one queue job does, in order: wait for GPU slots → claim → materialise → spawn
- * and supervise → settle. `shutdown` aborts a wait for GPUs (the job is deferred) and stops a
- * run that is claimed after the runner began shutting down.
+ * and supervise → settle (or hand back to the queue). `shutdown` aborts a wait for GPUs (the job
+ * is deferred) and hands back a run that is claimed after the runner began shutting down.
  */
 export async function runJob(ctx: RunnerContext, runId: string, shutdown?: AbortSignal): Promise<JobResult> {
   if (!SAFE_RUN_ID.test(runId)) return { kind: "skipped", reason: `invalid run id ${JSON.stringify(runId)}` };
@@ -39,13 +43,28 @@ export async function runJob(ctx: RunnerContext, runId: string, shutdown?: Abort
   try {
     const claim = await claimRun(ctx, runId, files.workDir);
     if (claim.kind !== "claimed") return claim;
-    // A resumed run continues from its checkpoint, which the earlier attempt left in the same work folder.
-    const resumeFrom = row.resumeStep !== null ? join(files.workDir, "checkpoints", `step-${row.resumeStep}`) : undefined;
+    const resumeFrom = row.resumeStep !== null ? await resumeFolder(ctx, runId, files.workDir, row.resumeStep) : undefined;
     const status = await superviseClaimed(ctx, runId, files, row.spec, claim.seqStart, gpuIds, shutdown, resumeFrom);
     return { kind: "finished", status };
   } finally {
     ctx.gpus.release(gpuIds);
   }
+}
+
+/**
+ * The checkpoint a resumed run continues from: the newest one on disk in its work folder, which may
+ * be later than the `resumeStep` Postgres recorded (a checkpoint written while Postgres was away has
+ * no event). Steps stored after it are forgotten first, as the web's resume does for `resumeStep`.
+ * With nothing on disk, the recorded step's folder is passed and the runtime says it is missing (the
+ * work folder is per host: a run resumes where its checkpoints are, see the README).
+ */
+async function resumeFolder(ctx: RunnerContext, runId: string, workDir: string, recorded: number): Promise<string> {
+  const onDisk = latestCheckpointOnDisk(workDir);
+  if (!onDisk || onDisk.step <= recorded) return join(workDir, "checkpoints", `step-${recorded}`);
+  ctx.log.info(`run=${runId} resuming from the checkpoint of step ${onDisk.step} found on disk (Postgres recorded step ${recorded})`);
+  await rewindRunAfterStep(ctx.db, runId, onDisk.step);
+  await ctx.db.run.updateMany({ where: { id: runId }, data: { resumeStep: onDisk.step } });
+  return onDisk.path;
 }
 
 async function superviseClaimed(
@@ -60,9 +79,15 @@ async function superviseClaimed(
 ): Promise<JobStatus> {
   const supervisor = new RunSupervisor(ctx, { runId, ...files, seqStart, gpuIds, ...(resumeFrom ? { resumeFrom } : {}) });
   ctx.active.set(runId, supervisor);
+  // From the claim until the run is settled: final writes that wait out a Postgres outage are still a live run.
+  const heartbeat = startHeartbeat(ctx, runId, {
+    onCancelRequested: () => supervisor.requestStop("cancel"),
+    onControlRequested: () => void supervisor.applyRequestedControl(),
+    onLost: () => supervisor.requestStop("lost"),
+  });
   try {
     // A shutdown that began while this run was being claimed would not have seen it.
-    if (shutdown?.aborted) supervisor.requestStop("shutdown");
+    if (shutdown?.aborted) supervisor.requestHandOver();
     let result: SupervisionResult;
     try {
       await materialiseRun(files, spec, ctx.db);
@@ -78,9 +103,15 @@ async function superviseClaimed(
         runnerError: (error as Error).message,
       };
     }
-    const outcome = await settleRun(ctx, runId, result);
+    if (result.handedOver && (await handBackRun(ctx, runId, files.workDir, result.tail === "" ? null : result.tail))) return "queued";
+    const outcome = await retryWhileDatabaseUnavailable(() => settleRun(ctx, runId, result), {
+      giveUpAfterMs: ctx.env.dbRetryMs,
+      onRetry: (error, attempt, delayMs) =>
+        ctx.log.warn(`run=${runId} final status not written, Postgres unavailable (attempt ${attempt}, next in ${delayMs} ms): ${(error as Error).message}`),
+    });
     return outcome?.to ?? "unknown";
   } finally {
+    await heartbeat.stop();
     ctx.active.delete(runId);
   }
 }

@@ -26,6 +26,9 @@ export async function settleRun(ctx: RunnerContext, runId: string, facts: Omit<O
     ...(outcome.recordedEvent ? { recordedEvent: outcome.recordedEvent } : {}),
   });
   if (!event) {
+    const now = await ctx.db.run.findUnique({ where: { id: runId }, select: { status: true, runnerId: true } });
+    // Our own earlier try committed but its answer was lost (the connection broke): it is settled.
+    if (now?.status === outcome.to && now.runnerId === ctx.env.runnerId) return outcome;
     // Someone else ended it meanwhile (the stall sweeper, an operator); keep its state, add the tail.
     await ctx.db.run.updateMany({ where: { id: runId }, data: { logTail } });
     ctx.log.warn(`run=${runId} was no longer running on this runner when its runtime ended; left its state as is`);

@@ -5,7 +5,6 @@ import { EventIngest, MAX_EVENT_LINE_CHARS } from "../ingest/eventIngest";
 import { LogSink, MAX_LOG_LINE_CHARS } from "../ingest/logSink";
 import { runtimeCommand } from "../process/runtimeCommand";
 import { RuntimeProcess, type ChildExit } from "../process/runtimeProcess";
-import { startHeartbeat } from "./heartbeat";
 import type { OutcomeFacts } from "./outcome";
 
 export interface SuperviseInput {
@@ -19,16 +18,27 @@ export interface SuperviseInput {
   resumeFrom?: string;
 }
 
-export type SupervisionResult = Omit<OutcomeFacts, "runnerId" | "cancelRequested" | "cancelGraceMs">;
+export type SupervisionResult = Omit<OutcomeFacts, "runnerId" | "cancelRequested" | "cancelGraceMs"> & {
+  /**
+   * The run was handed back for a runner shutdown: the runtime stopped after its step with a
+   * checkpoint on our request (its `stopped` status was stored as a log line), or was never
+   * started. It goes back to the queue instead of ending.
+   */
+  handedOver?: boolean;
+};
 
 /**
  * Runs the runtime for one claimed run and watches it until it is over: events and log lines
- * are ingested as they come, the heartbeat is kept, and a stop request (cancel, shutdown, lost
- * ownership) becomes SIGTERM, then SIGKILL after TROUPE_CANCEL_GRACE_MS. `run()` returns once
- * the process has exited, its pipes have ended and everything it wrote is stored.
+ * are ingested as they come, and a stop request (cancel, shutdown, lost ownership) becomes
+ * SIGTERM, then SIGKILL after TROUPE_CANCEL_GRACE_MS. A hand-over (a runner shutting down) is a
+ * `stop_after_step` command instead: the runtime ends its step, writes a checkpoint and exits, and
+ * the run is requeued to resume. `run()` returns once the process has exited, its pipes have
+ * ended and everything it wrote is stored (retried for up to TROUPE_DB_RETRY_MS while Postgres is
+ * away). The heartbeat is the caller's (it lasts until the run is settled).
  */
 export class RunSupervisor implements ActiveRun {
   private stopReason: StopReason | null = null;
+  private handOverRequested = false;
   private process: RuntimeProcess | null = null;
   private killTimer: NodeJS.Timeout | null = null;
   private killedAfterGrace = false;
@@ -57,8 +67,19 @@ export class RunSupervisor implements ActiveRun {
     return this.controlTaking;
   }
 
+  /** A runner shutdown: stop after the current step with a checkpoint, to be resumed by the next runner. */
+  requestHandOver(): void {
+    if (this.handOverRequested || this.stopReason) return;
+    this.handOverRequested = true;
+    if (!this.process || this.process.hasExited) return; // never started: nothing to stop
+    this.ctx.log.info(`run=${this.input.runId} runner shutting down: asking the runtime to stop after its step with a checkpoint`);
+    this.control("stop_after_step");
+  }
+
   requestStop(reason: StopReason): void {
     if (this.stopReason) return;
+    // After the exit there is nothing to stop, and the reason must not rewrite how it ended.
+    if (this.process?.hasExited) return;
     this.stopReason = reason;
     this.ctx.log.info(`run=${this.input.runId} stop requested (${reason}): sending SIGTERM`);
     if (this.process) this.terminate(this.process);
@@ -67,11 +88,14 @@ export class RunSupervisor implements ActiveRun {
   async run(): Promise<SupervisionResult> {
     const { ctx, input } = this;
     const onStoreError = (error: unknown) => ctx.log.warn(`run=${input.runId} storing output failed (will retry): ${(error as Error).message}`);
-    const logs = new LogSink(ctx.db, input.runId, await LogSink.firstFreeLineNo(ctx.db, input.runId), onStoreError);
-    const events = new EventIngest(ctx.db, ctx.redis, input.runId, input.seqStart, logs, onStoreError);
+    const logs = new LogSink(ctx.db, input.runId, await LogSink.firstFreeLineNo(ctx.db, input.runId), onStoreError, ctx.env.dbRetryMs);
+    const events = new EventIngest(ctx.db, ctx.redis, input.runId, input.seqStart, logs, onStoreError, {
+      giveUpAfterMs: ctx.env.dbRetryMs,
+      handingOver: () => this.handOverRequested && !this.stopReason,
+    });
 
     let exit: ChildExit | null = null;
-    if (!this.stopReason) {
+    if (!this.stopReason && !this.handOverRequested) {
       const child = RuntimeProcess.start(
         runtimeCommand(ctx.env, { ...input, childEnv: ctx.childEnv }),
         {
@@ -83,19 +107,17 @@ export class RunSupervisor implements ActiveRun {
       );
       this.process = child;
       if (this.stopReason) this.terminate(child); // a stop that raced the spawn
+      if (this.handOverRequested) this.control("stop_after_step");
       if (child.pid !== undefined) {
-        await ctx.db.run.updateMany({ where: { id: input.runId, runnerId: ctx.env.runnerId }, data: { pid: child.pid } });
+        // Only for killing an orphan after a runner crash: a database hiccup here must not end the run.
+        await ctx.db.run
+          .updateMany({ where: { id: input.runId, runnerId: ctx.env.runnerId }, data: { pid: child.pid } })
+          .catch((error: unknown) => ctx.log.warn(`run=${input.runId} could not store its pid: ${(error as Error).message}`));
       }
-      const heartbeat = startHeartbeat(ctx, input.runId, {
-        onCancelRequested: () => this.requestStop("cancel"),
-        onControlRequested: () => void this.applyRequestedControl(),
-        onLost: () => this.requestStop("lost"),
-      });
       try {
         exit = await child.finished;
       } finally {
         if (this.killTimer) clearTimeout(this.killTimer);
-        await heartbeat.stop();
       }
       logs.write("runner", exitLine(exit, child.pid));
     }
@@ -117,6 +139,7 @@ export class RunSupervisor implements ActiveRun {
       killedAfterGrace: this.killedAfterGrace,
       tail: logs.tail.text(),
       ...(runnerError ? { runnerError } : {}),
+      handedOver: !runnerError && !this.stopReason && this.handOverRequested && (exit === null || events.handedOver),
     };
   }
 

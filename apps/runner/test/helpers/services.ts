@@ -69,6 +69,10 @@ export function testEnv(services: TestServices, overrides: Partial<RunnerEnv> = 
     cancelGraceMs: 500,
     stallTimeoutMs: 60_000,
     heartbeatMs: 200,
+    shutdownGraceMs: 60_000,
+    dbRetryMs: 60_000,
+    requeueCheckMs: 200,
+    requeueSweepMs: 5_000,
     ...overrides,
   };
 }
