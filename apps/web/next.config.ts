@@ -15,6 +15,23 @@ const nextConfig: NextConfig = {
   // A second build folder (e.g. a benchmark's production build) must not replace the one tests use.
   distDir: process.env.TROUPE_NEXT_DIST_DIR || ".next",
   poweredByHeader: false,
+  // Every response: never framed, no MIME sniffing, no referrer leaving the site (invitation links
+  // carry a secret in their path). Pages also get a nonce-based CSP from src/proxy.ts.
+  async headers() {
+    return [
+      {
+        source: "/:path*",
+        headers: [
+          { key: "X-Frame-Options", value: "DENY" },
+          { key: "Content-Security-Policy", value: "frame-ancestors 'none'; object-src 'none'; base-uri 'self'" },
+          { key: "X-Content-Type-Options", value: "nosniff" },
+          { key: "Referrer-Policy", value: "same-origin" },
+          { key: "Cross-Origin-Opener-Policy", value: "same-origin" },
+          { key: "Permissions-Policy", value: "camera=(), microphone=(), geolocation=(), payment=(), usb=()" },
+        ],
+      },
+    ];
+  },
   reactStrictMode: true,
 };
 

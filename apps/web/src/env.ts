@@ -23,6 +23,15 @@ export const ServerEnv = z.object({
   REDIS_URL: redisUrl,
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  /** The first administrator, created on the first start when no user exists (else generated and printed once). */
+  TROUPE_ADMIN_EMAIL: z.string().trim().email("must be an email address").optional().or(z.literal("").transform(() => undefined)),
+  TROUPE_ADMIN_PASSWORD: z.string().min(10, "must be at least 10 characters").max(256).optional().or(z.literal("").transform(() => undefined)),
+  /**
+   * Host names (with or without port) this server answers to, comma-separated, besides loopback
+   * (localhost, 127.0.0.1, [::1]). A request with any other Host is refused: a DNS-rebinding page
+   * cannot reach the app through the victim's browser. `*` turns the check off.
+   */
+  TROUPE_ALLOWED_HOSTS: z.string().default(""),
 });
 export type ServerEnv = z.infer<typeof ServerEnv>;
 

@@ -36,9 +36,9 @@ beforeAll(async () => {
   services = openServices();
   server = await startApiServer({ isolateQueue: true });
   checker = await OpenApiChecker.load(server.baseUrl);
-  const created = await createApiToken(services.db, uniqueId("api-test-token"));
+  const created = await services.apiToken("editor", "api-test-token");
   token = created.token;
-  tokenId = created.record.id;
+  tokenId = created.tokenId;
   tokenIds.push(tokenId);
   call = apiCaller(server.baseUrl, checker, token);
 });
@@ -91,9 +91,10 @@ describe("auth", () => {
   ];
 
   it("every endpoint but health answers 401 without a token, with a bad one and with a revoked one, and writes nothing", async () => {
-    const revoked = await createApiToken(services.db, uniqueId("revoked"));
+    const owner = await services.user("editor", "revoked");
+    const revoked = await createApiToken(services.db, owner.id, uniqueId("revoked"));
     tokenIds.push(revoked.record.id);
-    await revokeApiToken(services.db, revoked.record.id);
+    await revokeApiToken(services.db, revoked.record.id, null);
     const runsBefore = await services.db.run.count();
     const datasetsBefore = await services.db.dataset.count();
     for (const [method, path, template] of authed) {

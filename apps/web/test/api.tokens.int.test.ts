@@ -7,9 +7,12 @@ import { openServices, type TestServices } from "./helpers/services";
 
 let services: TestServices;
 const created: string[] = [];
+/** A real editor: tokens belong to a user row. */
+let editor: Awaited<ReturnType<TestServices["user"]>>;
 
-beforeAll(() => {
+beforeAll(async () => {
   services = openServices();
+  editor = await services.user("editor", "token-owner");
 });
 afterAll(async () => {
   await services.db.apiToken.deleteMany({ where: { id: { in: created } } });
@@ -18,7 +21,7 @@ afterAll(async () => {
 
 describe("token router", () => {
   it("creates a token whose secret is returned once and stored only as a hash; lists and revokes it", async () => {
-    const { token, record } = await services.caller.token.create({ name: "  nightly eval  " });
+    const { token, record } = await editor.caller.token.create({ name: "  nightly eval  " });
     created.push(record.id);
     expect(token).toMatch(/^troupe_[A-Za-z0-9_-]{43}$/);
     expect(record).toMatchObject({ name: "nightly eval", lastUsedAt: null, revokedAt: null });
@@ -26,32 +29,35 @@ describe("token router", () => {
     const row = await services.db.apiToken.findUniqueOrThrow({ where: { id: record.id } });
     expect(row.hash).toBe(hashToken(token));
 
-    const { items } = await services.caller.token.list();
+    const { items } = await editor.caller.token.list();
     const listed = items.find((t) => t.id === record.id)!;
-    expect(Object.keys(listed).sort()).toEqual(["createdAt", "id", "lastUsedAt", "name", "prefix", "revokedAt"]);
+    expect(Object.keys(listed).sort()).toEqual(["createdAt", "id", "lastUsedAt", "name", "owner", "prefix", "revokedAt"]);
+    expect(listed.owner).toEqual({ id: editor.id, email: editor.email });
     expect(JSON.stringify(items)).not.toContain(token);
 
-    expect((await authenticateToken(services.db, token))?.id).toBe(record.id);
-    const revoked = await services.caller.token.revoke({ id: record.id });
+    const authenticated = await authenticateToken(services.db, token);
+    expect(authenticated?.record.id).toBe(record.id);
+    expect(authenticated?.user).toEqual({ id: editor.id, email: editor.email, name: "token-owner", role: "editor" });
+    const revoked = await editor.caller.token.revoke({ id: record.id });
     expect(revoked.revokedAt).toBeInstanceOf(Date);
     expect(await authenticateToken(services.db, token)).toBeNull();
     // Revoking again keeps the first time.
-    expect((await services.caller.token.revoke({ id: record.id })).revokedAt).toEqual(revoked.revokedAt);
+    expect((await editor.caller.token.revoke({ id: record.id })).revokedAt).toEqual(revoked.revokedAt);
   });
 
   it("rejects a blank or long name naming the field, and an unknown id with NOT_FOUND", async () => {
     for (const name of ["   ", "x".repeat(101)]) {
-      const error = await services.caller.token.create({ name }).catch((e: unknown) => e);
+      const error = await editor.caller.token.create({ name }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TRPCError);
       expect((error as TRPCError).code).toBe("BAD_REQUEST");
       expect(JSON.stringify((error as TRPCError).cause)).toMatch(/name/);
     }
-    const missing = await services.caller.token.revoke({ id: "no-such-token" }).catch((e: unknown) => e);
+    const missing = await editor.caller.token.revoke({ id: "no-such-token" }).catch((e: unknown) => e);
     expect((missing as TRPCError).code).toBe("NOT_FOUND");
   });
 
   it("does not accept a token that differs in one character, or a malformed one", async () => {
-    const { token, record } = await services.caller.token.create({ name: "tamper" });
+    const { token, record } = await editor.caller.token.create({ name: "tamper" });
     created.push(record.id);
     const last = token.at(-1) === "A" ? "B" : "A";
     expect(await authenticateToken(services.db, token.slice(0, -1) + last)).toBeNull();

@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
 import { startApiServer, type ApiServer } from "../../../apps/web/test/helpers/apiServer";
 import { openServices, uniqueId, type TestServices } from "../../../apps/web/test/helpers/services";
-import { createApiToken } from "../../../apps/web/src/features/tokens/server/tokens";
 
 /**
  * The `troupe` CLI's exit codes on real runs: the REST API over HTTP, a real runner (started here on
@@ -64,9 +63,9 @@ beforeAll(async () => {
   services = openServices();
   dir = mkdtempSync(join(tmpdir(), "troupe-cli-test-"));
   server = await startApiServer({ isolateQueue: false });
-  const created = await createApiToken(services.db, uniqueId("cli-test"));
+  const created = await services.apiToken("editor", "cli-test");
   token = created.token;
-  tokenId = created.record.id;
+  tokenId = created.tokenId;
   runner = spawn(process.execPath, [join(root, "node_modules/tsx/dist/cli.mjs"), join(root, "apps/runner/src/main.ts")], {
     cwd: root,
     env: { ...process.env, HF_HUB_OFFLINE: "1", TROUPE_WORK_DIR: join(dir, "runs"), TROUPE_RUNNER_ID: uniqueId("cli-test-runner"), TROUPE_CANCEL_GRACE_MS: "5000" },

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll } from "vitest";
-import { createApiToken } from "../../src/features/tokens/server/tokens";
 import { startApiServer, type ApiServer } from "./apiServer";
 import { apiCaller, OpenApiChecker } from "./openapi";
-import { openServices, uniqueId, type TestServices } from "./services";
+import { openServices, type TestServices } from "./services";
 
 export interface ApiSession {
   services: TestServices;
@@ -18,17 +17,15 @@ export interface ApiSession {
  */
 export function useApiSession(tokenLabel: string): ApiSession {
   const session = {} as ApiSession;
-  let tokenId: string | undefined;
   beforeAll(async () => {
     session.services = openServices();
     session.server = await startApiServer({ isolateQueue: true });
-    const created = await createApiToken(session.services.db, uniqueId(tokenLabel));
-    tokenId = created.record.id;
+    // An editor's token: it may launch and control runs (the REST API's highest role).
+    const created = await session.services.apiToken("editor", tokenLabel);
     session.call = apiCaller(session.server.baseUrl, await OpenApiChecker.load(session.server.baseUrl), created.token);
   });
   afterAll(async () => {
     await session.server?.close();
-    if (tokenId) await session.services.db.apiToken.deleteMany({ where: { id: tokenId } });
     await session.services?.close();
   });
   return session;

@@ -1,10 +1,12 @@
-import { randomBytes } from "node:crypto";
 import { DEMO_SPEC_INPUT, QUEUES, runEventStreamKey, type RunEvent, type StatusEvent } from "@troupe/contracts";
 import { appendToStream, createDb, storeEvents, type Db } from "@troupe/db";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { createCaller } from "../../src/server/api/root";
+import type { Role } from "../../src/features/auth/lib/roles";
 import type { TRPCContext } from "../../src/server/api/trpc";
+import { uniqueId } from "./ids";
+import { createTestUser, deleteTestUsers, tokenFor, type TestUser } from "./users";
 
 /** Real Postgres and Redis from the environment; nothing of ours is mocked. */
 export function serviceUrls(): { databaseUrl: string; redisUrl: string } {
@@ -16,7 +18,17 @@ export function serviceUrls(): { databaseUrl: string; redisUrl: string } {
   return { databaseUrl, redisUrl };
 }
 
-export const uniqueId = (label: string) => `${label}-${randomBytes(5).toString("hex")}`;
+export { uniqueId };
+
+/**
+ * Who `caller` acts as: an administrator (every procedure allows it), so tests of what a procedure
+ * does are not about who may call it. No user row backs it; tests that need one (tokens, users)
+ * use `services.user(role)`. Refusals are tested over all procedures in auth.procedures.int.test.ts.
+ */
+export const TEST_ADMIN: TRPCContext["auth"] = {
+  user: { id: "vitest-admin", email: "vitest-admin@troupe.test", name: "vitest", role: "admin" },
+  via: "session",
+};
 
 export interface TestServices {
   ctx: TRPCContext;
@@ -24,7 +36,12 @@ export interface TestServices {
   redis: Redis;
   /** A real BullMQ queue under a test-only prefix, so a runner on the same Redis never sees our jobs. */
   queue: Queue;
+  /** tRPC as an administrator (TEST_ADMIN). */
   caller: ReturnType<typeof createCaller>;
+  /** A real user with `role` and a caller acting as them; removed by `close`. */
+  user(role: Role, label?: string): Promise<TestUser & { caller: ReturnType<typeof createCaller> }>;
+  /** An API token of a new user with `role` (editor by default); removed by `close`. */
+  apiToken(role?: Role, label?: string): Promise<{ token: string; tokenId: string; userId: string }>;
   /** Fresh connections for blocking reads or subscriptions, closed by `close`. */
   connection(): Redis;
   experimentIds: string[];
@@ -41,7 +58,8 @@ export function openServices(): TestServices {
     connection: new Redis(redisUrl, { maxRetriesPerRequest: null }),
     prefix: uniqueId("troupe-web-test"),
   });
-  const ctx: TRPCContext = { db, redis, runQueue: queue };
+  const ctx: TRPCContext = { db, redis, runQueue: queue, auth: TEST_ADMIN };
+  const userIds: string[] = [];
   const experimentIds: string[] = [];
   const runIds: string[] = [];
   return {
@@ -50,6 +68,16 @@ export function openServices(): TestServices {
     redis,
     queue,
     caller: createCaller(ctx),
+    async user(role, label) {
+      const user = await createTestUser(db, role, label);
+      userIds.push(user.id);
+      return { ...user, caller: createCaller({ ...ctx, auth: user.auth }) };
+    },
+    async apiToken(role = "editor", label = "vitest-token") {
+      const user = await createTestUser(db, role, label);
+      userIds.push(user.id);
+      return { ...(await tokenFor(db, user.id, label)), userId: user.id };
+    },
     connection() {
       const c = new Redis(redisUrl, { maxRetriesPerRequest: null });
       extra.push(c);
@@ -68,6 +96,7 @@ export function openServices(): TestServices {
         await redis.del(...ids.map(runEventStreamKey));
       }
       await db.experiment.deleteMany({ where: { id: { in: experimentIds } } });
+      await deleteTestUsers(db, userIds);
       await queue.obliterate({ force: true });
       await queue.close();
       await Promise.all(extra.map((c) => c.quit().catch(() => c.disconnect())));

@@ -1,3 +1,4 @@
+import { authRouter, userRouter } from "../../features/auth/server/router";
 import { datasetRouter } from "../../features/datasets/server/router";
 import { partsRouter } from "../../features/designer/server/partsRouter";
 import { experimentRouter } from "../../features/experiments/server/router";
@@ -8,12 +9,14 @@ import { createCallerFactory, createTRPCRouter } from "./trpc";
 
 /** One router per domain, merged here. */
 export const appRouter = createTRPCRouter({
+  auth: authRouter,
   dataset: datasetRouter,
   experiment: experimentRouter,
   part: partsRouter,
   reward: rewardRouter,
   run: runRouter,
   token: tokenRouter,
+  user: userRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -2,9 +2,11 @@ import { TRPCError } from "@trpc/server";
 import type { z } from "zod";
 import { formatPath } from "@troupe/contracts";
 import { createRequestContext } from "../../../server/api/context";
+import { getDb } from "../../../server/db";
 import type { TRPCContext } from "../../../server/api/trpc";
 import { FieldValidationError } from "../../../server/api/trpc";
-import type { TokenRecord } from "../../tokens/server/tokens";
+import type { RequestAuth } from "../../auth/server/requestAuth";
+import { dependencyDown } from "../../../server/dependencyErrors";
 import { requireToken } from "./auth";
 import type { OperationDef } from "./operations";
 import { ApiError, problemResponse } from "./problem";
@@ -21,8 +23,8 @@ type Infer<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
 export interface HandlerArgs<Op extends OperationDef> {
   request: Request;
   ctx: TRPCContext;
-  /** The authenticated token (null on operations without auth). */
-  token: Op["auth"] extends true ? TokenRecord : TokenRecord | null;
+  /** The token's user and the token's id (null on operations without auth). */
+  token: Op["auth"] extends false ? null : RequestAuth & { tokenId: string };
   params: Infer<Op["pathParams"]>;
   query: Infer<Op["query"]>;
 }
@@ -50,6 +52,10 @@ function fromTrpc(error: TRPCError): ApiError {
       return ApiError.notFound(error.message);
     case "BAD_REQUEST":
       return ApiError.validation([{ path: "(root)", message: error.message }]);
+    case "FORBIDDEN":
+      return ApiError.forbidden(error.message);
+    case "SERVICE_UNAVAILABLE":
+      return ApiError.unavailable(error.message);
     case "CONFLICT":
     case "PRECONDITION_FAILED":
       return new ApiError(409, "conflict", error.message);
@@ -60,6 +66,8 @@ function fromTrpc(error: TRPCError): ApiError {
 
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  const down = dependencyDown(error);
+  if (down) return ApiError.unavailable(`${down} is unreachable; try again shortly`);
   if (error instanceof TRPCError) return fromTrpc(error);
   return new ApiError(500, "internal", "internal error; the server log has the details");
 }
@@ -68,8 +76,8 @@ export function apiRoute<Op extends OperationDef>(op: Op, handle: (args: Handler
   return async (request: Request, context: RouteContext): Promise<Response> => {
     const instance = new URL(request.url).pathname;
     try {
-      const ctx = createRequestContext();
-      const token = op.auth ? await requireToken(ctx.db, request) : null;
+      const token = op.auth ? await requireToken(getDb(), request, op.auth) : null;
+      const ctx = createRequestContext(token);
       const rawParams = Object.fromEntries(
         Object.entries((await context.params) ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.join("/") : v]),
       );
@@ -78,7 +86,7 @@ export function apiRoute<Op extends OperationDef>(op: Op, handle: (args: Handler
       return await handle({ request, ctx, token, params, query } as HandlerArgs<Op>);
     } catch (error) {
       const apiError = toApiError(error);
-      if (apiError.status >= 500) console.error(`${request.method} ${instance} failed:`, error);
+      if (apiError.status === 500) console.error(`${request.method} ${instance} failed:`, error);
       return problemResponse(apiError, instance);
     }
   };

@@ -40,7 +40,7 @@ export const createRun = apiRoute(operations.createRun, async ({ request, ctx, t
     if (!parsed.success) throw ApiError.validation(body.issues(parsed.error), "invalid run spec");
     launch = { spec: parsed.data, priority: 0, tags: [] };
   }
-  const { runId, replayed } = await launchFromApi(ctx, launch, { tokenId: token.id, idempotencyKey: key });
+  const { runId, replayed } = await launchFromApi(ctx, launch, { tokenId: token.tokenId, idempotencyKey: key });
   const run = await requireApiRun(ctx.db, runId);
   return jsonResponse(ApiRunWithSpec, run, 201, {
     location: `/api/v1/runs/${encodeURIComponent(runId)}`,

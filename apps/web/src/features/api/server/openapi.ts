@@ -112,6 +112,8 @@ function operation(def: OperationDef): Json {
   for (const [status, r] of Object.entries(def.responses)) responses[status] = response(r);
   if (def.query || def.pathParams || def.body) responses["400"] ??= problem("Invalid parameters or body; `errors` names every field");
   if (def.auth) responses["401"] ??= problem("Missing, invalid or revoked API token; nothing was read or written");
+  if (def.auth) responses["403"] ??= problem(`The token's user has a role below ${def.auth}; nothing was read or written`);
+  responses["503"] ??= problem("Postgres or Redis is unreachable; retry after the `Retry-After` seconds");
   if (def.pathParams) responses["404"] ??= problem("No such run");
   if (def.body) responses["413"] ??= problem(`The body is larger than ${def.body.maxBytes} bytes`);
   responses["500"] ??= problem("Internal error (details are in the server log, never in the response)");

@@ -18,6 +18,7 @@ import {
   METRICS_CSV_HEADER,
   RunSpec,
 } from "@troupe/contracts";
+import type { Role } from "../../auth/lib/roles";
 import { DatasetOut, DatasetUploadQuery, MAX_DATASET_BYTES } from "./schemas";
 
 /**
@@ -55,7 +56,11 @@ export interface OperationDef {
   tag: string;
   summary: string;
   description: string;
-  auth: boolean;
+  /**
+   * The least role of the token's owner (`false`: no token, e.g. health). Reads are `viewer`; what
+   * launches, controls runs or stores data is `editor`.
+   */
+  auth: false | Role;
   pathParams?: z.ZodType;
   query?: z.ZodType;
   headers?: { name: string; description: string; schema: Record<string, unknown> }[];
@@ -82,7 +87,7 @@ function runActionOp<V extends string, S extends z.ZodType>(
     tag: "runs",
     summary: def.summary,
     description: def.description,
-    auth: true,
+    auth: "editor",
     pathParams: ApiRunIdParams,
     responses: {
       200: { description: def.done, schema: def.answer },
@@ -120,7 +125,7 @@ export const operations = {
       "header, a repeated request (same token, same key, same body, within 24 hours) returns the run the first " +
       "one created (header `Idempotent-Replayed: true`) instead of a second run; the same key with a different " +
       `body is a 409. Body limit: ${MAX_SPEC_BYTES} bytes (1 MiB).`,
-    auth: true,
+    auth: "editor",
     headers: [
       {
         name: "Idempotency-Key",
@@ -154,7 +159,7 @@ export const operations = {
     tag: "runs",
     summary: "List runs, newest first",
     description: "Filters combine (AND). Cursor pagination: pass `nextCursor` as `cursor` until it is null.",
-    auth: true,
+    auth: "viewer",
     query: ApiRunListQuery,
     responses: { 200: { description: "A page of runs", schema: ApiRunList } },
   }),
@@ -166,7 +171,7 @@ export const operations = {
     tag: "runs",
     summary: "One run, with its frozen spec",
     description: "Status, progress, latest reward, error and the spec exactly as launched.",
-    auth: true,
+    auth: "viewer",
     pathParams: ApiRunIdParams,
     responses: { 200: { description: "The run", schema: ApiRunWithSpec } },
   }),
@@ -181,7 +186,7 @@ export const operations = {
       `Answers as soon as the run is succeeded, failed, cancelled or stopped, or after \`timeout\` seconds (at most ${MAX_WAIT_SECONDS}), ` +
       "whichever comes first; `done` and `timedOut` say which. The server polls the run's row twice a second " +
       "(one primary-key read), so the answer comes within about half a second of the end. Loop on `timedOut` to wait longer.",
-    auth: true,
+    auth: "viewer",
     pathParams: ApiRunIdParams,
     query: ApiRunWaitQuery,
     responses: { 200: { description: "The run when it ended or when the timeout passed", schema: ApiRunWait } },
@@ -196,7 +201,7 @@ export const operations = {
     description:
       "Raw points by default; `buckets=N` cuts each series' step range into N equal parts (server-side, the same " +
       `bucketing the charts use) keeping the last value with min and max. CSV columns: \`${METRICS_CSV_HEADER}\`, one row per point.`,
-    auth: true,
+    auth: "viewer",
     pathParams: ApiRunIdParams,
     query: ApiMetricsQuery,
     responses: {
@@ -215,7 +220,7 @@ export const operations = {
     tag: "runs",
     summary: "Episodes (transcripts) of a run, in event order",
     description: "Optionally of one step. Cursor pagination: pass `nextCursor` as `cursor` until it is null.",
-    auth: true,
+    auth: "viewer",
     pathParams: ApiRunIdParams,
     query: ApiEpisodesQuery,
     responses: { 200: { description: "A page of episodes", schema: ApiEpisodePage } },
@@ -275,7 +280,7 @@ export const operations = {
       "are skipped). CSV (RFC 4180): a header row, then rows with as many fields. Parquet: any flat table. The whole file is checked before " +
       "anything is stored; the first malformed row is named by its line. Stored in one insert, so a failed upload " +
       `leaves nothing behind. Limit: ${MAX_DATASET_BYTES} bytes (10 MiB).`,
-    auth: true,
+    auth: "editor",
     query: DatasetUploadQuery,
     body: {
       description: "The dataset file",

@@ -12,6 +12,7 @@ export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 export const PROBLEM_TYPES = {
   validation: { type: "/api/v1/problems/validation", title: "Validation failed" },
   unauthorized: { type: "/api/v1/problems/unauthorized", title: "Missing or invalid API token" },
+  forbidden: { type: "/api/v1/problems/forbidden", title: "The token's user may not do this" },
   notFound: { type: "/api/v1/problems/not-found", title: "Not found" },
   conflict: { type: "/api/v1/problems/conflict", title: "Conflict" },
   tooLarge: { type: "/api/v1/problems/too-large", title: "Request body too large" },
@@ -38,6 +39,14 @@ export class ApiError extends Error {
     const where = (i: ApiFieldIssue) => (i.line ? ` (line ${i.line}${i.column ? `, column ${i.column}` : ""})` : "");
     const detail = `${prefix}: ${issues.map((i) => `${i.path}${where(i)}: ${i.message}`).join("; ")}`;
     return new ApiError(400, "validation", detail, issues);
+  }
+
+  static forbidden(detail: string): ApiError {
+    return new ApiError(403, "forbidden", detail);
+  }
+
+  static unavailable(detail: string): ApiError {
+    return new ApiError(503, "unavailable", detail, undefined, { "retry-after": "5" });
   }
 
   static notFound(detail: string): ApiError {

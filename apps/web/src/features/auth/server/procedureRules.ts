@@ -6,7 +6,7 @@ import type { Role } from "../lib/roles";
  * router and fails naming it, so a new procedure cannot ship without a rule.
  *
  * Reads are `viewer`; what designs, launches, controls runs or runs user code is `editor`; users
- * and runners are `admin`. Token procedures are `editor` (their own tokens; admins see everyone's).
+ * and runners are `admin`. Everyone manages their own API tokens; admins see and revoke everyone's.
  */
 export const PROCEDURE_ROLES: Readonly<Record<string, Role>> = {
   // who am I (every signed-in user)
@@ -56,9 +56,10 @@ export const PROCEDURE_ROLES: Readonly<Record<string, Role>> = {
   "run.resumeFromCheckpoint": "editor",
   "run.rerun": "editor",
 
-  "token.list": "editor",
-  "token.create": "editor",
-  "token.revoke": "editor",
+  // a token carries its owner's role, so a viewer's token can only read
+  "token.list": "viewer",
+  "token.create": "viewer",
+  "token.revoke": "viewer",
 
   "user.list": "admin",
   "user.invite": "admin",

@@ -1,6 +1,6 @@
 import { dehydrate, type DehydratedState } from "@tanstack/react-query";
 import { createTRPCOptionsProxy } from "@trpc/tanstack-react-query";
-import { createRequestContext } from "../../../server/api/context";
+import { createServerComponentContext } from "../../../server/api/context";
 import { appRouter } from "../../../server/api/root";
 import { makeQueryClient } from "../../../trpc/queryClient";
 import { parseRunView, RUN_TABS } from "../lib/runView";
@@ -18,7 +18,7 @@ import { metricsQueryInput, storedMetricNames } from "../lib/seriesRequest";
  */
 export async function prefetchRunPage(runId: string, search: URLSearchParams, chartPoints: number): Promise<DehydratedState> {
   const queryClient = makeQueryClient();
-  const trpc = createTRPCOptionsProxy({ router: appRouter, ctx: createRequestContext, queryClient });
+  const trpc = createTRPCOptionsProxy({ router: appRouter, ctx: createServerComponentContext, queryClient });
   await queryClient.prefetchQuery(trpc.run.byId.queryOptions({ runId }));
   if (queryClient.getQueryData(trpc.run.byId.queryKey({ runId })) === undefined) return dehydrate(queryClient);
 

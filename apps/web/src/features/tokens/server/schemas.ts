@@ -8,6 +8,8 @@ export const TokenIdInput = z.object({ id: z.string().min(1) }).strict();
 export const TokenOut = z.object({
   id: z.string(),
   name: z.string(),
+  /** The user the token acts as; it has that user's role. */
+  owner: z.object({ id: z.string(), email: z.string() }),
   /** The token's first characters, e.g. `troupe_AbCdEfGh`, to tell tokens apart. */
   prefix: z.string(),
   createdAt: z.date(),

@@ -1,7 +1,9 @@
 import { isTerminal } from "@troupe/contracts";
 import { runEventFeed } from "../../../../../features/live/server/runEventFeed";
 import { HEARTBEAT_MS, parseCursor, SSE_HEARTBEAT, SSE_RETRY_MS, sseMessage } from "../../../../../features/live/server/sse";
+import { authenticateRequest } from "../../../../../features/auth/server/requestAuth";
 import { getDb } from "../../../../../server/db";
+import { dependencyDown } from "../../../../../server/dependencyErrors";
 import { createRedisConnection } from "../../../../../server/redis";
 
 export const runtime = "nodejs";
@@ -12,13 +14,23 @@ export const dynamic = "force-dynamic";
  * then follow the run's Redis stream; ends after the terminal status event.
  */
 export async function GET(request: Request, { params }: { params: Promise<{ id: string }> }) {
+  const db = getDb();
+  // Who is calling comes before anything about the run is looked up (any signed-in role may watch).
+  let auth;
+  try {
+    auth = await authenticateRequest(db, request);
+  } catch (error) {
+    const down = dependencyDown(error);
+    if (down) return Response.json({ error: `${down} is unreachable; try again shortly` }, { status: 503, headers: { "retry-after": "5" } });
+    throw error;
+  }
+  if (!auth) return Response.json({ error: "sign in first (session cookie or `Authorization: Bearer <token>`)" }, { status: 401 });
   const { id } = await params;
   const url = new URL(request.url);
   const after = parseCursor(request.headers.get("last-event-id"), url.searchParams.get("after"));
   if (after === null) {
     return Response.json({ error: "`after` (or Last-Event-ID) must be a non-negative integer" }, { status: 400 });
   }
-  const db = getDb();
   const run = await db.run.findUnique({ where: { id }, select: { status: true, lastSeq: true } });
   if (!run) return Response.json({ error: `run ${id} not found` }, { status: 404 });
   // A finished run whose events the client already has: 204 tells EventSource to stop reconnecting.

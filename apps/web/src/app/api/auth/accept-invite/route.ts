@@ -1,0 +1,6 @@
+import { handleAcceptInvite } from "../../../../features/auth/server/authRoutes";
+
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+
+export const POST = (request: Request) => handleAcceptInvite(request);

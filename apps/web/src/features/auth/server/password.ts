@@ -1,0 +1,64 @@
+import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from "node:crypto";
+
+/**
+ * Password hashing with Node's built-in scrypt (memory-hard; OpenSSL's implementation, no native
+ * add-on to build, nothing downloaded). Parameters follow OWASP's password storage cheat sheet
+ * (N=2^15, r=8, p=3: 32 MiB per hash) and are stored with each hash, so they can be raised later
+ * without invalidating existing passwords.
+ *
+ * Format: `scrypt$<N>$<r>$<p>$<salt base64url>$<hash base64url>`.
+ */
+
+const PARAMS = { N: 2 ** 15, r: 8, p: 3 } as const;
+const KEY_LENGTH = 32;
+const SALT_BYTES = 16;
+/** Longer passwords are refused before hashing, so a megabyte "password" cannot be used to burn CPU. */
+export const PASSWORD_MAX_LENGTH = 256;
+export const PASSWORD_MIN_LENGTH = 10;
+
+function scrypt(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
+  // maxmem must exceed 128 * N * r bytes (Node's default, 32 MiB, is exactly that for our N and r).
+  const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r };
+  return new Promise((resolve, reject) =>
+    scryptCallback(password.normalize("NFKC"), salt, KEY_LENGTH, options, (error, key) => (error ? reject(error) : resolve(key))),
+  );
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(SALT_BYTES);
+  const key = await scrypt(password, salt, PARAMS);
+  return ["scrypt", PARAMS.N, PARAMS.r, PARAMS.p, salt.toString("base64url"), key.toString("base64url")].join("$");
+}
+
+/** True when `password` matches `stored`. A malformed stored hash never matches. */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const parts = stored.split("$");
+  if (parts.length !== 6 || parts[0] !== "scrypt") return false;
+  const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
+  if (![N, r, p].every((n) => Number.isSafeInteger(n) && n > 0) || N > 2 ** 20 || r > 32 || p > 16) return false;
+  const expected = Buffer.from(parts[5]!, "base64url");
+  const key = await scrypt(password, Buffer.from(parts[4]!, "base64url"), { N, r, p });
+  return expected.length === key.length && timingSafeEqual(expected, key);
+}
+
+/**
+ * A hash of no one's password, computed once: signing in with an unknown email still costs one
+ * scrypt, so the answer's timing does not tell which emails have accounts.
+ */
+let decoy: Promise<string> | undefined;
+export function decoyHash(): Promise<string> {
+  decoy ??= hashPassword(randomBytes(18).toString("base64url"));
+  return decoy;
+}
+
+/** A password problem a person can act on, or null. */
+export function passwordProblem(password: string): string | null {
+  if (password.length < PASSWORD_MIN_LENGTH) return `must be at least ${PASSWORD_MIN_LENGTH} characters`;
+  if (password.length > PASSWORD_MAX_LENGTH) return `must be at most ${PASSWORD_MAX_LENGTH} characters`;
+  return null;
+}
+
+/** A password for the first administrator when none is configured: 18 random bytes, 24 characters. */
+export function generatePassword(): string {
+  return randomBytes(18).toString("base64url");
+}
