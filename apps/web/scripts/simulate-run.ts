@@ -2,9 +2,11 @@
  * Dev tool: plays a made-up run into the database and its Redis stream, the way a runner would,
  * so the run page can be looked at (and its live charts watched) without the Python runtime.
  *
- *   DATABASE_URL=… REDIS_URL=… npx tsx apps/web/scripts/simulate-run.ts [--steps 40] [--interval-ms 250] [--fail] [--experiment ID]
+ *   DATABASE_URL=… REDIS_URL=… npx tsx apps/web/scripts/simulate-run.ts [--steps 40] [--interval-ms 250] [--fail] [--experiment ID] [--offload]
  *
- * Prints the run id first, then plays one step per interval.
+ * Prints the run id first, then plays one step per interval. `--offload`: two actors, alice and bob,
+ * take turns on cuda:0 with between-phase offload: each step reloads one before its update and
+ * offloads it after (an `offload` event per move, with bytes and seconds), as the residency manager does.
  */
 import { parseArgs } from "node:util";
 import { DEMO_SPEC, runEventStreamKey, type RunEvent, type StatusEvent } from "@troupe/contracts";
@@ -18,6 +20,7 @@ const { values } = parseArgs({
     "interval-ms": { type: "string", default: "250" },
     fail: { type: "boolean", default: false },
     experiment: { type: "string" },
+    offload: { type: "boolean", default: false },
   },
 });
 const steps = Number(values.steps);
@@ -44,6 +47,28 @@ const run = await db.run.create({
 });
 console.log(run.id);
 await appendToStream(redis, run.id, [queued]);
+
+/**
+ * One step of two actors sharing cuda:0: for each actor in turn, a reload of its parameters and optimizer
+ * state before its update, the update's device memory, and an offload after it. Sizes are a 0.5B and a
+ * 1.5B model's fp32 params + Adam state (bytes = what moved; the seconds a ~12 GB/s pinned copy takes).
+ */
+function turnsOnOneDevice(step: number, ts: number, nextSeq: () => number): RunEvent[] {
+  const out: RunEvent[] = [];
+  const GiB = 2 ** 30;
+  for (const [actor, bytes] of [
+    ["alice", 6 * GiB],
+    ["bob", 18 * GiB],
+  ] as const) {
+    const seconds = Number((bytes / 12e9 + rand() * 0.05).toFixed(4));
+    const parts: ("params" | "optimizer")[] = ["params", "optimizer"];
+    out.push({ seq: nextSeq(), ts, type: "offload", step, actor, direction: "reload", parts, phase: "update", bytes, seconds });
+    out.push({ seq: nextSeq(), ts, type: "memory", step, phase: "update", device: "cuda:0", actor, allocatedBytes: bytes + 2 * GiB + Math.round(rand() * 0.2 * GiB), peakBytes: bytes + 5 * GiB });
+    out.push({ seq: nextSeq(), ts, type: "offload", step, actor, direction: "offload", parts, phase: "update", bytes, seconds: Number((seconds * 0.9).toFixed(4)) });
+  }
+  out.push({ seq: nextSeq(), ts, type: "memory", step, phase: "rollout", device: "cuda:0", allocatedBytes: Math.round(3 * GiB + rand() * 0.3 * GiB), peakBytes: 4 * GiB });
+  return out;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const running = await transitionRun(db, run.id, { from: ["queued"], to: "running", extra: { startedAt: new Date(), runnerId: "simulator" } });
@@ -73,6 +98,7 @@ for (let step = 1; step <= steps; step++) {
       values: { "reward/mean": mean, "reward/std": 0.25 * (1 - progress) + 0.05, loss: 1.8 * Math.exp(-3 * progress) + rand() * 0.1, kl: 0.01 * progress },
     },
   ];
+  if (values.offload) events.push(...turnsOnOneDevice(step, now, () => seq++));
   for (let sample = 0; sample < 2; sample++) {
     const letter = letters[(step + sample) % letters.length]!;
     const good = Math.round(8 * Math.min(1, mean + (rand() - 0.5) * 0.2));

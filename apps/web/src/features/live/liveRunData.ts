@@ -1,4 +1,4 @@
-import type { RunEvent, RunState, StatusEvent } from "@troupe/contracts";
+import type { OffloadEvent, RunEvent, RunState, StatusEvent } from "@troupe/contracts";
 import { bucketByStep, type BucketedPoint } from "../../lib/buckets";
 
 /**
@@ -25,6 +25,8 @@ export class LiveRunData {
   /** seriesKey → step → value. */
   readonly metrics = new Map<string, Map<number, number>>();
   readonly memory = new Map<number, LiveMemorySample>();
+  /** Offload / reload moves by seq (markers on the memory timeline). */
+  readonly offloads = new Map<number, OffloadEvent>();
   /** step → when its metrics were reported (ms), for a time x-axis. */
   readonly stepTs = new Map<number, number>();
   lastStatus: StatusEvent | null = null;
@@ -60,6 +62,9 @@ export class LiveRunData {
           reservedBytes: e.reservedBytes ?? null,
           peakBytes: e.peakBytes ?? null,
         });
+        changed = true;
+      } else if (e.type === "offload") {
+        this.offloads.set(e.seq, e);
         changed = true;
       } else if (e.type === "status") {
         if (!this.lastStatus || e.seq > this.lastStatus.seq) this.lastStatus = e;

@@ -1,14 +1,17 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { memo, useState } from "react";
+import { memo, useMemo, useState } from "react";
 import { formatBytes } from "../../../lib/format";
 import { useTRPC } from "../../../trpc/react";
 import type { LiveRunData } from "../../live/liveRunData";
 import { memoryChart, type MemoryField } from "../hooks/useRunCharts";
 import type { MemorySeries } from "../server/schemas";
-import { colourOf } from "../lib/memoryPlot";
+import { colourOf, type MemoryMarks } from "../lib/memoryPlot";
+import { mergeOffloads } from "../lib/offloadMarks";
+import { specNames } from "../lib/specNames";
 import { MemoryChart } from "./charts/MemoryChart";
+import { OffloadTable } from "./OffloadTable";
 
 const FIELDS: { field: MemoryField; label: string }[] = [
   { field: "allocatedBytes", label: "allocated" },
@@ -26,17 +29,28 @@ const FIELDS: { field: MemoryField; label: string }[] = [
  */
 export const MemoryPanel = memo(MemoryPanelView);
 
-function MemoryPanelView(props: { runId: string; history: MemorySeries[] | undefined; live: LiveRunData; version: number }) {
+function MemoryPanelView(props: { runId: string; history: MemorySeries[] | undefined; live: LiveRunData; version: number; spec: unknown }) {
   const trpc = useTRPC();
   const [field, setField] = useState<MemoryField>("allocatedBytes");
   const peaks = useQuery(trpc.run.memoryPeaks.queryOptions({ runId: props.runId }, { refetchInterval: 10_000 }));
+  // From the spec (a stable reference), so this memoised panel is not drawn again for a new array.
+  const actors = useMemo(() => specNames(props.spec).actors, [props.spec]);
+  const offloads = useQuery(trpc.run.offloads.queryOptions({ runId: props.runId }, { refetchInterval: 10_000 }));
+  // Live moves are drawn at once; the stored answer (and the table) catches up on its next fetch.
+  const liveOffloads = props.live.offloads.size;
+  const marks: MemoryMarks | undefined = useMemo(() => {
+    const markers = mergeOffloads(offloads.data, props.live.offloads.values());
+    return markers.length ? { markers, actors } : undefined;
+    // `live` is mutated in place: its size says when a move arrived.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [offloads.data, liveOffloads, actors]);
   const devices = [...new Set([...(props.history ?? []).map((s) => s.device), ...[...props.live.memory.values()].map((m) => m.device)])]
     .filter((d) => d !== "cpu")
     .sort();
 
   return (
     <>
-      <MemoryChart data={memoryChart(props.history, props.live, "cpu", "rssBytes")} />
+      <MemoryChart data={memoryChart(props.history, props.live, "cpu", "rssBytes")} marks={marks} />
       {devices.map((device) => (
         <div key={device}>
           <div className="toolbar">
@@ -55,9 +69,11 @@ function MemoryPanelView(props: { runId: string; history: MemorySeries[] | undef
             testId={`chart-memory-${device.replace(/[^a-z0-9]+/gi, "-")}`}
             title={`${device} ${FIELDS.find((f) => f.field === field)?.label} by phase`}
             data={memoryChart(props.history, props.live, device, field)}
+            marks={marks}
           />
         </div>
       ))}
+      {offloads.data && offloads.data.totals.length > 0 ? <OffloadTable totals={offloads.data.totals} actors={actors} /> : null}
       <section className="panel" data-testid="memory-peaks">
         <h2>Highest memory per device, actor and phase</h2>
         {!peaks.data || peaks.data.peaks.length === 0 ? (

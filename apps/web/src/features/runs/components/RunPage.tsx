@@ -112,7 +112,7 @@ export function RunPage({ runId, initialChartPoints = DEFAULT_CHART_POINTS }: { 
           onWidth={onChartWidth}
         />
         <h3 className="group-title">Memory</h3>
-        <MemoryPanel runId={runId} history={memorySeries} live={live} version={version} />
+        <MemoryPanel runId={runId} history={memorySeries} live={live} version={version} spec={data.spec} />
       </div>
       {tab === "transcripts" && <TranscriptBrowser runId={runId} actors={actors} environments={environments} live={!ended} episodesSeen={episodesSeen} />}
       {tab === "logs" && <LogsTab runId={runId} ended={ended} />}

@@ -32,6 +32,15 @@ export interface PlotBand {
   alpha: number;
 }
 
+/** A mark at one x above the lines (an event, not a value): a small triangle pointing up or down, in its own row. */
+export interface PlotMarker {
+  x: number;
+  colour: string;
+  up: boolean;
+  /** 0 is the top row; each row is MARKER_ROW px lower. */
+  row: number;
+}
+
 /** A tooltip row: the value first (a long run name is cut, never the number), then what it is. */
 export interface TooltipLine {
   label: string;
@@ -62,6 +71,8 @@ export interface CanvasPlotProps {
   onDoubleClick?: () => void;
   /** Charts with the same key share the hover cursor (as W&B's charts do). */
   syncKey?: string;
+  /** Event marks drawn over the plot's top edge (offloads on the memory timeline). */
+  markers?: readonly PlotMarker[];
 }
 
 const AXIS_FONT = "12px system-ui, -apple-system, sans-serif";
@@ -75,11 +86,45 @@ function rgba(hex: string, alpha: number): string {
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
 }
 
+const MARKER_ROW = 9;
+
+const markerRows = (markers: readonly PlotMarker[] | undefined) => (markers && markers.length > 0 ? Math.max(...markers.map((m) => m.row)) + 1 : 0);
+
+/** Triangles above the plot area, one per marker, after uPlot drew the lines (canvas pixels). */
+function drawMarkers(u: uPlot, markers: readonly PlotMarker[]) {
+  if (markers.length === 0) return;
+  const ctx = u.ctx;
+  const dpr = uPlot.pxRatio;
+  const half = 4 * dpr;
+  const { left, top, width } = u.bbox;
+  ctx.save();
+  for (const m of markers) {
+    const x = u.valToPos(m.x, "x", true);
+    if (!Number.isFinite(x) || x < left - half || x > left + width + half) continue;
+    // In the band the top padding keeps free above the plot area (markerRows), row 0 highest.
+    const y = top - (markerRows(markers) - m.row - 0.5) * MARKER_ROW * dpr;
+    ctx.beginPath();
+    if (m.up) {
+      ctx.moveTo(x, y - half);
+      ctx.lineTo(x + half, y + half);
+      ctx.lineTo(x - half, y + half);
+    } else {
+      ctx.moveTo(x - half, y - half);
+      ctx.lineTo(x + half, y - half);
+      ctx.lineTo(x, y + half);
+    }
+    ctx.closePath();
+    ctx.fillStyle = m.colour;
+    ctx.fill();
+  }
+  ctx.restore();
+}
+
 /** A tick's label; uPlot passes null for ticks it leaves unlabelled (a log axis's 2…9 between decades). */
 const label = (v: number | null, format: (v: number) => string) => (v === null || v === undefined ? "" : format(v));
 
 function shapeKey(p: CanvasPlotProps): string {
-  return JSON.stringify([p.series, p.bands ?? [], p.logY ?? false, p.integerX ?? false, p.yLabel ?? "", Boolean(p.onSelectX), p.syncKey ?? "", p.height]);
+  return JSON.stringify([p.series, p.bands ?? [], p.logY ?? false, p.integerX ?? false, p.yLabel ?? "", Boolean(p.onSelectX), p.syncKey ?? "", p.height, markerRows(p.markers)]);
 }
 
 export function CanvasPlot(props: CanvasPlotProps) {
@@ -101,7 +146,8 @@ export function CanvasPlot(props: CanvasPlotProps) {
     const opts: uPlot.Options = {
       width: p.width,
       height: p.height,
-      padding: [8, 16, 0, 0],
+      // Marker rows get their own band above the lines, so a mark never hides a value.
+      padding: [8 + markerRows(p.markers) * MARKER_ROW, 16, 0, 0],
       legend: { show: false },
       cursor: {
         y: false,
@@ -143,7 +189,12 @@ export function CanvasPlot(props: CanvasPlotProps) {
       ],
       bands: (p.bands ?? []).map((b) => ({ series: [b.upper + 1, b.lower + 1], fill: rgba(b.colour, b.alpha) })),
       hooks: {
-        draw: [(u) => u.root.parentElement?.setAttribute("data-drawn", String(u.data[0].length))],
+        draw: [
+          (u) => {
+            drawMarkers(u, latest.current.markers ?? []);
+            u.root.parentElement?.setAttribute("data-drawn", String(u.data[0].length));
+          },
+        ],
         setSelect: [
           (u) => {
             const { left, width } = u.select;
@@ -172,6 +223,11 @@ export function CanvasPlot(props: CanvasPlotProps) {
     drawnData.current = props.data;
     plot.current.setData(props.data as uPlot.AlignedData);
   }, [props.data]);
+
+  // New marks without new data (a move stored after the last sample): draw again, same scales.
+  useEffect(() => {
+    plot.current?.redraw(false, false);
+  }, [props.markers]);
 
   useEffect(() => {
     const u = plot.current;
@@ -219,6 +275,7 @@ export function CanvasPlot(props: CanvasPlotProps) {
     <div
       className="canvas-plot"
       style={{ height: props.height, cursor: props.onSelectX ? "crosshair" : undefined }}
+      data-markers={props.markers ? props.markers.length : undefined}
       onMouseEnter={() => (hovered.current = true)}
       onDoubleClick={props.onDoubleClick}
       onMouseLeave={() => {
