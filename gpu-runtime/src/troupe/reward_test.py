@@ -5,8 +5,10 @@ Reads one JSON request on stdin and writes one JSON answer on stdout:
     request: {"reward": RewardSpec (defaults filled), "calls": [{...keyword arguments}]}
     answer:  {"results": [{"score", "seconds"} | {"error", "seconds"}], "seconds": float}
 
-Python rewards run in the same out-of-process worker as in training (`reward_worker.py`, with the
-reward's `timeoutSeconds` and `memoryMb`), so a test shows exactly what a run would score; builtin
+Python rewards run in the same sandboxed worker as in training (`reward_worker.py` under bubblewrap,
+see troupe.sandbox, with the reward's `timeoutSeconds` and `memoryMb`, scores checked the same way),
+so a test shows exactly what a run would score and user code gets no more reach than in a run;
+where no sandbox can start (and TROUPE_SANDBOX is not "off") each call answers that error; builtin
 rewards are called in this process (they are ours and cannot hang). Nothing here knows who asked.
 """
 
@@ -39,7 +41,11 @@ def _builtin_results(reward: Mapping[str, Any], calls: list[dict[str, Any]]) -> 
 def score_calls(reward: Mapping[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
     started = time.perf_counter()
     if reward["source"]["kind"] == "python":
-        results = bind_python_reward(reward).run_calls(calls)
+        bound = bind_python_reward(reward)
+        try:
+            results = bound.run_calls(calls)
+        finally:
+            bound.close()  # the sandbox and everything the code started end with the test
         results = [{**r, "seconds": float(r.get("seconds", 0.0))} for r in results]
     else:
         results = _builtin_results(reward, calls)
