@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from .issues import FieldIssue, SpecError, format_path
 from .references import reference_issues
@@ -26,15 +26,17 @@ def validate_spec(document: Mapping[str, Any]) -> RunSpecDict:
     return filled
 
 
-def check_supported(spec: RunSpecDict, cuda_available: bool | None = None) -> None:
-    """SpecError naming each field whose value this runtime cannot run (yet)."""
+def check_supported(spec: RunSpecDict, cuda_available: bool | None = None, in_process: Collection[str] = ()) -> None:
+    """SpecError naming each field whose value this runtime cannot run (yet), or cannot run safely:
+    user code where no sandbox can start. `in_process`: reward names the caller runs itself."""
+    from .sandbox_rules import sandbox_issues
     from .support import support_issues  # imports torch-free modules only, but keeps load_spec light
 
     if cuda_available is None:
         import torch
 
         cuda_available = torch.cuda.is_available()
-    issues = support_issues(spec, cuda_available)
+    issues = support_issues(spec, cuda_available) + sandbox_issues(spec, in_process)
     if issues:
         raise SpecError(issues)
 
