@@ -72,6 +72,17 @@ if [ "$(cat packages/db/src/generated/.troupe-generated 2>/dev/null)" != "$schem
   echo "$schema_hash" > packages/db/src/generated/.troupe-generated
 fi
 
+# --- bubblewrap: the sandbox user code (Python rewards) runs in; without it such specs are refused
+if ! command -v bwrap >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "apt-get install bubblewrap (the sandbox for user code)"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+  else
+    say "WARNING: bwrap not found: install bubblewrap, or runs with Python rewards are refused (TROUPE_SANDBOX=off opts out, unsandboxed)"
+  fi
+fi
+
 # --- Chromium for the browser tests (Debian's package; never a downloaded browser) -----------
 if [ $WITH_TEST = 1 ]; then
   CHROMIUM=${TROUPE_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
