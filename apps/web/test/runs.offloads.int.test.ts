@@ -1,5 +1,5 @@
 import { RunEvent, type OffloadEvent } from "@troupe/contracts";
-import { storeEvents } from "@troupe/db";
+import { rewindRunAfterStep, storeEvents } from "@troupe/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadOffloads } from "../src/features/runs/server/offloads";
 import { createBareRun, openServices, type TestServices } from "./helpers/services";
@@ -94,6 +94,17 @@ describe("run offloads", () => {
     }
     expect(got.markers.reduce((a, m) => a + m.count, 0)).toBe(moves.length);
     expect(got.totals.reduce((a, t) => a + t.count, 0)).toBe(moves.length);
+  });
+
+  it("a run resumed from its checkpoint forgets the moves of the steps after it (the new attempt makes them again)", async () => {
+    const runId = await createBareRun(services);
+    const events = turnEvents(6, 2);
+    await storeEvents(services.db, runId, events);
+    await rewindRunAfterStep(services.db, runId, 3);
+    const kept = offloadsOf(events).filter((e) => e.step <= 3);
+    const got = await loadOffloads(services.db, runId, 2000);
+    expect(got.markers.map((m) => m.seq)).toEqual(kept.map((e) => e.seq));
+    expect(got.totals.reduce((a, t) => a + t.count, 0)).toBe(kept.length);
   });
 
   it("a run without moves has no markers and no totals", async () => {

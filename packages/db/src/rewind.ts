@@ -8,13 +8,13 @@ const MEMORY_ROLLUP_LEVELS = "generate_series(4, 20)";
 /**
  * Forgets everything a run recorded for steps after `step`, before it resumes from its checkpoint
  * of that step: metric points and memory samples (and the rollup blocks they touched, rebuilt from
- * what remains), episodes, and their events. So charts never show two values for one step: the
+ * what remains), episodes, offload moves, and their events. So charts never show two values for one step: the
  * resumed attempt writes those steps again. Status, log and error events stay (the run's history).
  * One transaction; returns how many metric points were removed.
  */
 export async function rewindRunAfterStep(db: EventStoreDb, runId: string, step: number): Promise<{ metricPoints: number }> {
   const [, , , , , , removed] = await db.$transaction([
-    db.$executeRaw`DELETE FROM "RunEvent" WHERE "runId" = ${runId} AND "type" IN ('metric', 'memory', 'episode', 'checkpoint')
+    db.$executeRaw`DELETE FROM "RunEvent" WHERE "runId" = ${runId} AND "type" IN ('metric', 'memory', 'episode', 'checkpoint', 'offload')
       AND ("payload"->>'step')::int > ${step}`,
     db.memorySample.deleteMany({ where: { runId, step: { gt: step } } }),
     db.memoryRollup.deleteMany({ where: { runId, lastStep: { gt: step } } }),
