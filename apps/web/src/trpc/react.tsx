@@ -1,7 +1,7 @@
 "use client";
 
 import { QueryClientProvider } from "@tanstack/react-query";
-import { createTRPCClient, httpBatchStreamLink, loggerLink } from "@trpc/client";
+import { createTRPCClient, httpBatchStreamLink, loggerLink, TRPCClientError } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import superjson from "superjson";
@@ -11,8 +11,17 @@ import { makeQueryClient } from "./queryClient";
 export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();
 
 
+/** A session that ended (signed out elsewhere, expired, user disabled): back to sign-in, then here again. */
+function signInAgainOnUnauthorized(error: unknown) {
+  if (!(error instanceof TRPCClientError)) return;
+  const data = (error as TRPCClientError<AppRouter>).data;
+  if (data?.code !== "UNAUTHORIZED" && data?.httpStatus !== 401) return;
+  const here = window.location.pathname + window.location.search;
+  window.location.assign(`/sign-in?next=${encodeURIComponent(here)}`);
+}
+
 export function TRPCReactProvider({ children }: { children: ReactNode }) {
-  const [queryClient] = useState(makeQueryClient);
+  const [queryClient] = useState(() => makeQueryClient(signInAgainOnUnauthorized));
   const [trpcClient] = useState(() =>
     createTRPCClient<AppRouter>({
       links: [

@@ -44,7 +44,8 @@ export function TokensPage() {
         <h1>API tokens</h1>
         <p className="muted">
           Tokens let CI call the REST API (<a href="/api/v1/docs">reference</a>) and the <code>troupe</code> CLI:{" "}
-          <code>Authorization: Bearer &lt;token&gt;</code>, or <code>TROUPE_TOKEN</code> for the CLI. Only a hash is stored.
+          <code>Authorization: Bearer &lt;token&gt;</code>, or <code>TROUPE_TOKEN</code> for the CLI. Only a hash is stored. A token acts as you, with
+          your role: a viewer&apos;s token can only read. Administrators see and revoke everyone&apos;s tokens.
         </p>
       </div>
 
@@ -97,6 +98,7 @@ export function TokensPage() {
             <thead>
               <tr>
                 <th>Name</th>
+                <th>Owner</th>
                 <th>Token</th>
                 <th>Created</th>
                 <th>Last used</th>
@@ -108,6 +110,7 @@ export function TokensPage() {
               {list.data.items.map((t) => (
                 <tr key={t.id} data-testid="token-row" data-token-id={t.id}>
                   <td>{t.name}</td>
+                  <td data-testid="token-owner">{t.owner.email}</td>
                   <td>
                     <code>{t.prefix}…</code>
                   </td>
