@@ -133,6 +133,8 @@ def sandbox_argv(
         if p not in binds and p != Path("/usr") and Path("/usr") not in p.parents:
             binds.append(p)
     binds.sort(key=lambda p: len(p.parts))
+    # /tmp first: a bind below /tmp (a run folder there) must land on the private tmpfs, not under it.
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(limits.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     # bwrap creates a bind's missing parents 0700 when it runs as root: make them traversable.
     made: set[Path] = {Path("/"), Path("/usr"), Path("/tmp"), Path("/proc"), Path("/dev"), Path("/etc")}
     cmd += ["--perms", "0755", "--dir", "/etc"]
@@ -145,7 +147,6 @@ def sandbox_argv(
         cmd += ["--ro-bind-try", f, f]
     for b in binds:
         cmd += ["--ro-bind", str(b), str(b)]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(limits.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     cmd += ["--chdir", str(Path(os.path.realpath(run_dir))) if run_dir is not None else "/tmp"]
     cmd.append("--")
     if as_root:

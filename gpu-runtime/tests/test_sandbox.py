@@ -1,0 +1,250 @@
+"""troupe.sandbox under real bubblewrap: what code inside can and cannot reach, and its limits."""
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from sandbox_helpers import listener, marker, processes_with, reachable, run_folders, wait_until_gone
+
+from troupe.sandbox import Limits, Sandbox, SandboxTimeout, python_executable, sandbox_status
+
+pytestmark = pytest.mark.skipif(not sandbox_status().usable, reason="needs bubblewrap (scripts/setup.sh installs it)")
+
+
+def py(box: Sandbox, program: str, stdin: bytes = b""):
+    return box.run([python_executable(), "-I", "-c", textwrap.dedent(program)], stdin)
+
+
+def test_sandbox_is_up_and_runs_as_an_unprivileged_user():
+    assert sandbox_status().mode == "bwrap"
+    done = py(Sandbox(), "import os; print(os.getuid(), os.geteuid(), os.getgid(), os.getgroups())")
+    assert done.returncode == 0, done.stderr
+    uid, euid, gid, groups = done.stdout.decode().split(maxsplit=3)
+    assert int(uid) != 0 and int(euid) != 0 and int(gid) != 0 and "0," not in groups and groups.strip() != "[0]"
+    status = py(Sandbox(), "print(open('/proc/self/status').read())").stdout.decode()
+    assert "CapEff:\t0000000000000000" in status and "NoNewPrivs:\t1" in status
+    # `id` itself, as the issue asks
+    done = Sandbox(python=False).run(["id"])
+    assert done.returncode == 0 and b"uid=0(" not in done.stdout, done.stdout
+
+
+def test_environment_holds_only_the_allow_list(monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgresql://secret-db")
+    monkeypatch.setenv("REDIS_URL", "redis://secret-redis")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    done = py(Sandbox(), "import os, json; print(json.dumps(dict(os.environ)))")
+    env = json.loads(done.stdout)
+    assert not {"DATABASE_URL", "REDIS_URL", "OPENAI_API_KEY"} & set(env)
+    assert "secret" not in done.stdout.decode()
+    assert env["HOME"] == "/tmp"
+
+
+def test_files_outside_are_invisible_and_the_run_folder_is_read_only():
+    with run_folders() as (root, run_a, run_b):
+        box = Sandbox(run_dir=run_a)
+        done = py(box, f"""
+            import os, json
+            out = {{"cwd": os.getcwd(), "own": open("secret.txt").read()}}
+            for name, path in [("shadow", "/etc/shadow"), ("other_run", "{run_b}/secret.txt"), ("root", "{root}"),
+                               ("coord", "/work/coord"), ("home", "/root/.bashrc"), ("runner_db", "/var/lib/postgresql")]:
+                try:
+                    out[name] = os.listdir(path) if os.path.isdir(path) else open(path).read()
+                except OSError as e:
+                    out[name] = type(e).__name__
+            for name, path in [("write_run", "written.txt"), ("write_root", "/x"), ("write_usr", "/usr/x"), ("write_other", "{run_b}/x")]:
+                try:
+                    open(path, "w").write("x")
+                    out[name] = "written"
+                except OSError as e:
+                    out[name] = type(e).__name__
+            open("/tmp/mine", "w").write("private")
+            out["tmp"] = open("/tmp/mine").read()
+            print(json.dumps(out))
+        """)
+        out = json.loads(done.stdout)
+        assert out["cwd"] == str(run_a) and out["own"] == "secret of run-a"  # positive control: the run's folder reads
+        for name in ("shadow", "other_run", "home", "runner_db"):
+            assert out[name] in ("FileNotFoundError", "PermissionError"), (name, out[name])
+        assert out["root"] == ["run-a"]  # the work root holds only the way to its own run
+        assert out["coord"] in ("FileNotFoundError", "PermissionError")
+        for name in ("write_run", "write_root", "write_usr", "write_other"):
+            assert out[name] in ("OSError", "PermissionError", "FileNotFoundError"), (name, out[name])
+        assert out["tmp"] == "private"
+        assert not (run_a / "written.txt").exists() and not (run_b / "x").exists()
+        assert sorted(p.name for p in run_b.iterdir()) == ["secret.txt"]
+    assert not os.path.exists("/tmp/mine") or open("/tmp/mine").read() != "private"
+
+
+def test_no_network_not_even_loopback_services():
+    with listener() as port:
+        ports = [port, 6379, 5432]
+        assert reachable(port)  # positive control: the host reaches it
+        host_view = {p: reachable(p) for p in ports}
+        done = py(Sandbox(), f"""
+            import socket, json
+            out = {{}}
+            for port in {ports}:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=2).close()
+                    out[port] = "connected"
+                except OSError as e:
+                    out[port] = type(e).__name__
+            print(json.dumps(out))
+        """)
+    out = json.loads(done.stdout)
+    assert all(v != "connected" for v in out.values()), (out, host_view)
+
+
+def test_proc_shows_only_the_sandbox():
+    done = py(Sandbox(), f"""
+        import os, json
+        out = {{"pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit())}}
+        for pid in ({os.getpid()}, {os.getppid()}, 1):
+            try:
+                out[str(pid)] = open(f"/proc/{{pid}}/environ", "rb").read().decode(errors="replace")
+            except OSError as e:
+                out[str(pid)] = type(e).__name__
+        print(json.dumps(out))
+    """)
+    out = json.loads(done.stdout)
+    assert max(out["pids"]) < 10, out["pids"]  # its own pid namespace: a handful of processes
+    assert out[str(os.getpid())] in ("FileNotFoundError", "PermissionError")
+    assert out[str(os.getppid())] in ("FileNotFoundError", "PermissionError")
+    assert out["1"] in ("PermissionError", ""), out["1"]  # bubblewrap's init: root's, and started with PATH only
+
+
+def test_a_fork_loop_stops_at_the_process_limit_and_nothing_outlives_the_sandbox():
+    tag = marker()
+    done = py(Sandbox(Limits(processes=16, wall_seconds=20)), f"""
+        import os
+        made = 0
+        try:
+            for _ in range(200):
+                if os.fork() == 0:
+                    os.setsid()
+                    os.execv("/usr/bin/sleep", ["sleep", "{tag}"])
+                made += 1
+        except OSError as e:
+            print("stopped after", made, type(e).__name__, flush=True)
+    """)
+    assert b"stopped after" in done.stdout and b"BlockingIOError" in done.stdout, done
+    made = int(done.stdout.split()[2])
+    assert made < 16
+    assert wait_until_gone(tag) == []  # the sleepers died with the sandbox's init
+
+
+def test_memory_limit_stops_a_1gb_allocation():
+    done = py(Sandbox(Limits(memory_mb=256)), """
+        try:
+            x = bytearray(1024 ** 3)
+            print("allocated")
+        except MemoryError:
+            print("MemoryError")
+    """)
+    assert done.stdout.strip() == b"MemoryError"
+
+
+def test_an_infinite_loop_is_killed_at_the_wall_clock_and_its_children_with_it():
+    tag = marker()
+    started = time.monotonic()
+    done = py(Sandbox(Limits(wall_seconds=2)), f"""
+        import os, subprocess
+        subprocess.Popen(["sleep", "{tag}"], start_new_session=True)
+        while True:
+            pass
+    """)
+    assert done.timed_out and done.returncode is None
+    assert time.monotonic() - started < 10
+    assert wait_until_gone(tag) == []
+
+
+def test_cpu_limit_kills_a_busy_process():
+    done = py(Sandbox(Limits(cpu_seconds=1, wall_seconds=30)), "while True: pass")
+    assert not done.timed_out and done.returncode is not None and done.returncode != 0
+
+
+def test_100mb_of_output_is_cut_at_the_cap_and_never_held():
+    # In a fresh interpreter, so its peak memory says what reading 100 MB cost.
+    program = textwrap.dedent("""
+        import resource, sys
+        from troupe.sandbox import Limits, Sandbox
+        done = Sandbox(Limits(output_bytes=1_000_000, wall_seconds=60)).run(
+            ["sh", "-c", "head -c 100000000 /dev/zero; echo done"], b"")
+        print(done.output_exceeded, len(done.stdout) + len(done.stderr), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    """)
+    baseline = subprocess.run([sys.executable, "-c", "import resource, troupe.sandbox; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"],
+                              capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", program, baseline.stdout.strip()], capture_output=True, text=True, timeout=120)
+    exceeded, kept, peak_kb = done.stdout.split()
+    assert exceeded == "True" and int(kept) <= 1_000_000
+    assert int(peak_kb) - int(baseline.stdout) < 20_000, (peak_kb, baseline.stdout)  # < 20 MB more than importing
+
+
+def test_a_long_lived_process_answers_lines_and_a_timeout_kills_it():
+    box = Sandbox(Limits(wall_seconds=60))
+    process = box.start([python_executable(), "-I", "-c", "import sys\nfor line in sys.stdin: print(line.strip()[::-1], flush=True)"])
+    try:
+        process.write(b"abc\n", time.monotonic() + 10)
+        assert process.read_line(time.monotonic() + 10, 100) == b"cba"
+        process.write(b"xy\n", time.monotonic() + 10)
+        assert process.read_line(time.monotonic() + 10, 100) == b"yx"
+        with pytest.raises(SandboxTimeout):
+            process.read_line(time.monotonic() + 0.5, 100)  # nothing asked: no answer
+        assert not process.alive
+    finally:
+        process.close()
+
+
+def test_missing_bubblewrap_is_said_and_specs_with_python_rewards_are_refused_by_field(monkeypatch, tmp_path):
+    from runtime_helpers import small_spec
+
+    from troupe.spec import SpecError, check_supported, load_spec
+
+    spec = small_spec(steps=1)
+    spec["rewards"].append({"name": "mine", "source": {"kind": "python", "code": "def reward(**kw):\n    return 1"}})
+    spec["environments"][0]["rewards"].append({"reward": "mine", "weight": 1})
+    filled = load_spec(spec)
+    check_supported(filled, cuda_available=False)  # bubblewrap here: accepted
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on PATH
+    monkeypatch.delenv("TROUPE_BWRAP", raising=False)
+    assert not sandbox_status().usable and "bubblewrap (bwrap) is not installed" in sandbox_status().reason
+    with pytest.raises(SpecError) as refused:
+        check_supported(filled, cuda_available=False)
+    assert refused.value.field == "rewards.1.source.kind" and "TROUPE_SANDBOX=off" in str(refused.value)
+    check_supported(filled, cuda_available=False, in_process={"mine"})  # a library function runs in process
+    monkeypatch.setenv("TROUPE_SANDBOX", "off")
+    check_supported(filled, cuda_available=False)  # the operator's explicit opt-out
+    assert sandbox_status().usable and "UNSANDBOXED" in sandbox_status().reason
+    monkeypatch.setenv("TROUPE_SANDBOX", "maybe")
+    with pytest.raises(SpecError, match='TROUPE_SANDBOX="maybe" is not understood'):
+        check_supported(filled, cuda_available=False)
+
+
+def test_opt_out_runs_unsandboxed_with_limits_and_a_clean_environment(monkeypatch):
+    monkeypatch.setenv("TROUPE_SANDBOX", "off")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://secret-db")
+    done = py(Sandbox(Limits(memory_mb=256)), """
+        import os
+        try:
+            bytearray(1024 ** 3)
+        except MemoryError:
+            print("MemoryError", os.environ.get("DATABASE_URL"))
+    """)
+    assert done.stdout.split() == [b"MemoryError", b"None"]
+
+
+def test_processes_running_before_are_untouched():
+    # The sandbox kills its own processes only: a host process with the same kind of command line lives on.
+    tag = marker()
+    host = subprocess.Popen(["sleep", tag])
+    try:
+        py(Sandbox(Limits(wall_seconds=1)), "while True: pass")
+        assert processes_with(tag) == [host.pid]
+    finally:
+        host.kill()
+        host.wait()
