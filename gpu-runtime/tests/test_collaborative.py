@@ -123,7 +123,7 @@ def test_collaborative_run_with_a_frozen_actor(tmp_path, events_validator):
 
 
 def test_frozen_actor_weights_never_change(tmp_path):
-    from troupe import train as train_module
+    from troupe import actors as train_module  # where actors are loaded
 
     seen = {}
     original = train_module.load_actor_model

@@ -14,7 +14,7 @@ LORA = {"rank": 4, "alpha": 8, "targetModules": ["q_proj", "v_proj"]}
 
 
 def _spy_models(monkeypatch):
-    from troupe import train as train_module
+    from troupe import actors as train_module  # where actors are loaded
 
     seen = {}
     original = train_module.load_actor_model

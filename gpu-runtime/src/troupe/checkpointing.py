@@ -29,8 +29,9 @@ import torch
 from .lora import has_lora, save_adapter
 from .models import save_checkpoint
 
-if TYPE_CHECKING:  # train.py imports this module
-    from .train import Actor
+if TYPE_CHECKING:
+    from .actors import Actor
+    from .distributed import RankContext
 
 FORMAT_VERSION = 1
 STATE_FILE = "trainer_state.json"
@@ -63,26 +64,41 @@ def folder_size(folder: Path) -> int:
 
 
 def save_training_checkpoint(
-    root: Path, step: int, spec: dict[str, Any], actors: dict[str, "Actor"], environments: Iterable[Any]
+    root: Path, step: int, spec: dict[str, Any], actors: dict[str, "Actor"], environments: Iterable[Any], ctx: "RankContext | None" = None
 ) -> tuple[Path, list[SavedActor]]:
-    """Everything needed to continue after `step`. Returns the folder and each actor's part."""
+    """Everything needed to continue after `step`. Returns the folder and each actor's part.
+
+    Every rank calls this (a sharded actor's full weights and optimizer state are gathered from all
+    ranks); only rank 0 writes. Weights are full Hugging Face weights whatever the backend, so a
+    checkpoint loads with `from_pretrained`."""
+    main = ctx is None or ctx.is_main
     final = root / f"step-{step}"
     partial = root / f".step-{step}.partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
+    if main:
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
     names = []
     for name, actor in actors.items():
         if not actor.trainable:
             continue
+        assert actor.backend is not None
         folder = partial / name
+        sharded = actor.backend.name != "torch"
+        full = actor.backend.full_state_dict() if sharded else None  # a collective: every rank
+        optimizer_state = actor.backend.optimizer_state()  # a collective for sharded backends
+        names.append(name)
+        if not main:
+            continue
         if has_lora(actor.loaded.model):
-            save_adapter(actor.loaded.model, folder)
+            save_adapter(actor.loaded.model, folder, full)
             actor.loaded.tokenizer.save_pretrained(folder)
         else:
-            save_checkpoint(actor.loaded, folder)
-        assert actor.optimizer is not None
-        torch.save(actor.optimizer.state_dict(), folder / OPTIMIZER_FILE)
-        names.append(name)
+            save_checkpoint(actor.loaded, folder, full)
+        torch.save(optimizer_state, folder / OPTIMIZER_FILE)
+    if not main:
+        if ctx is not None:
+            ctx.barrier()  # the files exist once rank 0 passes the barrier below
+        return final, [SavedActor(name, final / name, 0) for name in names]
     np_state = np.random.get_state()
     state = {
         "formatVersion": FORMAT_VERSION,
@@ -99,6 +115,8 @@ def save_training_checkpoint(
     if final.exists():  # a resumed run that saves the same step again: the new one wins
         shutil.rmtree(final)
     partial.rename(final)
+    if ctx is not None:
+        ctx.barrier()
     return final, [SavedActor(name, final / name, folder_size(final / name)) for name in names]
 
 
@@ -163,13 +181,16 @@ def load_training_checkpoint(
         raise CheckpointError(f"{folder}: holds {len(state['environments'])} environments' data positions, the spec has {len(environments)}")
     for name in trainable:
         actor = actors[name]
+        assert actor.backend is not None
         part = folder / name
-        if has_lora(actor.loaded.model):
-            _load_adapter(actor.loaded.model, part, device)
+        if actor.backend.name != "torch":
+            # Sharded: every rank reads the full weights and keeps its shard (the backend's loader).
+            actor.backend.load_full_state_dict(_read_full_weights(actor.loaded.model, part))
+        elif has_lora(actor.loaded.model):
+            _load_adapter(actor.loaded.model, part, actor.device)
         else:
-            _load_weights(actor.loaded.model, part, device)
-        assert actor.optimizer is not None
-        actor.optimizer.load_state_dict(torch.load(part / OPTIMIZER_FILE, map_location=device, weights_only=True))
+            _load_weights(actor.loaded.model, part, actor.device)
+        actor.backend.load_optimizer_state(torch.load(part / OPTIMIZER_FILE, map_location=actor.device, weights_only=True))
     for env, position in zip(environments, state["environments"]):
         env.sampler.load_state(position)
     random.setstate(_tupled(state["pythonRng"]))
@@ -180,6 +201,27 @@ def load_training_checkpoint(
     if torch_rng["cuda"] and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(torch_rng["cuda"])
     return int(state["step"]), warnings
+
+
+def _read_full_weights(model: torch.nn.Module, folder: Path) -> dict[str, torch.Tensor]:
+    """A checkpoint's full weights as a state dict on the CPU (an adapter's under the model's own key names)."""
+    from safetensors.torch import load_file
+
+    if has_lora(model):
+        path = folder / "adapter_model.safetensors"
+        if not path.is_file():
+            raise CheckpointError(f"{folder}: no adapter_model.safetensors")
+        adapter = getattr(model, "_troupe_adapter", "default")
+        saved = load_file(str(path))
+        # peft saves `...lora_A.weight`; the model names it `...lora_A.<adapter>.weight`.
+        return {k.replace(".lora_A.weight", f".lora_A.{adapter}.weight").replace(".lora_B.weight", f".lora_B.{adapter}.weight"): v for k, v in saved.items()}
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        raise CheckpointError(f"{folder}: no *.safetensors weights")
+    state: dict[str, torch.Tensor] = {}
+    for f in files:
+        state.update(load_file(str(f)))
+    return state
 
 
 def _load_weights(model: torch.nn.Module, folder: Path, device: torch.device) -> None:

@@ -70,10 +70,14 @@ class RunControl:
             out, self.rejected = self.rejected, []
             return out
 
-    def wait_while_paused(self, cancelled: Callable[[], bool]) -> None:
-        """Returns once resumed, told to stop after the step, or `cancelled()` (e.g. SIGTERM)."""
+    def wait_while_paused(self, cancelled: Callable[[], bool], timeout: float | None = None) -> None:
+        """Returns once resumed, told to stop after the step, or `cancelled()` (e.g. SIGTERM), or after
+        `timeout` seconds (the distributed loop wakes the other ranks now and then while paused)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while self._paused and not self._stop_after_step and not cancelled():
+                if deadline is not None and time.monotonic() >= deadline:
+                    return
                 self._cond.wait(timeout=_POLL_SECONDS)
 
 

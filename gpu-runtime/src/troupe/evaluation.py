@@ -13,7 +13,7 @@ from .events import EventWriter
 from .rollout import sample
 
 if TYPE_CHECKING:
-    from .train import Actor
+    from .actors import Actor
 
 
 def evaluate(events: EventWriter, step: int, environments: list[Any], actors: dict[str, Actor], device: torch.device) -> None:

@@ -99,6 +99,14 @@ class EventWriter:
         """A checkpoint folder deleted by `trainer.keepCheckpoints`: the UI stops offering it for resume."""
         return self.emit("checkpoint_pruned", step=step, path=path, keepCheckpoints=keep_checkpoints)
 
+    def offload(
+        self, step: int, actor: str, direction: str, bytes: int, seconds: float, parts: list[str] | None = None, phase: str | None = None
+    ) -> dict[str, Any]:
+        """The residency manager moved an actor's state between the device and host memory (residency.py)."""
+        return self.emit(
+            "offload", step=step, actor=actor_name(actor), direction=direction, parts=parts, phase=phase, bytes=int(bytes), seconds=round(float(seconds), 6)
+        )
+
     def error(self, message: str, field: str | None = None, traceback: str | None = None) -> dict[str, Any]:
         if self.echo is not None:
             self.echo(f"[error] {message}" + (f" (field {field})" if field else ""))

@@ -67,13 +67,15 @@ def adapters_disabled(model: torch.nn.Module) -> Iterator[None]:
             layer.enable_adapters(True)
 
 
-def save_adapter(model: torch.nn.Module, folder: Path) -> None:
+def save_adapter(model: torch.nn.Module, folder: Path, full_state: dict[str, torch.Tensor] | None = None) -> None:
+    """Writes the adapter; `full_state` is the model's gathered state dict when its parameters are sharded."""
     from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
     # A model shared by several actors (shared_lora.py) saves only this actor's adapter.
     adapter = getattr(model, "_troupe_adapter", "default")
-    state = {k: v.detach().cpu().contiguous() for k, v in get_peft_model_state_dict(model, adapter_name=adapter).items()}
+    adapter_state = get_peft_model_state_dict(model, state_dict=full_state, adapter_name=adapter)
+    state = {k: v.detach().cpu().contiguous() for k, v in adapter_state.items()}
     save_file(state, str(folder / "adapter_model.safetensors"))
     model._troupe_lora_config.save_pretrained(str(folder))  # type: ignore[attr-defined]

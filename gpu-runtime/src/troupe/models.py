@@ -101,7 +101,11 @@ def load_actor_model(actor: dict[str, Any], actor_index: int, work_dir: Path) ->
     return loaded
 
 
-def save_checkpoint(loaded: LoadedModel, folder: Path) -> None:
+def save_checkpoint(loaded: LoadedModel, folder: Path, full_state: dict[str, torch.Tensor] | None = None) -> None:
+    """`save_pretrained` of the model; `full_state` is its gathered state dict when its parameters are sharded."""
     folder.mkdir(parents=True, exist_ok=True)
-    loaded.model.save_pretrained(str(folder), safe_serialization=True)
+    if full_state is not None:
+        loaded.model.save_pretrained(str(folder), safe_serialization=True, state_dict=full_state)
+    else:
+        loaded.model.save_pretrained(str(folder), safe_serialization=True)
     loaded.tokenizer.save_pretrained(folder)

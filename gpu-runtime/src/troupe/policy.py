@@ -17,6 +17,8 @@ from .rollout import Rollout
 
 
 def _plain_head(model: Any) -> torch.nn.Module | None:
+    if getattr(model, "_troupe_full_forward", False):  # sharded (fsdp2): only the root's forward gathers the head
+        return None
     head = model.get_output_embeddings()
     config = model.config
     if head is None or getattr(head, "bias", None) is not None:

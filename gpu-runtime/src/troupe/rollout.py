@@ -78,6 +78,14 @@ class CaptureLogprobs(LogitsProcessor):
         return torch.stack(self.chosen, dim=1)
 
 
+def model_device(model: Any, fallback: torch.device) -> torch.device:
+    """Where the model's parameters are now (each actor has its own placement); `fallback` for a model without any."""
+    try:
+        return next(iter(model.parameters())).device
+    except (StopIteration, AttributeError, TypeError):
+        return fallback
+
+
 @torch.no_grad()
 def sample(
     model: Any,
@@ -87,6 +95,7 @@ def sample(
     device: torch.device,
 ) -> Rollout:
     """One completion per prompt (repeat prompts for groups). `sampling` is the spec's SamplingSpec."""
+    device = model_device(model, device)
     prompt_ids, prompt_mask = left_pad(prompt_token_ids, tokenizer.pad_token_id)
     prompt_ids, prompt_mask = prompt_ids.to(device), prompt_mask.to(device)
     temperature = float(sampling["temperature"])
@@ -102,7 +111,11 @@ def sample(
             processors.append(TopPLogitsWarper(float(sampling["topP"])))
     was_training = model.training
     model.eval()
+    # A sharded model's every forward is a collective: keep ranks' forward counts equal even if one
+    # rank's samples end earlier (transformers' synced_gpus, made for ZeRO-3 and FSDP).
+    synced = bool(getattr(model, "_troupe_full_forward", False)) and torch.distributed.is_initialized()
     sequences = model.generate(
+        synced_gpus=synced,
         input_ids=prompt_ids,
         attention_mask=prompt_mask,
         do_sample=not greedy,

@@ -18,7 +18,11 @@ from .events import EventWriter, stderr_echo
 from .spec import SpecError, check_supported, load_spec
 
 EXIT_SUCCEEDED, EXIT_FAILED, EXIT_SPEC, EXIT_CANCELLED, EXIT_STOPPED = 0, 1, 2, 3, 4
-_EXIT_OF_STATE = {"succeeded": EXIT_SUCCEEDED, "cancelled": EXIT_CANCELLED, "stopped": EXIT_STOPPED}
+_EXIT_OF_STATE = {"succeeded": EXIT_SUCCEEDED, "cancelled": EXIT_CANCELLED, "stopped": EXIT_STOPPED, "failed": EXIT_FAILED}
+
+
+def exit_code_of(state: str) -> int:
+    return _EXIT_OF_STATE[state]
 
 
 class StopRequest:
@@ -61,6 +65,7 @@ def run_spec(
     control: Any = None,
     resume: str | Path | None = None,
     rewards: Sequence[Any] = (),
+    ctx: Any = None,
 ) -> RunResult:
     """Validate `spec` (a path or a dict), run it, and report it through `events`.
 
@@ -70,6 +75,8 @@ def run_spec(
     `control` (a `control.RunControl`) pauses/resumes/stops after a step; `resume` is a checkpoint
     folder or "latest" (the newest under `work_dir/checkpoints`).
     `rewards`: functions decorated with `@troupe.reward`, scored in this process (reward_api.py).
+    A spec with several ranks (`placement.gpus`/`.processes`, or `cluster.kind: "ray"`) launches them and
+    supervises them from here (launch/); `ctx` is given only inside a launched rank.
     """
     events = events if events is not None else EventWriter(keep=True, echo=stderr_echo)
     if work_dir is None:
@@ -87,11 +94,27 @@ def run_spec(
             library_rewards = {f.name: f for f in rewards}
         validated = load_spec(spec)
         check_supported(validated)
+        from .distributed import SINGLE, destroy_process_group, init_process_group, run_ranks
+
+        if ctx is None and (run_ranks(validated) > 1 or validated["cluster"]["kind"] == "ray"):
+            if library_rewards:
+                raise SpecError.at("rewards", "in-process reward functions cannot cross into launched ranks: use Python rewards in the spec")
+            from .launch.ranks import launch_ranks
+
+            return launch_ranks(validated, events, work_dir, stop, control, resume)
         from .checkpointing import resolve_resume
+        from .system import resolve_device
         from .train import train  # heavy imports (transformers) only once the spec is known to be good
 
+        ctx = ctx or SINGLE
         resume_from = resolve_resume(work_dir, str(resume)) if resume is not None else None
-        state, message, steps_done = train(validated, events, work_dir, stop, control, resume_from, library_rewards)
+        needs_group = any(a["training"]["backend"] == "fsdp2" and a["trainable"] for a in validated["actors"])
+        created = init_process_group(ctx, resolve_device(validated["trainer"]["device"], ctx.local_rank), needs_group)
+        try:
+            state, message, steps_done = train(validated, events, work_dir, stop, control, resume_from, library_rewards, ctx)
+        finally:
+            if created:
+                destroy_process_group()
     except SpecError as e:
         events.error(str(e), field=e.field)
         events.status("failed", f"invalid spec: {e}")

@@ -15,7 +15,7 @@ from .environments import RenderedPrompt, SingleTurnEnvironment
 from .rollout import Rollout, concat_rollouts, sample, select_rows
 
 if TYPE_CHECKING:
-    from .train import Actor
+    from .actors import Actor
 
 
 @dataclass

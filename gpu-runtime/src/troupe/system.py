@@ -26,9 +26,12 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)  # also seeds every CUDA device
 
 
-def resolve_device(choice: str) -> torch.device:
+def resolve_device(choice: str, local_rank: int = 0) -> torch.device:
+    """The run's device on this rank: its own GPU (`cuda:<local rank>`) on a GPU host unless the spec says cpu."""
     if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()):
-        return torch.device("cuda", torch.cuda.current_device())
+        index = local_rank % max(torch.cuda.device_count(), 1)
+        torch.cuda.set_device(index)
+        return torch.device("cuda", index)
     return torch.device("cpu")
 
 

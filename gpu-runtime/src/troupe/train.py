@@ -8,10 +8,8 @@ single-turn environment's rollout and scoring in `single_turn.py`, what each act
 
 from __future__ import annotations
 
-import copy
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -19,24 +17,26 @@ import numpy as np
 import torch
 
 from .schedule import sample as dsl_sample
+from .actors import Actor, build_actors
 from .collaborative import MULTI_ACTOR_KINDS, CollaborativeEnvironment, build_collaborative, run_turns, schedule_seed
 from .data import Dataset, load_dataset
+from .distributed import SINGLE, RankContext
 from .environments import allocate_prompts, build_environment
 from .events import EventWriter
-from .grpo import effective_loss_type, group_advantages, masked_mean
-from .models import LoadedModel, load_actor_model
+from .grpo import group_advantages
 from .policy import completion_logprobs
-from .update_loss import LossOptions, resolve_liger, update_loss
-from .api_actor import ApiActor, build_api_actor
+from .update import update_actor
+from .update_loss import LossOptions, resolve_liger
 from .python_rewards import PythonReward, bind_python_reward
-from .shared_lora import FIRST_ADAPTER, AdapterBound, add_adapter, base_key
 from .reward_api import ApiActorHandle, HFActorHandle, InProcessReward, RewardFunction, bind_in_process
+from .residency import Resident, ResidencyManager, offload_between_phases
 from .rewards import bind_reward
-from .rollout import _pad_to, concat_rollouts
+from .rollout import Rollout, _pad_to, concat_rollouts
 from .lr_schedule import lr_at
-from .lora import adapters_disabled, apply_lora, has_lora
+from .lora import adapters_disabled
 from .checkpointing import checkpoints_root, load_training_checkpoint, prune_checkpoints, save_training_checkpoint
 from .control import RunControl
+from .boundary import step_boundary
 from .transcripts import emit_episodes
 from .system import memory_readings, resolve_device, seed_everything, set_cpu_threads
 from .evaluation import evaluate
@@ -50,47 +50,61 @@ class StopSignal(Protocol):
     def is_set(self) -> bool: ...
 
 
-@dataclass
-class Actor:
-    index: int
-    spec: dict[str, Any]
-    loaded: LoadedModel
-    optimizer: torch.optim.Optimizer | None  # None for a frozen actor: it samples, it is never updated
-    reference: torch.nn.Module | None
-    loss_type: str
-
-    @property
-    def name(self) -> str:
-        return self.spec["name"]
-
-    @property
-    def temperature(self) -> float:
-        return float(self.spec["sampling"]["temperature"])
-
-    @property
-    def trainable(self) -> bool:
-        return bool(self.spec["trainable"])
-
-
-def make_optimizer(model: torch.nn.Module, training: dict[str, Any]) -> torch.optim.Optimizer:
-    params = [p for p in model.parameters() if p.requires_grad]
-    if training["optimizer"] == "sgd":
-        return torch.optim.SGD(params, lr=training["learningRate"], weight_decay=training["weightDecay"])
-    beta1, beta2 = training["betas"]
-    # The fused kernel does the whole update in one pass per tensor instead of a Python loop of
-    # foreach ops: measured 2.6x faster optimizer steps on CPU (bench/runtime/trl_compare.py), and
-    # it is TRL's default too. It needs floating tensors on CPU or CUDA, which is all we train.
-    fused = all(p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in params)
-    return torch.optim.AdamW(
-        params, lr=training["learningRate"], betas=(beta1, beta2), weight_decay=training["weightDecay"], fused=fused
-    )
-
-
 def report_memory(events: EventWriter, step: int, phase: str, device: torch.device, actor: str | None = None) -> None:
     for reading in memory_readings(device):
         events.memory(step=step, phase=phase, actor=actor, **reading)  # type: ignore[arg-type]
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)  # so the next phase's peak is its own
+
+
+def build_residency(spec: dict[str, Any], actors: dict[str, Actor], events: EventWriter) -> ResidencyManager:
+    """One manager for every local model: trainable actors (params + optimizer), frozen ones and KL references."""
+    between = offload_between_phases(spec, {name: a.device for name, a in actors.items()})
+    residency = ResidencyManager(between, report=events.offload)
+    for name, a in actors.items():
+        offload = a.spec["training"]["offload"]
+        if a.backend is not None:
+            residency.add(Resident(name, a.device, backend=a.backend, offload_params=offload["params"], offload_optimizer=offload["optimizer"], shared_params=a.shares_base))
+        else:
+            residency.add(Resident(name, a.device, module=a.loaded.model))
+        if a.reference is not None:
+            residency.add(Resident(reference_name(name), a.device, module=a.reference))
+    if between:
+        events.log("info", "offloading between phases: only the active model's training state stays on the device (trainer.offloadBetweenPhases)")
+    return residency
+
+
+def reference_name(actor: str) -> str:
+    return f"{actor}/reference"
+
+
+def reference_logprobs(actor: Actor) -> Any:
+    """The KL reference's log-probs of a micro-batch (None without KL): the frozen copy, or for LoRA the
+    same model with its adapters off."""
+    if actor.spec["training"]["klBeta"] <= 0:
+        return lambda batch: None
+
+    def compute(batch: Rollout) -> torch.Tensor:
+        if actor.reference is not None:
+            return completion_logprobs(actor.reference, batch, actor.temperature)[0]
+        model = actor.loaded.model
+        was_training = model.training
+        model.eval()
+        with adapters_disabled(model):
+            logp = completion_logprobs(model, batch, actor.temperature)[0]
+        model.train(was_training)
+        return logp
+
+    return compute
+
+
+def to_device(batch: Rollout, device: torch.device) -> Rollout:
+    if batch.completion_ids.device == device:
+        return batch
+    return Rollout(
+        batch.prompt_ids.to(device), batch.prompt_mask.to(device), batch.completion_ids.to(device), batch.completion_mask.to(device),
+        batch.sampler_logprobs.to(device), batch.texts, batch.ended.to(device) if batch.ended is not None else None,
+    )
 
 
 def train(
@@ -101,11 +115,14 @@ def train(
     control: RunControl | None = None,
     resume_from: Path | None = None,
     library_rewards: dict[str, RewardFunction] | None = None,
+    ctx: RankContext = SINGLE,
 ) -> tuple[str, str, int]:
     """Run a validated, supported spec. Returns (final state, message, steps completed).
 
     `stop` (SIGTERM/SIGINT) cancels between steps; `control` pauses, resumes or stops after a
     step with a checkpoint; `resume_from` continues from a checkpoint folder (see checkpointing.py).
+    With several ranks (`ctx`, distributed.py) every rank runs this same loop; rank 0's `events` and
+    `control` are the run's, and its decisions at each step boundary are every rank's.
     """
     started = time.monotonic()
     trainer, group_size = spec["trainer"], spec["algorithm"]["groupSize"]
@@ -114,8 +131,12 @@ def train(
     # ------------------------------------------------------------------ setup
     seed_everything(spec["seed"])
     set_cpu_threads(trainer["cpuThreads"])
-    device = resolve_device(trainer["device"])
-    events.log("info", f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads, seed {spec['seed']}")
+    device = resolve_device(trainer["device"], ctx.local_rank)
+    events.log(
+        "info",
+        f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads, seed {spec['seed']}"
+        + (f", {ctx.world_size} ranks" if ctx.distributed else ""),
+    )
     liger_cls = resolve_liger(device)  # None on CPU or without liger-kernel: the torch loss path
     if liger_cls is not None:
         events.log("info", "policy loss: Liger fused linear GRPO loss where the loss type maps onto it")
@@ -140,59 +161,11 @@ def train(
         for note in env.notes:
             events.log("warning", note)
 
-    actors: dict[str, Actor] = {}
-    shared_bases: dict[str, str] = {}  # base_key -> the LoRA actor that loaded that base
-    api_actors: dict[str, ApiActor] = {}
-    for i, actor_spec in enumerate(spec["actors"]):
-        if actor_spec["backend"] == "openai":
-            api_actors[actor_spec["name"]] = build_api_actor(actor_spec, i)
-            events.log("info", f'actor "{actor_spec["name"]}": {actor_spec["api"]["model"]} at {actor_spec["api"]["baseUrl"]} (OpenAI-compatible API, frozen)')
-            continue
-        training = actor_spec["training"]
-        loss_type = effective_loss_type(spec["algorithm"]["name"], training["lossType"])
-        key = base_key(actor_spec)
-        if key is not None and key in shared_bases:
-            # Same base as an earlier LoRA actor: add this actor's adapter to it (shared_lora.py).
-            owner = actors[shared_bases[key]]
-            if not isinstance(owner.loaded.model, AdapterBound):
-                raw = owner.loaded.model
-                owner.loaded = LoadedModel(AdapterBound(raw, FIRST_ADAPTER, raw._troupe_lora_config), owner.loaded.tokenizer, owner.loaded.description)
-            raw = object.__getattribute__(owner.loaded.model, "_shared")
-            n = add_adapter(raw, training["lora"], actor_spec["name"])
-            bound = AdapterBound(raw, actor_spec["name"], raw._troupe_lora_configs[actor_spec["name"]])
-            loaded = LoadedModel(bound, owner.loaded.tokenizer, f"{owner.loaded.description}, base shared with \"{owner.name}\"")  # type: ignore[arg-type]
-            actors[actor_spec["name"]] = Actor(i, actor_spec, loaded, make_optimizer(bound, training), None, loss_type)  # type: ignore[arg-type]
-            events.log(
-                "info",
-                f'actor "{actor_spec["name"]}": LoRA adapter rank {training["lora"]["rank"]} ({n:,} trainable) on the base of "{owner.name}" '
-                f"(one copy in memory), loss {loss_type}, optimizer {training['optimizer']}",
-            )
-            continue
-        loaded = load_actor_model(actor_spec, i, work_dir)
-        loaded.model.to(device)
-        if not actor_spec["trainable"]:
-            loaded.model.eval().requires_grad_(False)
-            actors[actor_spec["name"]] = Actor(i, actor_spec, loaded, None, None, loss_type)
-            events.log("info", f'actor "{actor_spec["name"]}": {loaded.description}, {loaded.num_params:,} parameters, frozen (no optimizer)')
-            continue
-        lora_note = ""
-        if "lora" in training:
-            n = apply_lora(loaded.model, training["lora"], i)
-            lora_note = f', LoRA rank {training["lora"]["rank"]} on {", ".join(training["lora"]["targetModules"])} ({n:,} trainable)'
-        reference = None
-        if training["klBeta"] > 0 and not has_lora(loaded.model):
-            reference = copy.deepcopy(loaded.model).eval().requires_grad_(False)
-        actors[actor_spec["name"]] = Actor(i, actor_spec, loaded, make_optimizer(loaded.model, training), reference, loss_type)
-        if key is not None:
-            shared_bases[key] = actor_spec["name"]
-        events.log(
-            "info",
-            f'actor "{actor_spec["name"]}": {loaded.description}, {loaded.num_params:,} parameters, '
-            f'vocabulary {loaded.tokenizer.vocab_size}, loss {loss_type}, optimizer {training["optimizer"]}{lora_note}',
-        )
+    actors, api_actors = build_actors(spec, work_dir, device, ctx, events.log)
+    residency = build_residency(spec, actors, events)
     # Judges: rewards with an `actors` parameter may ask the run's frozen actors to generate.
     judges: dict[str, Any] = {n: ApiActorHandle(n, a) for n, a in api_actors.items()}
-    judges.update({n: HFActorHandle(n, a.loaded.model, a.loaded.tokenizer, a.spec["sampling"], device) for n, a in actors.items() if not a.trainable})
+    judges.update({n: HFActorHandle(n, a.loaded.model, a.loaded.tokenizer, a.spec["sampling"], a.device) for n, a in actors.items() if not a.trainable})
     for reward in rewards.values():
         if isinstance(reward, InProcessReward):
             reward.actors = judges
@@ -216,7 +189,9 @@ def train(
     report_memory(events, first_step - 1, "setup", device)
 
     def save(step: int) -> None:
-        folder, saved = save_training_checkpoint(checkpoints_root(work_dir), step, spec, actors, environments)
+        folder, saved = save_training_checkpoint(checkpoints_root(work_dir), step, spec, actors, environments, ctx)
+        if not ctx.is_main:
+            return
         for part in saved:
             events.checkpoint(step=step, path=str(part.path), actor=part.actor, size_bytes=part.size_bytes)
         keep = trainer["keepCheckpoints"]
@@ -225,36 +200,32 @@ def train(
             events.checkpoint_pruned(step=removed.step, path=str(removed.path), keep_checkpoints=keep)
         report_memory(events, step, "checkpoint", device)
 
-    cancelled = (lambda: stop.is_set()) if stop is not None else (lambda: False)
     last_step_seconds, paused_seconds, last_saved = 0.0, 0.0, first_step - 1 if resume_from is not None else -1
-    for step in range(first_step, total_steps + 1):
-        # ---------------------------------------------------------- step boundary: controls
-        if control is not None:
-            for problem in control.take_rejected():
-                events.log("warning", problem)
-            if control.paused and not control.stop_requested and not cancelled():
-                events.status("paused", f"paused after step {step - 1} of {total_steps}")
-                pause_began = time.monotonic()
-                control.wait_while_paused(cancelled)
-                paused_seconds += time.monotonic() - pause_began  # a pause does not count against maxDurationSeconds
-                if not cancelled() and not control.stop_requested:
-                    events.status("running", f"resumed at step {step} of {total_steps}")
-            if control.stop_requested and not cancelled():
-                if last_saved != step - 1:
-                    save(step - 1)
-                return "stopped", f"stopped after step {step - 1} of {total_steps} on request; checkpoint step-{step - 1} saved", step - 1
-        if stop is not None and stop.is_set():
-            reason = getattr(stop, "reason", None) or "a stop request"
-            return "cancelled", f"cancelled by {reason} after step {step - 1} of {total_steps}", step - 1
+
+    def over_limit(pausing: float) -> str | None:
         limit = trainer.get("maxDurationSeconds")
-        elapsed = time.monotonic() - started - paused_seconds
+        elapsed = time.monotonic() - started - paused_seconds - pausing
         if limit and step > 1 and elapsed + last_step_seconds > limit:
-            message = (
+            return (
                 f"stopped after step {step - 1} of {total_steps}: maxDurationSeconds={limit} would be exceeded "
                 f"({elapsed:.1f}s elapsed, last step took {last_step_seconds:.1f}s)"
             )
-            events.log("info", message)
-            return "succeeded", message, step - 1
+        return None
+
+    for step in range(first_step, total_steps + 1):
+        # ---------------------------------------------------------- step boundary: controls
+        boundary = step_boundary(step, total_steps, ctx, events, control, stop, over_limit)
+        paused_seconds += boundary.paused_seconds
+        if boundary.action == "stop":
+            if last_saved != step - 1:
+                save(step - 1)
+            return "stopped", boundary.message, step - 1
+        if boundary.action == "cancel":
+            return "cancelled", boundary.message, step - 1
+        if boundary.action == "limit":
+            events.log("info", boundary.message)
+            return "succeeded", boundary.message, step - 1
+        residency.step = step
         step_started = time.monotonic()
 
         # -------------------------------------------------------------- rollout
@@ -262,6 +233,7 @@ def train(
         parts: dict[str, list[EnvRollout]] = defaultdict(list)
         conversations: list[ConversationPart] = []
         rollout_seconds: dict[str, float] = defaultdict(float)
+        residency.for_rollout(a for env, n in zip(environments, prompts_per_env) if n > 0 for a in env.spec["actors"] if a in actors)
         for env, n_prompts in zip(environments, prompts_per_env):
             if n_prompts == 0:
                 continue
@@ -337,31 +309,18 @@ def train(
                     updates[name] = {"truncation_rate": truncated / max(sum(sh.truncation[1] for sh in shares), 1), **resampling.get(name, {})}
                 continue
             shares_of[name] = shares
-            model = actor.loaded.model
             pad = actor.loaded.tokenizer.pad_token_id
             batch = concat_rollouts([sh.rollout for sh in shares], pad)
             width = batch.completion_ids.shape[1]
             mask = torch.cat([_pad_to(sh.loss_mask, width, 0, left=False) for sh in shares])
-            advantages = advantages.to(device)
-
-            ref_logp = None
-            if training["klBeta"] > 0:
-                with torch.no_grad():
-                    if actor.reference is not None:
-                        ref_logp, _ = completion_logprobs(actor.reference, batch, actor.temperature)
-                    else:  # LoRA: the reference is the base model, adapters off
-                        was_training = model.training
-                        model.eval()
-                        with adapters_disabled(model):
-                            ref_logp, _ = completion_logprobs(model, batch, actor.temperature)
-                        model.train(was_training)
-                report_memory(events, step, "reference", device, actor=name)
+            # Every rank trains on rank 0's batch, whatever its own sampling kernels drew.
+            batch, mask, advantages = ctx.broadcast_object((batch, mask, advantages))
+            batch, mask, advantages = to_device(batch, actor.device), mask.to(actor.device), advantages.to(actor.device)
+            residency.for_update(name, also=[reference_name(name)] if actor.reference is not None else [])
 
             lr = lr_at(step, training["learningRate"], training["scheduler"]["type"], training["scheduler"]["warmupSteps"], total_steps)
-            for group in actor.optimizer.param_groups:
-                group["lr"] = lr
-            model.train()
-            sums: dict[str, float] = defaultdict(float)
+            assert actor.backend is not None
+            actor.backend.set_lr(lr)
             iterations = training["iterationsPerBatch"]
             loss_options = LossOptions(
                 loss_type=actor.loss_type,
@@ -371,37 +330,19 @@ def train(
                 kl_beta=training["klBeta"],
                 temperature=actor.temperature,
             )
-            old_logp: torch.Tensor | None = None
-            for iteration in range(iterations):
-                # Liger's fused loss on CUDA when installed and the options map onto it, else the
-                # token-log-prob kernel + policy_loss; neither materialises [B, T, vocab] logits.
-                loss, stats, logp, entropy = update_loss(
-                    model, batch, mask, advantages, old_logp, ref_logp, loss_options,
-                    with_entropy=iteration == 0, liger_cls=liger_cls,
-                )
-                if iteration == 0:
-                    # The batch's log-probs before any update: the ratio's denominator for every iteration.
-                    assert logp is not None
-                    old_logp = logp
-                    first = {
-                        "logprob_gap": float(masked_mean((batch.sampler_logprobs - old_logp).abs(), mask)),
-                        "entropy": float(masked_mean(entropy, mask)) if entropy is not None else float("nan"),
-                    }
-                assert actor.optimizer is not None
-                actor.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), training["maxGradNorm"])
-                actor.optimizer.step()
-                sums["loss"] += float(loss.detach())
-                sums["grad_norm"] += float(grad_norm)
-                for key, value in stats.items():
-                    sums[key] += value
+            # Per micro-batch of this rank's rows: optimizer steps whose gradients are the whole batch's (update.py).
+            result = update_actor(
+                actor.backend, batch, mask, advantages, loss_options, iterations, training["maxGradNorm"], ctx,
+                trainer.get("microBatchSize"), reference_logprobs(actor), liger_cls,
+            )
+            residency.observe("update")
+            if training["klBeta"] > 0:
+                report_memory(events, step, "reference", device, actor=name)
             generated_tokens = float(mask.sum())
             lengths = mask.sum(dim=1).float()
             truncated, completions = (sum(sh.truncation[i] for sh in shares) for i in (0, 1))
             updates[name] = {
-                **{key: value / iterations for key, value in sums.items()},
-                **first,
+                **result,
                 "lr": lr,
                 "completion_len": generated_tokens / mask.shape[0],
                 "completion_len/min": float(lengths.min()),
@@ -434,6 +375,7 @@ def train(
 
         # -------------------------------------------------------------- eval
         if trainer["evalEvery"] > 0 and (step % trainer["evalEvery"] == 0 or step == total_steps):
+            residency.for_rollout(n for n, a in actors.items())
             evaluate(events, step, environments, actors, device)
 
         # -------------------------------------------------------------- checkpoint

@@ -14,7 +14,7 @@ from .rollout import Rollout
 from .single_turn import EnvRollout
 
 if TYPE_CHECKING:
-    from .train import Actor
+    from .actors import Actor
 
 
 @dataclass

@@ -10,7 +10,8 @@ from .collaborative import Episode
 from .events import EventWriter
 
 if TYPE_CHECKING:  # train.py imports this module
-    from .train import ConversationPart, EnvRollout
+    from .single_turn import EnvRollout
+    from .training_shares import ConversationPart
 
 
 def emit_episodes(

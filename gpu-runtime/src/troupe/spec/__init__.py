@@ -32,11 +32,14 @@ def check_supported(spec: RunSpecDict, cuda_available: bool | None = None, in_pr
     from .sandbox_rules import sandbox_issues
     from .support import support_issues  # imports torch-free modules only, but keeps load_spec light
 
+    gpu_count, bf16 = None, True
     if cuda_available is None:
         import torch
 
         cuda_available = torch.cuda.is_available()
-    issues = support_issues(spec, cuda_available) + sandbox_issues(spec, in_process)
+        if cuda_available:
+            gpu_count, bf16 = torch.cuda.device_count(), torch.cuda.is_bf16_supported()
+    issues = support_issues(spec, cuda_available, gpu_count, bf16) + sandbox_issues(spec, in_process)
     if issues:
         raise SpecError(issues)
 

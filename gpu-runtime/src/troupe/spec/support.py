@@ -16,17 +16,36 @@ from ..lora import peft_available
 from ..grpo import SUPPORTED_LOSS_TYPES, loss_type_issue
 from ..rewards import param_issues
 from .issues import FieldIssue
+from .run_rules import run_rule_issues
 
 GPU_EXTRA = "pip install troupe[gpu]"
 # `reward/mean` and `reward/std` describe the combined reward; a component may not shadow them.
 RESERVED_REWARD_NAMES = ("mean", "std")
 
 
-def support_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssue]:
+def deepspeed_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("deepspeed") is not None
+
+
+def ray_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
+
+
+def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | None = None, bf16_supported: bool = True) -> list[FieldIssue]:
     issues: list[FieldIssue] = []
+    if gpu_count is None:
+        gpu_count = 1 if cuda_available else 0
 
     def no(path: str, message: str) -> None:
         issues.append(FieldIssue(path, message))
+
+    issues.extend(run_rule_issues(spec))
+    if spec.get("cluster", {}).get("kind") == "ray" and not ray_available():
+        no("cluster.kind", '"ray" needs Ray on this host (pip install ray); it is not installed here: use kind "local"')
 
     for i, actor in enumerate(spec["actors"]):
         p = f"actors.{i}"
@@ -39,17 +58,22 @@ def support_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
         training = actor["training"]
         if "lora" in training and not peft_available():
             no(f"{p}.training.lora", "LoRA needs peft (pip install peft), which is not installed here")
-        for what in ("params", "optimizer"):
-            if training["offload"][what]:
-                no(f"{p}.training.offload.{what}", f"offloading needs DeepSpeed ZeRO-3 (the gpu extra, {GPU_EXTRA}); not supported yet")
+        if training["backend"] == "deepspeed" and not deepspeed_available():
+            no(f"{p}.training.backend", f'"deepspeed" needs DeepSpeed on this host ({GPU_EXTRA}, or pip install deepspeed); it is not installed here: use "fsdp2" for ZeRO-3 sharding with torch alone')
+        if training["backend"] == "deepspeed" and not cuda_available:
+            no(f"{p}.training.backend", '"deepspeed" trains on CUDA GPUs only; on this host use "fsdp2" (also with CPU processes)')
+        if actor["placement"]["gpus"] and not cuda_available:
+            no(f"{p}.placement.gpus", f"asks for GPUs {actor['placement']['gpus']}, but this host has no CUDA device; use placement.processes for CPU ranks")
+        elif actor["placement"]["gpus"] and max(actor["placement"]["gpus"]) >= gpu_count:
+            no(f"{p}.placement.gpus", f"asks for GPU {max(actor['placement']['gpus'])}, but this host has {gpu_count} (indices 0-{gpu_count - 1})")
+        if training["precision"] == "bf16" and cuda_available and not bf16_supported:
+            no(f"{p}.training.precision", "bf16 needs a GPU with bf16 support (Ampere or newer); this one has none: use fp32")
         if training["lossType"] not in SUPPORTED_LOSS_TYPES:
             no(f"{p}.training.lossType", f'"{training["lossType"]}" is not supported yet (supported: {", ".join(SUPPORTED_LOSS_TYPES)})')
         else:
             clash = loss_type_issue(spec["algorithm"]["name"], training["lossType"])
             if clash:
                 no(f"{p}.training.lossType", clash)
-        if len(actor["placement"]["gpus"]) > 1:
-            no(f"{p}.placement.gpus", "an actor on several GPUs needs accelerate + DeepSpeed; not supported yet")
 
     for i, dataset in enumerate(spec["datasets"]):
         source = dataset["source"]

@@ -1,0 +1,138 @@
+"""The run's actors: each local model loaded once, on its device, at its precision, with its train backend.
+
+`Actor` lives here (not in train.py) so that checkpointing, evaluation, rollouts and the update can
+name it without importing the training loop.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from .api_actor import ApiActor, build_api_actor
+from .backends import BackendSettings, TrainBackend, build_backend
+from .distributed import RankContext
+from .grpo import effective_loss_type
+from .lora import apply_lora, has_lora
+from .models import LoadedModel, load_actor_model
+from .shared_lora import FIRST_ADAPTER, AdapterBound, add_adapter, base_key
+
+
+@dataclass
+class Actor:
+    index: int
+    spec: dict[str, Any]
+    loaded: LoadedModel
+    backend: TrainBackend | None  # None for a frozen actor: it samples, it is never updated
+    reference: torch.nn.Module | None
+    loss_type: str
+    device: torch.device
+
+    @property
+    def name(self) -> str:
+        return self.spec["name"]
+
+    @property
+    def temperature(self) -> float:
+        return float(self.spec["sampling"]["temperature"])
+
+    @property
+    def trainable(self) -> bool:
+        return bool(self.spec["trainable"])
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer | None:
+        return self.backend.optimizer if self.backend is not None else None
+
+    @property
+    def shares_base(self) -> bool:
+        return isinstance(self.loaded.model, AdapterBound)
+
+
+def actor_device(actor_spec: dict[str, Any], run_device: torch.device, ctx: RankContext) -> torch.device:
+    """`placement.gpus[rank]` on a GPU host; else the run's device (this rank's GPU, or the CPU)."""
+    gpus = actor_spec["placement"]["gpus"]
+    if gpus and run_device.type == "cuda":
+        return torch.device("cuda", gpus[ctx.rank] if ctx.rank < len(gpus) else gpus[0])
+    return run_device
+
+
+def build_actors(
+    spec: dict[str, Any], work_dir: Path, run_device: torch.device, ctx: RankContext, log: Callable[[str, str], Any]
+) -> tuple[dict[str, Actor], dict[str, ApiActor]]:
+    actors: dict[str, Actor] = {}
+    shared_bases: dict[str, str] = {}  # base_key -> the LoRA actor that loaded that base
+    api_actors: dict[str, ApiActor] = {}
+    micro = spec["trainer"].get("microBatchSize")
+    for i, actor_spec in enumerate(spec["actors"]):
+        if actor_spec["backend"] == "openai":
+            api_actors[actor_spec["name"]] = build_api_actor(actor_spec, i)
+            log("info", f'actor "{actor_spec["name"]}": {actor_spec["api"]["model"]} at {actor_spec["api"]["baseUrl"]} (OpenAI-compatible API, frozen)')
+            continue
+        training = actor_spec["training"]
+        device = actor_device(actor_spec, run_device, ctx)
+        settings = BackendSettings(actor_spec["name"], training, device, ctx, micro)
+        loss_type = effective_loss_type(spec["algorithm"]["name"], training["lossType"])
+        engine = f'backend {training["backend"]}, {training["precision"]}, world size {ctx.world_size}'
+        key = base_key(actor_spec)
+        if key is not None and key in shared_bases:
+            # Same base as an earlier LoRA actor: add this actor's adapter to it (shared_lora.py).
+            owner = actors[shared_bases[key]]
+            if not isinstance(owner.loaded.model, AdapterBound):
+                raw = owner.loaded.model
+                bound_owner = AdapterBound(raw, FIRST_ADAPTER, raw._troupe_lora_config)
+                owner.loaded = LoadedModel(bound_owner, owner.loaded.tokenizer, owner.loaded.description)  # type: ignore[arg-type]
+                assert owner.backend is not None
+                owner.backend.module = bound_owner
+            raw = object.__getattribute__(owner.loaded.model, "_shared")
+            n = add_adapter(raw, training["lora"], actor_spec["name"])
+            bound = AdapterBound(raw, actor_spec["name"], raw._troupe_lora_configs[actor_spec["name"]])
+            loaded = LoadedModel(bound, owner.loaded.tokenizer, f"{owner.loaded.description}, base shared with \"{owner.name}\"")  # type: ignore[arg-type]
+            actors[actor_spec["name"]] = Actor(i, actor_spec, loaded, build_backend(bound, settings), None, loss_type, owner.device)  # type: ignore[arg-type]
+            log(
+                "info",
+                f'actor "{actor_spec["name"]}": {engine}; LoRA adapter rank {training["lora"]["rank"]} ({n:,} trainable) on the base of "{owner.name}" '
+                f"(one copy in memory), loss {loss_type}, optimizer {training['optimizer']}",
+            )
+            continue
+        loaded = load_actor_model(actor_spec, i, work_dir)
+        loaded.model.to(device)
+        if not actor_spec["trainable"]:
+            if training["precision"] == "bf16":
+                loaded.model.to(torch.bfloat16)  # frozen: no master weights needed
+            loaded.model.eval().requires_grad_(False)
+            actors[actor_spec["name"]] = Actor(i, actor_spec, loaded, None, None, loss_type, device)
+            log("info", f'actor "{actor_spec["name"]}": {loaded.description}, {loaded.num_params:,} parameters, frozen (no optimizer), {training["precision"]}, on {device}')
+            continue
+        lora_note = ""
+        if "lora" in training:
+            n = apply_lora(loaded.model, training["lora"], i)
+            lora_note = f', LoRA rank {training["lora"]["rank"]} on {", ".join(training["lora"]["targetModules"])} ({n:,} trainable)'
+        if training["gradientCheckpointing"]:
+            loaded.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            lora_note += ", gradient checkpointing"
+        reference = None
+        if training["klBeta"] > 0 and not has_lora(loaded.model):
+            reference = copy.deepcopy(loaded.model).eval().requires_grad_(False)
+            if training["precision"] == "bf16":
+                reference.to(torch.bfloat16)
+            if training["backend"] == "fsdp2" and ctx.distributed:
+                from .backends.fsdp2 import shard_model
+
+                reference = shard_model(reference, settings, trainable=False)
+        num_params = loaded.num_params
+        backend = build_backend(loaded.model, settings)
+        loaded.model = backend.module  # type: ignore[assignment]  # sharded in place by fsdp2
+        actors[actor_spec["name"]] = Actor(i, actor_spec, loaded, backend, reference, loss_type, device)
+        if key is not None:
+            shared_bases[key] = actor_spec["name"]
+        log(
+            "info",
+            f'actor "{actor_spec["name"]}": {engine}; {loaded.description}, {num_params:,} parameters on {device}, '
+            f'vocabulary {loaded.tokenizer.vocab_size}, loss {loss_type}, optimizer {training["optimizer"]}{lora_note}',
+        )
+    return actors, api_actors
