@@ -12,6 +12,7 @@ import { ApiError } from "./problem";
 import { listApiRuns, requireApiRun, requireApiRunWithoutSpec, waitForRun } from "./runs";
 import { DatasetOut } from "./schemas";
 import { readSpecBody } from "./specBody";
+import { launchIssuesOf } from "../../runs/lib/launchCheck";
 import { checkHealth } from "../../health/server/health";
 
 /** The REST handlers, one per registry entry; `app/api/v1/**` route files only re-export them. */
@@ -39,6 +40,14 @@ export const createRun = apiRoute(operations.createRun, async ({ request, ctx, t
     const parsed = RunSpec.safeParse(body.value);
     if (!parsed.success) throw ApiError.validation(body.issues(parsed.error), "invalid run spec");
     launch = { spec: parsed.data, priority: 0, tags: [] };
+  }
+  // The same check as the UI's launch (round specs, reward code), before anything is stored.
+  const issues = launchIssuesOf(launch.spec);
+  if (issues.length > 0) {
+    throw ApiError.validation(
+      issues.map((i) => ({ path: isEnvelope ? `spec.${i.path}` : i.path, message: i.message })),
+      "the spec cannot run",
+    );
   }
   const { runId, replayed } = await launchFromApi(ctx, launch, { tokenId: token.tokenId, idempotencyKey: key });
   const run = await requireApiRun(ctx.db, runId);

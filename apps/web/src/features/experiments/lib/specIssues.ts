@@ -1,5 +1,5 @@
 import { formatPath, RunSpec } from "@troupe/contracts";
-import { check } from "@troupe/dsl";
+import { launchIssuesOf } from "../../runs/lib/launchCheck";
 
 /**
  * Live validation of a draft RunSpec for the composer: every problem tied to a field path, the
@@ -47,16 +47,10 @@ export function validateDraft(draft: unknown): { spec: RunSpec | null; issues: S
         const path = formatPath(i.path);
         return { path, message: i.message, section: sectionOf(path) };
       });
-  // Round specs are strings to zod; the dsl knows their grammar and the environment's actors.
+  // What zod cannot see (round specs, reward code): the launch's own check, so the composer never
+  // calls valid a spec that the launch would refuse.
   if (parsed.success) {
-    parsed.data.environments.forEach((env, i) => {
-      if (!env.roundSpec) return;
-      const result = check(env.roundSpec, { actors: env.actors, maxTurns: env.maxTurns });
-      for (const e of result.errors) {
-        const path = `environments.${i}.roundSpec`;
-        issues.push({ path, message: `${e.line}:${e.column}: ${e.message}`, section: "environments", line: e.line, column: e.column });
-      }
-    });
+    for (const i of launchIssuesOf(parsed.data)) issues.push({ ...i, section: sectionOf(i.path) });
   }
   return { spec: parsed.success && issues.length === 0 ? parsed.data : null, issues };
 }

@@ -4,6 +4,7 @@ import { QUEUES, type RunJob, type RunSpec, type StatusEvent } from "@troupe/con
 import { appendToStream, transitionRun } from "@troupe/db";
 import type { TRPCContext } from "../../../server/api/trpc";
 import { assertStoredDatasetsExist } from "../../datasets/server/storedDatasets";
+import { launchIssuesOf } from "../lib/launchCheck";
 
 /** BullMQ runs priority 1 first; ours is "higher is sooner", 0..100. */
 export const queuePriority = (priority: number) => 101 - priority;
@@ -49,6 +50,9 @@ export async function createQueuedRun(
   },
 ): Promise<{ runId: string }> {
   const { spec } = args;
+  // Round specs and reward code too, not only the schema: a run that can only fail is not queued.
+  const issues = launchIssuesOf(spec);
+  if (issues.length > 0) throw badRequest(issues, "the spec cannot run");
   const gpus = claimedGpus(spec, args.gpus);
   await assertStoredDatasetsExist(ctx.db, spec);
   const queued: StatusEvent = { seq: 1, ts: Date.now(), type: "status", state: "queued", message: args.message };

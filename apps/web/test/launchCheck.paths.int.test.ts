@@ -1,0 +1,79 @@
+import { DEMO_SPEC_INPUT } from "@troupe/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FieldValidationError } from "../src/server/api/trpc";
+import { startApiServer, type ApiServer } from "./helpers/apiServer";
+import { rejectionOf } from "./helpers/rejection";
+import { createExperiment, openServices, uniqueId, type TestServices } from "./helpers/services";
+
+/**
+ * Every launch path runs the same pre-queue check (features/runs/lib/launchCheck.ts): a spec whose
+ * round spec names an unknown actor, or whose Python reward does not parse, is refused with the
+ * field's path by the REST API (what the CLI calls) and by the UI's launch, and nothing is queued.
+ */
+
+let services: TestServices;
+let server: ApiServer;
+let token: string;
+
+const unknownActor = () => ({
+  ...DEMO_SPEC_INPUT,
+  name: uniqueId("bad-round-spec"),
+  actors: [...DEMO_SPEC_INPUT.actors, { name: "Bob", model: { source: "tiny" }, trainable: false }],
+  environments: [{ ...DEMO_SPEC_INPUT.environments[0], kind: "collaborative", actors: ["student", "Bob"], roundSpec: "student -> Carol" }],
+});
+const brokenReward = () => ({
+  ...DEMO_SPEC_INPUT,
+  name: uniqueId("bad-reward"),
+  rewards: [{ name: "letter_match", source: { kind: "python", code: "def reward(prompt, completion):\n    return (1\n" } }],
+});
+
+async function post(body: unknown) {
+  const response = await fetch(`${server.baseUrl}/api/v1/runs`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, json: (await response.json()) as { detail?: string; errors?: { path: string; message: string }[] } };
+}
+
+async function queuedJobs(): Promise<number> {
+  return (await server.queue.getJobs(["prioritized", "waiting", "delayed", "active"])).length;
+}
+
+beforeAll(async () => {
+  services = openServices();
+  server = await startApiServer({ isolateQueue: true });
+  token = (await services.apiToken("editor", "launch-check")).token;
+});
+afterAll(async () => {
+  await server?.close();
+  await services?.close();
+});
+
+describe("REST POST /runs", () => {
+  it("refuses a round spec naming an unknown actor with 400 and the field path; nothing is stored or queued", async () => {
+    const spec = unknownActor();
+    const r = await post(spec);
+    expect(r.status).toBe(400);
+    expect(r.json.errors).toEqual([{ path: "environments.0.roundSpec", message: expect.stringMatching(/Carol/) }]);
+    expect(await services.db.run.count({ where: { name: spec.name } })).toBe(0);
+    expect(await queuedJobs()).toBe(0);
+  });
+
+  it("refuses a reward with a Python syntax error, in the envelope form too (paths under spec.)", async () => {
+    const r = await post({ spec: brokenReward(), priority: 10 });
+    expect(r.status).toBe(400);
+    expect(r.json.errors).toEqual([{ path: "spec.rewards.0.source.code", message: expect.stringMatching(/^line 3, column \d+: /) }]);
+    expect(await queuedJobs()).toBe(0);
+  });
+});
+
+describe("UI experiment.launch", () => {
+  it("refuses the same spec with the same field path", async () => {
+    const experimentId = await createExperiment(services, unknownActor());
+    const error = await rejectionOf(services.caller.experiment.launch({ experimentId, overrides: {}, priority: 0 }));
+    expect(error.code).toBe("BAD_REQUEST");
+    expect((error.cause as FieldValidationError).issues.map((i) => i.path)).toEqual(["environments.0.roundSpec"]);
+    expect(await services.db.run.count({ where: { experimentId } })).toBe(0);
+  });
+});
