@@ -59,3 +59,10 @@ export async function retryWhileDatabaseUnavailable<T>(fn: () => Promise<T>, opt
     }
   }
 }
+
+/** An error as one line: Prisma's messages start with several lines of "Invalid `prisma.x()` invocation" before the cause. */
+export function errorLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !/^Invalid `.*` invocation/.test(l) && !/^→?\s*\d+\s/.test(l));
+  return lines.at(-1) ?? text;
+}

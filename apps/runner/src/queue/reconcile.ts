@@ -1,4 +1,5 @@
 import { QUEUES } from "@troupe/contracts";
+import { errorLine } from "../io/dbRetry";
 import type { Queue } from "bullmq";
 import type { RunnerContext } from "../context";
 import { ensureRunJob } from "./runJobs";
@@ -47,12 +48,12 @@ export function startQueueReconciler(ctx: RunnerContext, queue: Queue, prefix = 
       if (failing) ctx.log.info("queue check works again");
       failing = false;
     } catch (error) {
-      if (!failing) ctx.log.warn(`queue check failed (retrying every ${ctx.env.requeueCheckMs} ms): ${(error as Error).message}`);
+      if (!failing) ctx.log.warn(`queue check failed (retrying every ${ctx.env.requeueCheckMs} ms): ${errorLine(error)}`);
       failing = true;
     }
   };
 
-  inFlight = pass("runner start").catch((error: unknown) => ctx.log.warn(`requeue at start failed (will retry): ${(error as Error).message}`));
+  inFlight = pass("runner start").catch((error: unknown) => ctx.log.warn(`requeue at start failed (will retry): ${errorLine(error)}`));
   const timer = setInterval(() => {
     inFlight = inFlight.then(tick);
   }, ctx.env.requeueCheckMs);

@@ -1,6 +1,6 @@
 import { appendToStream, rewindRunAfterStep, transitionRun } from "@troupe/db";
 import type { RunnerContext } from "../context";
-import { retryWhileDatabaseUnavailable } from "../io/dbRetry";
+import { errorLine, retryWhileDatabaseUnavailable } from "../io/dbRetry";
 import { latestCheckpointOnDisk } from "./diskCheckpoints";
 
 /**
@@ -18,7 +18,7 @@ export async function handBackRun(ctx: RunnerContext, runId: string, workDir: st
     retryWhileDatabaseUnavailable(fn, {
       giveUpAfterMs: ctx.env.dbRetryMs,
       onRetry: (error, attempt, delayMs) =>
-        ctx.log.warn(`run=${runId} ${what}: Postgres unavailable (attempt ${attempt}, next in ${delayMs} ms): ${(error as Error).message}`),
+        ctx.log.warn(`run=${runId} ${what}: Postgres unavailable (attempt ${attempt}, next in ${delayMs} ms): ${errorLine(error)}`),
     });
   const row = await retry("hand-back", () =>
     ctx.db.run.findUnique({ where: { id: runId }, select: { resumeStep: true, cancelRequestedAt: true, runnerId: true, status: true } }),
@@ -48,13 +48,13 @@ export async function handBackRun(ctx: RunnerContext, runId: string, workDir: st
   try {
     await appendToStream(ctx.redis, runId, [event]);
   } catch (error) {
-    ctx.log.warn(`run=${runId} could not append to its stream: ${(error as Error).message}`);
+    ctx.log.warn(`run=${runId} could not append to its stream: ${errorLine(error)}`);
   }
   if (ctx.enqueueRun) {
     try {
       await ctx.enqueueRun(runId);
     } catch (error) {
-      ctx.log.warn(`run=${runId} could not add its job (a queue reconciler will): ${(error as Error).message}`);
+      ctx.log.warn(`run=${runId} could not add its job (a queue reconciler will): ${errorLine(error)}`);
     }
   }
   return true;

@@ -1,4 +1,5 @@
 import type { RunnerContext } from "../context";
+import { errorLine } from "../io/dbRetry";
 import { clearRunAlive, markRunAlive } from "./liveness";
 
 export interface HeartbeatHandlers {
@@ -27,7 +28,7 @@ export function startHeartbeat(ctx: RunnerContext, runId: string, handlers: Hear
     try {
       await markRunAlive(ctx, runId);
     } catch (error) {
-      ctx.log.warn(`run=${runId} could not set its liveness key in Redis: ${(error as Error).message}`);
+      ctx.log.warn(`run=${runId} could not set its liveness key in Redis: ${errorLine(error)}`);
     }
     try {
       const rows = await ctx.db.run.updateManyAndReturn({
@@ -43,7 +44,7 @@ export function startHeartbeat(ctx: RunnerContext, runId: string, handlers: Hear
       else if (row.cancelRequestedAt) handlers.onCancelRequested();
       else if (row.controlRequest) handlers.onControlRequested();
     } catch (error) {
-      if (!failing) ctx.log.warn(`run=${runId} heartbeat failed (retrying every ${ctx.env.heartbeatMs} ms): ${(error as Error).message}`);
+      if (!failing) ctx.log.warn(`run=${runId} heartbeat failed (retrying every ${ctx.env.heartbeatMs} ms): ${errorLine(error)}`);
       failing = true;
     }
   };

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { errorLine } from "../io/dbRetry";
 import type { RunnerContext } from "../context";
 import { failAbandonedRun } from "./abandoned";
 import { databaseUptimeMs, runLooksAlive } from "./liveness";
@@ -67,7 +68,7 @@ export function startSweeper(ctx: RunnerContext, intervalMs = Math.min(30_000, M
     inFlight = inFlight.then(() =>
       sweepStalledRuns(ctx, new Date(), outage).catch((error: unknown) => {
         outage.lastFailureAt = Date.now();
-        ctx.log.warn(`stall sweep failed: ${(error as Error).message}`);
+        ctx.log.warn(`stall sweep failed: ${errorLine(error)}`);
       }),
     );
   }, intervalMs);

@@ -1,6 +1,6 @@
 import { appendToStream, expireStream, rewindRunAfterStep, transitionRun } from "@troupe/db";
 import type { RunnerContext } from "../context";
-import { retryWhileDatabaseUnavailable } from "../io/dbRetry";
+import { errorLine, retryWhileDatabaseUnavailable } from "../io/dbRetry";
 import { claimRun } from "./claim";
 import { latestCheckpointOnDisk } from "./diskCheckpoints";
 import { handBackRun } from "./handBack";
@@ -37,7 +37,7 @@ export async function runJob(ctx: RunnerContext, runId: string, shutdown?: Abort
     gpuIds = await ctx.gpus.acquire(row.gpus, shutdown);
   } catch (error) {
     if (shutdown?.aborted) return { kind: "deferred", reason: "runner is shutting down" };
-    return failUnplaceable(ctx, runId, (error as Error).message);
+    return failUnplaceable(ctx, runId, errorLine(error));
   }
 
   try {
@@ -100,14 +100,14 @@ async function superviseClaimed(
         stopReason: null,
         killedAfterGrace: false,
         tail: "",
-        runnerError: (error as Error).message,
+        runnerError: errorLine(error),
       };
     }
     if (result.handedOver && (await handBackRun(ctx, runId, files.workDir, result.tail === "" ? null : result.tail))) return "queued";
     const outcome = await retryWhileDatabaseUnavailable(() => settleRun(ctx, runId, result), {
       giveUpAfterMs: ctx.env.dbRetryMs,
       onRetry: (error, attempt, delayMs) =>
-        ctx.log.warn(`run=${runId} final status not written, Postgres unavailable (attempt ${attempt}, next in ${delayMs} ms): ${(error as Error).message}`),
+        ctx.log.warn(`run=${runId} final status not written, Postgres unavailable (attempt ${attempt}, next in ${delayMs} ms): ${errorLine(error)}`),
     });
     return outcome?.to ?? "unknown";
   } finally {

@@ -1,4 +1,5 @@
 import type { RuntimeControlCommand, RuntimeControlCommandName } from "@troupe/contracts";
+import { errorLine } from "../io/dbRetry";
 import type { ActiveRun, RunnerContext, StopReason } from "../context";
 import { takeControlRequest } from "../control/takeControlRequest";
 import { EventIngest, MAX_EVENT_LINE_CHARS } from "../ingest/eventIngest";
@@ -61,7 +62,7 @@ export class RunSupervisor implements ActiveRun {
         const command = await takeControlRequest(this.ctx, this.input.runId);
         if (command) this.control(command);
       } catch (error) {
-        this.ctx.log.warn(`run=${this.input.runId} could not read its control request (will retry): ${(error as Error).message}`);
+        this.ctx.log.warn(`run=${this.input.runId} could not read its control request (will retry): ${errorLine(error)}`);
       }
     });
     return this.controlTaking;
@@ -87,7 +88,7 @@ export class RunSupervisor implements ActiveRun {
 
   async run(): Promise<SupervisionResult> {
     const { ctx, input } = this;
-    const onStoreError = (error: unknown) => ctx.log.warn(`run=${input.runId} storing output failed (will retry): ${(error as Error).message}`);
+    const onStoreError = (error: unknown) => ctx.log.warn(`run=${input.runId} storing output failed (will retry): ${errorLine(error)}`);
     const logs = new LogSink(ctx.db, input.runId, await LogSink.firstFreeLineNo(ctx.db, input.runId), onStoreError, ctx.env.dbRetryMs);
     const events = new EventIngest(ctx.db, ctx.redis, input.runId, input.seqStart, logs, onStoreError, {
       giveUpAfterMs: ctx.env.dbRetryMs,
@@ -112,7 +113,7 @@ export class RunSupervisor implements ActiveRun {
         // Only for killing an orphan after a runner crash: a database hiccup here must not end the run.
         await ctx.db.run
           .updateMany({ where: { id: input.runId, runnerId: ctx.env.runnerId }, data: { pid: child.pid } })
-          .catch((error: unknown) => ctx.log.warn(`run=${input.runId} could not store its pid: ${(error as Error).message}`));
+          .catch((error: unknown) => ctx.log.warn(`run=${input.runId} could not store its pid: ${errorLine(error)}`));
       }
       try {
         exit = await child.finished;
@@ -127,7 +128,7 @@ export class RunSupervisor implements ActiveRun {
       try {
         await sink.drain();
       } catch (error) {
-        runnerError ??= `could not store the run's ${what}: ${(error as Error).message}`;
+        runnerError ??= `could not store the run's ${what}: ${errorLine(error)}`;
       }
     }
 
