@@ -1,6 +1,7 @@
-"""`python -m troupe.reward_test`: the designer's Test button, through the real out-of-process worker."""
+"""`python -m troupe.reward_test`: the designer's Test button, through the real sandboxed worker."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -50,3 +51,26 @@ def test_module_cli_reads_stdin_and_writes_one_json_answer():
     done = subprocess.run([sys.executable, "-m", "troupe.reward_test"], input=json.dumps(request), capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["results"][0]["score"] == 1.0
+
+
+def test_the_test_button_runs_code_in_the_same_sandbox():
+    from troupe.sandbox import sandbox_status
+
+    if sandbox_status().mode != "bwrap" or not sandbox_status().usable:
+        import pytest
+
+        pytest.skip("needs bubblewrap")
+    code = ("import os, socket\ndef reward(prompt, completion, **row):\n"
+            "    if completion == 'id': return float(os.getuid() == 0 or os.geteuid() == 0)\n"
+            "    if completion == 'env': return float(len([k for k in os.environ if 'URL' in k or 'KEY' in k]))\n"
+            "    if completion == 'net': socket.create_connection(('127.0.0.1', 6379), timeout=2)\n"
+            "    if completion == 'big': return 1e308\n"
+            "    return len(open('/etc/shadow').read())\n")
+    request = {"reward": _python_reward(code), "calls": [{"prompt": "p", "completion": c} for c in ("id", "env", "net", "big", "shadow")]}
+    env = {**os.environ, "DATABASE_URL": "postgresql://secret", "OPENAI_API_KEY": "sk-secret"}
+    done = subprocess.run([sys.executable, "-m", "troupe.reward_test"], input=json.dumps(request), capture_output=True, text=True, timeout=120, env=env)
+    results = json.loads(done.stdout)["results"]
+    assert results[0]["score"] == 0.0 and results[1]["score"] == 0.0  # not root; no secrets in its environment
+    assert "ConnectionRefusedError" in results[2]["error"]
+    assert "outside the accepted range" in results[3]["error"]
+    assert "FileNotFoundError" in results[4]["error"]

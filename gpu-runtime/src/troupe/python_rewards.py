@@ -64,7 +64,7 @@ def _no_constants(name: str) -> float:
 
 def checked_result(line: bytes, request_id: int, index: int) -> dict[str, Any]:
     """One answer line as {"score", "seconds"} or {"error", "seconds"}; ProtocolError when it is
-    not an answer to call `index` of request `request_id`. Out-of-range scores become errors."""
+    not an answer to call `index` of request `request_id`, or its score is not finite or out of range."""
     try:
         message = json.loads(line, parse_constant=_no_constants)
     except ProtocolError:
@@ -82,8 +82,8 @@ def checked_result(line: bytes, request_id: int, index: int) -> dict[str, Any]:
     if isinstance(score, bool) or not isinstance(score, (int, float)) or "error" in message:
         raise ProtocolError("neither a score nor an error")
     if not math.isfinite(score) or abs(score) > SCORE_LIMIT:
-        return {"error": f"the reward returned {score:g}, outside the accepted range [-{SCORE_LIMIT:g}, {SCORE_LIMIT:g}]",
-                "seconds": float(seconds)}
+        # The worker reports such a return value as an error itself: on the wire it is a forgery.
+        raise ProtocolError(f"a score of {score:g}, outside the accepted range [-{SCORE_LIMIT:g}, {SCORE_LIMIT:g}]")
     return {"score": float(score), "seconds": float(seconds), "cpu": message.get("cpu")}
 
 
