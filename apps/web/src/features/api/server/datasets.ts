@@ -39,6 +39,15 @@ export function formatFromMediaType(type: string | null): DatasetFormat | null {
   return type ? (FORMAT_BY_MEDIA_TYPE[type] ?? null) : null;
 }
 
+/** The designer refuses a second dataset of one name (RunSpec identifiers); so does the API, before reading the body. */
+export async function assertDatasetNameFree(db: Db, name: string): Promise<void> {
+  const clash = await db.dataset.findFirst({ where: { name }, select: { id: true } });
+  if (clash) {
+    const message = `a dataset named "${name}" already exists (id ${clash.id}): choose another name`;
+    throw new ApiError(409, "conflict", message, [{ path: "name", message }]);
+  }
+}
+
 export async function storeDataset(
   db: Db,
   args: { name: string; format: DatasetFormat; bytes: Uint8Array; parsed: ParsedDataset },

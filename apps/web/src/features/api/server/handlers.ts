@@ -2,7 +2,7 @@ import { ApiEpisodePage, ApiHealth, ApiLaunchEnvelope, ApiMetrics, ApiRunCancel,
 import { cancelRun } from "../../runs/server/cancel";
 import { controlRun, resumeFromCheckpoint } from "../../runs/server/control";
 import { mediaType, readBodyBytes } from "./body";
-import { formatFromMediaType, parseDataset, storeDataset } from "./datasets";
+import { assertDatasetNameFree, formatFromMediaType, parseDataset, storeDataset } from "./datasets";
 import { listApiEpisodes } from "./episodes";
 import { apiRoute, jsonResponse } from "./handler";
 import { launchFromApi } from "./launch";
@@ -130,6 +130,7 @@ export const uploadDataset = apiRoute(operations.uploadDataset, async ({ request
       `cannot tell the dataset format from Content-Type ${type ?? "(none)"}: send text/csv, application/jsonl or application/vnd.apache.parquet, or pass ?format=jsonl|csv|parquet`,
     );
   }
+  await assertDatasetNameFree(ctx.db, query.name);
   const bytes = await readBodyBytes(request, operations.uploadDataset.body.maxBytes);
   const parsed = await parseDataset(format, bytes);
   return jsonResponse(DatasetOut, await storeDataset(ctx.db, { name: query.name, format, bytes, parsed }), 201);

@@ -294,6 +294,7 @@ export const operations = {
     },
     responses: {
       201: { description: "Stored", schema: DatasetOut },
+      409: { description: "A dataset with this name exists already (names are RunSpec identifiers: two of one name could not sit in one spec)" },
       415: { description: "The format is neither given nor recognisable from Content-Type" },
     },
   }),
