@@ -142,7 +142,7 @@ class ResidencyManager:
                 r.where[part] = "host" if direction == "offload" else "device"
             self.moved_bytes += moved
             self.moved_seconds += seconds
-            if self.report is not None:
+            if self.report is not None and moved > 0:  # an optimizer before its first step has no state to move
                 self.report(step=self.step, actor=name, direction=direction, parts=parts, phase=phase, bytes=moved, seconds=seconds)
 
     # ------------------------------------------------------------------ books
