@@ -7,6 +7,7 @@ import resource
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 from runtime_helpers import small_spec
@@ -258,3 +259,46 @@ def test_a_run_with_abusive_rewards_logs_each_and_finishes(tmp_path):
         reasons = expected_reasons[letter]
         assert message.startswith('reward "abusive" failed') and any(r in message for r in (reasons if isinstance(reasons, tuple) else (reasons,))), message
     assert wait_until_gone(tag) == []
+
+
+def descendants(pid: int) -> list[int]:
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        try:
+            with open(f"/proc/{parent}/task/{parent}/children") as f:
+                kids = [int(k) for k in f.read().split()]
+        except OSError:
+            kids = []
+        found += kids
+        frontier += kids
+    return found
+
+
+def test_a_trainer_killed_with_sigkill_takes_its_sandboxes_along():
+    # The worker is busy in a 30 s call when the trainer dies: only the sandbox's death with its
+    # parent (not an end of input) can stop it in time.
+    program = textwrap.dedent("""
+        import threading, time
+        from troupe.python_rewards import PythonReward
+        r = PythonReward("r", "import time\\ndef reward(**kw):\\n    time.sleep(30)\\n    return 1.0\\n", "reward", "completion", 60.0, 128)
+        r._worker = r._start()
+        threading.Thread(target=r.score_many, args=([{"prompt": "p", "completion": "c"}], [{}]), daemon=True).start()
+        time.sleep(1)
+        print(r._worker.process.pid, flush=True)
+        time.sleep(60)
+    """)
+    trainer = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+    try:
+        bwrap_pid = int(trainer.stdout.readline())
+        sandbox = [bwrap_pid, *descendants(bwrap_pid)]
+        assert len(sandbox) >= 3  # bwrap, its init in the sandbox, the worker
+        trainer.kill()
+        trainer.wait()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in sandbox):
+            time.sleep(0.05)
+        assert [p for p in sandbox if os.path.exists(f"/proc/{p}")] == []
+    finally:
+        trainer.kill()
+        trainer.wait()
