@@ -77,3 +77,24 @@ describe("UI experiment.launch", () => {
     expect(await services.db.run.count({ where: { experimentId } })).toBe(0);
   });
 });
+
+describe("designer parts", () => {
+  it("an environment whose round spec names an unknown actor is not saved", async () => {
+    const name = uniqueId("env").replace(/-/g, "_");
+    const error = await rejectionOf(
+      services.caller.part.create({ kind: "environment", description: "", spec: { name, kind: "collaborative", dataset: "letters", actors: ["Alice", "Bob"], rewards: [{ reward: "letter_match" }], roundSpec: "Alice -> Carol" } }),
+    );
+    expect(error.code).toBe("BAD_REQUEST");
+    expect((error.cause as FieldValidationError).issues).toEqual([{ path: "spec.roundSpec", message: expect.stringMatching(/^line 1, column 10: .*Carol/) }]);
+    expect(await services.db.designPart.count({ where: { name } })).toBe(0);
+  });
+
+  it("a reward whose Python does not parse is not saved", async () => {
+    const name = uniqueId("rw").replace(/-/g, "_");
+    const error = await rejectionOf(
+      services.caller.part.create({ kind: "reward", description: "", spec: { name, source: { kind: "python", code: "def reward(p, c):\n    return 'oops\n" } } }),
+    );
+    expect((error.cause as FieldValidationError).issues).toEqual([{ path: "spec.source.code", message: "line 2, column 12: unterminated string literal" }]);
+    expect(await services.db.designPart.count({ where: { name } })).toBe(0);
+  });
+});

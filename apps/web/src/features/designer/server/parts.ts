@@ -3,6 +3,7 @@ import { Prisma } from "@troupe/db";
 import { TRPCError } from "@trpc/server";
 import type { Db } from "../../../server/db";
 import { badRequest, FieldValidationError } from "../../../server/api/trpc";
+import { rewardCodeIssues, roundSpecIssues } from "../../runs/lib/launchCheck";
 import { PART_SPEC_SCHEMAS, type PartKind, type PartOut } from "./partSchemas";
 
 /** Storage of designer parts. Every write validates the fragment with its kind's contracts schema. */
@@ -30,6 +31,14 @@ export function validatePartSpec(kind: PartKind, spec: Record<string, unknown>):
     const issues = fieldIssues(parsed.error).map((i) => ({ ...i, path: i.path === "(root)" ? "spec" : `spec.${i.path}` }));
     throw badRequest(issues, `invalid ${kind}`);
   }
+  // What the launch would refuse is refused here too, so a saved part is one that can run.
+  const deeper =
+    kind === "environment"
+      ? roundSpecIssues(parsed.data as Parameters<typeof roundSpecIssues>[0])
+      : kind === "reward"
+        ? rewardCodeIssues(parsed.data as Parameters<typeof rewardCodeIssues>[0])
+        : [];
+  if (deeper.length > 0) throw badRequest(deeper.map((i) => ({ path: `spec.${i.path}`, message: i.message })), `invalid ${kind}`);
   return parsed.data.name;
 }
 

@@ -19,26 +19,42 @@ export interface LaunchIssue extends FieldIssue {
   column?: number;
 }
 
+type EnvironmentLike = Pick<RunSpec["environments"][number], "roundSpec" | "actors" | "maxTurns">;
+type RewardLike = Pick<RunSpec["rewards"][number], "source">;
+
+/** A round spec against the dsl and its environment's actors; paths relative to the environment. */
+export function roundSpecIssues(env: EnvironmentLike): LaunchIssue[] {
+  if (!env.roundSpec) return [];
+  return checkRoundSpec(env.roundSpec, { actors: env.actors, maxTurns: env.maxTurns }).errors.map((e) => ({
+    path: "roundSpec",
+    message: `line ${e.line}, column ${e.column}: ${e.message}`,
+    line: e.line,
+    column: e.column,
+  }));
+}
+
+/** A Python reward's syntax and entrypoint; paths relative to the reward. Builtins have none. */
+export function rewardCodeIssues(reward: RewardLike): LaunchIssue[] {
+  if (reward.source.kind !== "python") return [];
+  const { code, entrypoint } = reward.source;
+  const syntax = pythonSyntaxIssues(code).map((e) => ({
+    path: "source.code",
+    message: `line ${e.line}, column ${e.column}: ${e.message}`,
+    line: e.line,
+    column: e.column,
+  }));
+  if (syntax.length > 0) return syntax;
+  if (!definesTopLevel(code, entrypoint)) {
+    return [{ path: "source.entrypoint", message: `the code defines no top-level \`${entrypoint}\` (def ${entrypoint}(…)) to call` }];
+  }
+  return [];
+}
+
 export function launchIssuesOf(spec: RunSpec): LaunchIssue[] {
-  const issues: LaunchIssue[] = [];
-  spec.environments.forEach((env, i) => {
-    if (!env.roundSpec) return;
-    for (const e of checkRoundSpec(env.roundSpec, { actors: env.actors, maxTurns: env.maxTurns }).errors) {
-      issues.push({ path: `environments.${i}.roundSpec`, message: `line ${e.line}, column ${e.column}: ${e.message}`, line: e.line, column: e.column });
-    }
-  });
-  spec.rewards.forEach((reward, i) => {
-    if (reward.source.kind !== "python") return;
-    const { code, entrypoint } = reward.source;
-    const syntax = pythonSyntaxIssues(code);
-    for (const e of syntax) {
-      issues.push({ path: `rewards.${i}.source.code`, message: `line ${e.line}, column ${e.column}: ${e.message}`, line: e.line, column: e.column });
-    }
-    if (syntax.length === 0 && !definesTopLevel(code, entrypoint)) {
-      issues.push({ path: `rewards.${i}.source.entrypoint`, message: `the code defines no top-level \`${entrypoint}\` (def ${entrypoint}(…)) to call` });
-    }
-  });
-  return issues;
+  return [
+    ...spec.environments.flatMap((env, i) => roundSpecIssues(env).map((issue) => ({ ...issue, path: `environments.${i}.${issue.path}` }))),
+    ...spec.rewards.flatMap((reward, i) => rewardCodeIssues(reward).map((issue) => ({ ...issue, path: `rewards.${i}.${issue.path}` }))),
+  ];
 }
 
 /** Schema first (a spec that does not parse has nothing else worth checking), then the rest. */
