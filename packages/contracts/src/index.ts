@@ -8,3 +8,4 @@ export * from "./actorRules";
 export * from "./runViews";
 export * from "./restApi";
 export * from "./specOrder";
+export * from "./plainMessages";
