@@ -45,6 +45,7 @@ def test_environment_holds_only_the_allow_list(monkeypatch):
 
 
 def test_files_outside_are_invisible_and_the_run_folder_is_read_only():
+    mine = f"/tmp/{marker()}"
     with run_folders() as (root, run_a, run_b):
         box = Sandbox(run_dir=run_a)
         done = py(box, f"""
@@ -62,8 +63,8 @@ def test_files_outside_are_invisible_and_the_run_folder_is_read_only():
                     out[name] = "written"
                 except OSError as e:
                     out[name] = type(e).__name__
-            open("/tmp/mine", "w").write("private")
-            out["tmp"] = open("/tmp/mine").read()
+            open("{mine}", "w").write("private")
+            out["tmp"] = open("{mine}").read()
             print(json.dumps(out))
         """)
         out = json.loads(done.stdout)
@@ -77,7 +78,7 @@ def test_files_outside_are_invisible_and_the_run_folder_is_read_only():
         assert out["tmp"] == "private"
         assert not (run_a / "written.txt").exists() and not (run_b / "x").exists()
         assert sorted(p.name for p in run_b.iterdir()) == ["secret.txt"]
-    assert not os.path.exists("/tmp/mine") or open("/tmp/mine").read() != "private"
+    assert not os.path.exists(mine)  # the sandbox's /tmp was its own
 
 
 def test_no_network_not_even_loopback_services():
@@ -248,3 +249,15 @@ def test_processes_running_before_are_untouched():
     finally:
         host.kill()
         host.wait()
+
+
+def test_limits_from_spec_settings_name_the_bad_one():
+    limits = Limits.from_settings({"memoryMb": 128, "cpuSeconds": 3, "processes": 8, "outputBytes": 1000, "network": False})
+    assert (limits.memory_mb, limits.cpu_seconds, limits.processes, limits.output_bytes) == (128, 3, 8, 1000)
+    assert Limits.from_settings(None, memory_mb=64).memory_mb == 64
+    with pytest.raises(ValueError, match="network access is not supported"):
+        Limits.from_settings({"network": True})
+    with pytest.raises(ValueError, match="processes must be a positive integer"):
+        Limits.from_settings({"processes": 0})
+    with pytest.raises(ValueError, match="unknown sandbox settings: gpu"):
+        Limits.from_settings({"gpu": 1})
