@@ -32,7 +32,7 @@ export const RunTableInput = z
     tag: z.string().min(1).max(64).optional(),
     experimentId: z.string().min(1).optional(),
     source: z.enum(["ui", "api", "seed"]).optional(),
-    /** Name contains (case-insensitive), or the exact run id. */
+    /** Name contains (case-insensitive), or the run id: whole, its start, or its end (the `#abcde` short id of chart legends). */
     q: z.string().max(200).optional(),
   })
   .strict();
@@ -65,8 +65,24 @@ export function runTableWhere(input: RunTableInput): Prisma.RunWhereInput {
     ...(input.tag ? { tags: { has: input.tag } } : {}),
     ...(input.experimentId ? { experimentId: input.experimentId } : {}),
     ...(input.source ? { source: input.source } : {}),
-    ...(q ? { OR: [{ name: { contains: q, mode: "insensitive" } }, { id: q }] } : {}),
+    ...(q ? { OR: searchTerms(q) } : {}),
   };
+}
+
+/** Ids are matched from 3 characters on: shorter would match most runs by chance. */
+const MIN_ID_PART = 3;
+
+/**
+ * What a search box can mean: part of the name, or an id as people copy it: whole, a prefix (a
+ * truncated paste), or the short id that legends and the compare page show (`#` + its last 5).
+ */
+function searchTerms(q: string): Prisma.RunWhereInput[] {
+  const terms: Prisma.RunWhereInput[] = [{ name: { contains: q, mode: "insensitive" } }, { id: q }];
+  const idPart = q.replace(/^#/, "");
+  if (idPart.length >= MIN_ID_PART && /^[A-Za-z0-9_-]+$/.test(idPart)) {
+    terms.push({ id: { startsWith: idPart } }, { id: { endsWith: idPart } });
+  }
+  return terms;
 }
 
 /**
