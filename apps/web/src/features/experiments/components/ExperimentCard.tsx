@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useState } from "react";
 import type { ExperimentListItem } from "../server/schemas";
 import { LaunchForm } from "./LaunchForm";
+import { DescriptionText } from "./DescriptionText";
 
 export function ExperimentCard({ experiment }: { experiment: ExperimentListItem }) {
   const [launching, setLaunching] = useState(false);
@@ -16,7 +17,7 @@ export function ExperimentCard({ experiment }: { experiment: ExperimentListItem 
         </h3>
         {experiment.isDemo && <span className="badge badge-demo">demo</span>}
       </div>
-      {experiment.description && <p className="muted small" style={{ margin: 0 }}>{experiment.description}</p>}
+      {experiment.description && <p className="muted small" style={{ margin: 0 }}><DescriptionText text={experiment.description} /></p>}
       {s ? (
         <dl>
           <dt>Actors</dt>

@@ -7,6 +7,7 @@ import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { RunsTable } from "../../runs/components/RunsTable";
 import { LaunchForm } from "./LaunchForm";
+import { DescriptionText } from "./DescriptionText";
 
 export function ExperimentPage({ experimentId }: { experimentId: string }) {
   const trpc = useTRPC();
@@ -38,7 +39,7 @@ export function ExperimentPage({ experimentId }: { experimentId: string }) {
             Edit in the composer
           </Link>
         </div>
-        {e.description && <p className="muted">{e.description}</p>}
+        {e.description && <p className="muted"><DescriptionText text={e.description} /></p>}
         {e.specError && <div className="form-error">This experiment&apos;s spec does not validate: {e.specError}</div>}
         <div className="panel" style={{ maxWidth: 640 }}>
           {launching ? (
