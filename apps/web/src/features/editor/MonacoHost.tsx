@@ -30,6 +30,10 @@ export function MonacoHost({ value, onChange, language = "plaintext", markers, h
     if (editorRef.current) applyMarkers(editorRef.current, markers);
   }, [markers]);
 
+  // `nokey`: React Flow (the round-spec graph on the same page) listens for Space (pan) and
+  // Delete on the document and ignores only inputs, textareas and contenteditable elements.
+  // Chromium's Monaco focuses a native EditContext <div>, which is none of those, so the
+  // graph cancelled every space typed in an editor. React Flow skips targets inside `.nokey`.
   return (
     <div className="code-editor" data-language={language}>
       <Editor

@@ -1,0 +1,64 @@
+import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+
+/**
+ * A person types into the Environments page's editors key by key. The round-spec graph on the
+ * same page pans on Space; in Chromium, Monaco's focused element is a native EditContext <div>,
+ * which the graph's key handler did not recognise as an input, so it swallowed every space
+ * (`Alice -> Bob` became `Alice->Bob`). Filling the editor with insertText never saw it.
+ */
+
+const suffix = Date.now().toString(36);
+const shotDir = process.env.TROUPE_E2E_SCREENSHOTS;
+
+async function shot(page: Page, name: string) {
+  if (shotDir) await page.screenshot({ path: `${shotDir}/${name}.png`, fullPage: true });
+}
+
+async function createActor(request: APIRequestContext, name: string) {
+  const response = await request.post("/api/trpc/part.create", {
+    data: { json: { kind: "actor", spec: { name, model: { source: "tiny" } }, description: "" } },
+  });
+  expect(response.ok(), await response.text()).toBe(true);
+}
+
+/** The text of the Monaco editor named `label`, as it is drawn (spaces included). */
+async function editorText(page: Page, label: string): Promise<string> {
+  return page.evaluate((l) => {
+    const input = document.querySelector(`.monaco-editor [aria-label="${l}"]`);
+    const editor = input?.closest(".monaco-editor");
+    const lines = editor ? [...editor.querySelectorAll(".view-line")].map((n) => (n.textContent ?? "").replace(/\u00a0/g, " ")) : [];
+    return lines.join("\n").trim();
+  }, label);
+}
+
+/** Clears the editor, then types `text` one key at a time, as a person does. */
+async function typeInEditor(page: Page, label: string, text: string) {
+  await page.getByRole("textbox", { name: label }).focus();
+  await page.keyboard.press("ControlOrMeta+A");
+  await page.keyboard.press("Delete");
+  await page.keyboard.type(text, { delay: 15 });
+}
+
+test("environments: spaces typed key by key reach the round spec, prompt template and system prompt editors", async ({ page, request }) => {
+  const alice = `Alice_${suffix}`;
+  const bob = `Bob_${suffix}`;
+  await createActor(request, alice);
+  await createActor(request, bob);
+
+  await page.goto("/designer/environments");
+  await page.getByLabel("Name", { exact: true }).fill(`typed_${suffix}`);
+  await page.getByRole("checkbox", { name: alice }).check();
+  await page.getByRole("checkbox", { name: bob }).check();
+
+  await typeInEditor(page, "Round spec text", `${alice} -> ${bob}`);
+  await expect.poll(() => editorText(page, "Round spec text")).toBe(`${alice} -> ${bob}`);
+  // The graph followed the typed text: two actor nodes under a sequence.
+  await expect(page.getByTestId("rs-node-actor")).toHaveCount(2);
+
+  await typeInEditor(page, "Prompt template", "Answer in one word");
+  await expect.poll(() => editorText(page, "Prompt template")).toBe("Answer in one word");
+
+  await typeInEditor(page, `System prompt for ${bob}`, "You are Bob, be brief");
+  await expect.poll(() => editorText(page, `System prompt for ${bob}`)).toBe("You are Bob, be brief");
+  await shot(page, "environment-typed");
+});
