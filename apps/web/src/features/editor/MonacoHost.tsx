@@ -35,7 +35,7 @@ export function MonacoHost({ value, onChange, language = "plaintext", markers, h
   // Chromium's Monaco focuses a native EditContext <div>, which is none of those, so the
   // graph cancelled every space typed in an editor. React Flow skips targets inside `.nokey`.
   return (
-    <div className="code-editor" data-language={language}>
+    <div className="code-editor nokey" data-language={language}>
       <Editor
         height={height}
         language={language}
