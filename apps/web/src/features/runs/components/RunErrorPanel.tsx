@@ -1,3 +1,4 @@
+import { namedFieldPaths } from "../lib/namedFieldPaths";
 import type { RunDetail } from "../server/schemas";
 
 const TAIL_LINES = 15;
@@ -9,7 +10,7 @@ export function RunErrorPanel({ run, fallbackLog }: { run: RunDetail; fallbackLo
   return (
     <section className="panel error-panel" data-testid="run-error" role="alert">
       <h2>Run failed</h2>
-      <pre>{run.error ?? "The run failed without an error message."}</pre>
+      <pre>{run.error ? namedFieldPaths(run.error, run.spec) : "The run failed without an error message."}</pre>
       {tail && (
         <>
           <h3>Last log lines</h3>
