@@ -1,5 +1,7 @@
 import { defineConfig } from "@playwright/test";
 import { execSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { ADMIN_STATE } from "./global-setup";
 
 // Browser tests run in Debian's Chromium (never a downloaded browser) against a real web app,
 // runner, Postgres and Redis started by scripts/test.mjs, which passes TROUPE_BASE_URL.
@@ -17,6 +19,9 @@ if (!baseURL) throw new Error("TROUPE_BASE_URL is not set: run the browser tests
 
 export default defineConfig({
   testDir: "./tests",
+  // Signs in as the first administrator once; every test (present and future) starts signed in.
+  // A test that needs someone else opens a context of its own (see tests/auth.spec.ts).
+  globalSetup: fileURLToPath(new URL("./global-setup.ts", import.meta.url)),
   timeout: 240_000,
   expect: { timeout: 15_000 },
   workers: 1,
@@ -25,6 +30,7 @@ export default defineConfig({
   outputDir: "test-results",
   use: {
     baseURL,
+    storageState: ADMIN_STATE,
     screenshot: "only-on-failure",
     trace: "retain-on-failure",
     launchOptions: {

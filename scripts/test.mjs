@@ -1,6 +1,7 @@
 // Runs every test: TypeScript unit + integration (vitest, real Postgres + Redis), the Python
 // runtime (pytest, including the learning check), the web build, and the browser tests
 // (Playwright in Debian's Chromium against a real web + runner). Benchmarks are not run here.
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -59,6 +60,9 @@ async function main() {
     REDIS_URL: services.redisUrl,
     HF_HUB_OFFLINE: "1",
     TROUPE_WORK_DIR: join(testDir, "runs"),
+    // The web app creates its first administrator from these on start; the browser tests sign in with them.
+    TROUPE_ADMIN_EMAIL: "e2e-admin@troupe.test",
+    TROUPE_ADMIN_PASSWORD: randomBytes(18).toString("base64url"),
   };
   let web, runner;
   try {
