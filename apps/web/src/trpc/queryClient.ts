@@ -1,5 +1,5 @@
 import { MutationCache, QueryCache, QueryClient } from "@tanstack/react-query";
-import superjson from "superjson";
+import { transformer } from "./transformer";
 
 /**
  * One QueryClient setup for the browser and for server components that prefetch: what a server
@@ -10,8 +10,8 @@ export function makeQueryClient(onError?: (error: unknown) => void) {
     ...(onError ? { queryCache: new QueryCache({ onError }), mutationCache: new MutationCache({ onError }) } : {}),
     defaultOptions: {
       queries: { staleTime: 2000, refetchOnWindowFocus: false, retry: 1 },
-      dehydrate: { serializeData: superjson.serialize },
-      hydrate: { deserializeData: superjson.deserialize },
+      dehydrate: { serializeData: transformer.serialize },
+      hydrate: { deserializeData: transformer.deserialize },
     },
   });
 }

@@ -4,7 +4,7 @@ import { QueryClientProvider } from "@tanstack/react-query";
 import { createTRPCClient, httpBatchStreamLink, loggerLink, TRPCClientError } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
-import superjson from "superjson";
+import { transformer } from "./transformer";
 import type { AppRouter } from "../server/api/root";
 import { makeQueryClient } from "./queryClient";
 
@@ -28,7 +28,7 @@ export function TRPCReactProvider({ children }: { children: ReactNode }) {
         loggerLink({ enabled: (op) => process.env.NODE_ENV === "development" && op.direction === "down" && op.result instanceof Error }),
         // Streamed batches: each query of a batch arrives when it is ready, so a fast one (the run's
         // metric names) is not held back by a slow neighbour (its memory timeline).
-        httpBatchStreamLink({ url: "/api/trpc", transformer: superjson }),
+        httpBatchStreamLink({ url: "/api/trpc", transformer }),
       ],
     }),
   );

@@ -1,6 +1,5 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { Redis } from "ioredis";
-import superjson from "superjson";
 import { ZodError } from "zod";
 import { fieldIssues, type FieldIssue } from "@troupe/contracts";
 import { hasRole } from "../../features/auth/lib/roles";
@@ -8,6 +7,8 @@ import { PROCEDURE_ROLES } from "../../features/auth/server/procedureRules";
 import type { RequestAuth } from "../../features/auth/server/requestAuth";
 import type { Db } from "../db";
 import { dependencyDown } from "../dependencyErrors";
+import { findUnstorableText } from "../inputText";
+import { transformer } from "../../trpc/transformer";
 import type { RewardTestClient, RunQueue } from "../redis";
 
 /** What every procedure gets: real services, passed in so tests can build a context of their own. */
@@ -42,7 +43,8 @@ export function badRequest(issues: FieldIssue[], prefix?: string): TRPCError {
 }
 
 const t = initTRPC.context<TRPCContext>().create({
-  transformer: superjson,
+  // superjson with keys like `constructor` allowed (see trpc/transformer.ts).
+  transformer,
   errorFormatter({ shape, error }) {
     const cause = error.cause;
     const issues =
@@ -78,7 +80,14 @@ const dependencyErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
+/** NUL characters and lone surrogates anywhere in the input: 400 naming the field, not a driver error. */
+const storableInput = t.middleware(async ({ getRawInput, next }) => {
+  const issue = findUnstorableText(await getRawInput());
+  if (issue) throw badRequest([issue]);
+  return next();
+});
+
 export const createTRPCRouter = t.router;
 export const createCallerFactory = t.createCallerFactory;
 /** Every procedure: checked against PROCEDURE_ROLES first. There is no unauthenticated procedure. */
-export const protectedProcedure = t.procedure.use(dependencyErrors).use(authorised);
+export const protectedProcedure = t.procedure.use(dependencyErrors).use(authorised).use(storableInput);

@@ -7,6 +7,7 @@ import type { TRPCContext } from "../../../server/api/trpc";
 import { FieldValidationError } from "../../../server/api/trpc";
 import type { RequestAuth } from "../../auth/server/requestAuth";
 import { dependencyDown } from "../../../server/dependencyErrors";
+import { textProblem } from "../../../server/inputText";
 import { requireToken } from "./auth";
 import type { OperationDef } from "./operations";
 import { ApiError, problemResponse } from "./problem";
@@ -33,6 +34,10 @@ type RouteContext = { params: Promise<Record<string, string | string[] | undefin
 
 function parseWith(schema: z.ZodType | undefined, input: Record<string, unknown>, what: string): unknown {
   if (!schema) return {};
+  for (const [key, value] of Object.entries(input)) {
+    const problem = textProblem(key) ?? (typeof value === "string" ? textProblem(value) : null);
+    if (problem) throw ApiError.validation([{ path: key, message: problem }], `invalid ${what} parameters`);
+  }
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   throw ApiError.validation(

@@ -2,6 +2,7 @@ import { formatPath, type ApiFieldIssue } from "@troupe/contracts";
 import { isNode, LineCounter, parseDocument, type Document } from "yaml";
 import type { z } from "zod";
 import { decodeUtf8, mediaType, readBodyBytes } from "./body";
+import { findUnstorableText } from "../../../server/inputText";
 import { ApiError } from "./problem";
 
 /**
@@ -61,8 +62,15 @@ export function parseYaml(text: string): ParsedBody {
       "invalid body",
     );
   }
-  // Aliases are capped so a "billion laughs" document cannot blow up memory.
-  const value: unknown = doc.toJS({ maxAliasCount: 100 });
+  // Aliases are capped so a "billion laughs" document cannot blow up memory: past the cap the
+  // library throws, and the caller gets a 400 saying why (not a 500).
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    throw ApiError.validation([{ path: "(root)", message: `invalid YAML: ${message.split("\n")[0]}` }], "invalid body");
+  }
   return {
     value,
     issues: (error) => error.issues.map((i) => ({ path: formatPath(i.path), message: i.message, ...locate(doc, lines, i.path) })),
@@ -83,5 +91,8 @@ export async function readSpecBody(request: Request, maxBytes: number): Promise<
   }
   const text = decodeUtf8(await readBodyBytes(request, maxBytes));
   if (text.trim() === "") throw ApiError.validation([{ path: "(root)", message: "the body is empty" }], "invalid body");
-  return isYaml ? parseYaml(text) : parseJson(text);
+  const parsed = isYaml ? parseYaml(text) : parseJson(text);
+  const unstorable = findUnstorableText(parsed.value);
+  if (unstorable) throw ApiError.validation([unstorable], "invalid body");
+  return parsed;
 }

@@ -1,4 +1,5 @@
 import { parquetMetadata, parquetReadObjects } from "hyparquet";
+import { textProblem } from "../../../server/inputText";
 
 /**
  * Parsing of uploaded dataset files (JSONL, CSV, Parquet), shared by the REST upload
@@ -56,8 +57,13 @@ class RowCollector {
   readonly preview: DatasetRow[] = [];
   rowCount = 0;
 
-  add(row: DatasetRow): void {
+  /** `where`: the row's line (text formats) or row number (Parquet), to name it when a column name cannot be stored. */
+  add(row: DatasetRow, where: { line?: number; row?: number } = {}): void {
     for (const [key, value] of Object.entries(row)) {
+      if (!this.types.has(key)) {
+        const problem = textProblem(key);
+        if (problem) throw new DatasetParseError(`the column name ${JSON.stringify(key)} ${problem}`, where.line, where.row);
+      }
       let seen = this.types.get(key);
       if (!seen) this.types.set(key, (seen = new Set()));
       seen.add(jsonType(value));
@@ -68,13 +74,15 @@ class RowCollector {
 
   result(columns?: string[]): ParsedDataset {
     const names = columns ?? [...this.types.keys()];
-    const columnTypes: Record<string, string> = {};
-    for (const name of names) {
-      const seen = [...(this.types.get(name) ?? new Set(["null"]))];
-      // An integer column with a few floats is a number column, not "integer|number".
-      const merged = seen.includes("number") ? seen.filter((t) => t !== "integer") : seen;
-      columnTypes[name] = merged.sort().join("|");
-    }
+    // Built with fromEntries, not `obj[name] = …`: a column named `__proto__` stays an ordinary key.
+    const columnTypes: Record<string, string> = Object.fromEntries(
+      names.map((name) => {
+        const seen = [...(this.types.get(name) ?? new Set(["null"]))];
+        // An integer column with a few floats is a number column, not "integer|number".
+        const merged = seen.includes("number") ? seen.filter((t) => t !== "integer") : seen;
+        return [name, merged.sort().join("|")];
+      }),
+    );
     return { rowCount: this.rowCount, columns: names, columnTypes, preview: this.preview };
   }
 }
@@ -95,7 +103,7 @@ export function parseJsonl(text: string): ParsedDataset {
     if (typeof row !== "object" || row === null || Array.isArray(row)) {
       throw new DatasetParseError("each line must be a JSON object (a row with named fields)", i + 1);
     }
-    rows.add(row as DatasetRow);
+    rows.add(row as DatasetRow, { line: i + 1 });
   }
   if (rows.rowCount === 0) throw new DatasetParseError("the file holds no rows");
   return rows.result();
@@ -176,7 +184,7 @@ export function parseCsv(text: string): ParsedDataset {
     if (fields.length !== header.length) {
       throw new DatasetParseError(`has ${fields.length} field(s); the header has ${header.length}`, line);
     }
-    rows.add(Object.fromEntries(header.map((name, i) => [name, fields[i]])));
+    rows.add(Object.fromEntries(header.map((name, i) => [name, fields[i]])), { line });
   }
   if (!header) throw new DatasetParseError("the file is empty: a header row is needed");
   if (rows.rowCount === 0) throw new DatasetParseError("the file holds a header but no rows");
@@ -212,7 +220,7 @@ export async function parseParquet(bytes: Uint8Array): Promise<ParsedDataset> {
     throw new DatasetParseError(`could not decode the Parquet data: ${e instanceof Error ? e.message : String(e)}`);
   }
   const rows = new RowCollector();
-  objects.forEach((obj) => rows.add(jsonSafe(obj) as DatasetRow));
+  objects.forEach((obj, i) => rows.add(jsonSafe(obj) as DatasetRow, { row: i + 1 }));
   if (rows.rowCount === 0) throw new DatasetParseError("the file holds no rows");
   // Top-level columns only (nested fields belong to their parent column).
   const topLevel = columns.filter((c) => c in (objects[0] ?? {}));
