@@ -1,73 +1,137 @@
 // Starts Troupe: Postgres + Redis (ours unless DATABASE_URL / REDIS_URL are set), migrations,
-// the demo seed, the web app and one runner. Ctrl-C stops all of it.
-import { existsSync, readFileSync, writeFileSync, statSync, readdirSync } from "node:fs";
-import { createHash } from "node:crypto";
+// the demo seed, the web app and one runner.
+//
+// Ctrl-C (SIGINT, also SIGTERM/SIGHUP) stops everything, in order: the runner first (each run
+// stops after its current step with a checkpoint and is requeued, or is cancelled when the step
+// takes longer than TROUPE_SHUTDOWN_GRACE_MS), then the web app, then Redis and Postgres, which
+// both are still up while the runner writes its runs' last state. Every child runs in its own
+// process group, so a terminal's Ctrl-C reaches only this script and the order is ours.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureServices, ServiceError } from "./lib/services.mjs";
-import { mustRun, startService, waitForHttp } from "./lib/proc.mjs";
+import { mustRun, startService, stopForeground, waitForHttp } from "./lib/proc.mjs";
+import { sourceHash } from "./lib/sourceHash.mjs";
 
 const root = resolve(fileURLToPath(import.meta.url), "../..");
 const port = Number(process.env.PORT ?? 3000);
-const dataDir = process.env.TROUPE_DATA_DIR ?? join(root, ".troupe/data");
+// Loopback only unless asked: a fresh start must not expose an app to the network by surprise.
+const host = process.env.TROUPE_HOST || "127.0.0.1";
+const dataDir = process.env.TROUPE_DATA_DIR ? resolve(process.env.TROUPE_DATA_DIR) : join(root, ".troupe/data");
+const distDir = process.env.TROUPE_NEXT_DIST_DIR || ".next";
+// How long a run may take to finish its current step at Ctrl-C before the runner cancels it.
+const runGraceMs = Number(process.env.TROUPE_SHUTDOWN_GRACE_MS ?? 20_000);
+const cancelGraceMs = Number(process.env.TROUPE_CANCEL_GRACE_MS ?? 10_000);
+// The runner gets its grace, the runtime's SIGTERM→SIGKILL grace and time to store the last
+// events; after that it is killed (its runs are then failed by the next start's recovery).
+const runnerStopMs = runGraceMs + cancelGraceMs + 15_000;
+const webStopMs = 10_000;
 
-/** Fingerprint of the web's sources, so a start rebuilds only after a change. */
-function sourceHash() {
-  const h = createHash("sha256");
-  const walk = (dir) => {
-    if (!existsSync(dir)) return;
-    for (const name of readdirSync(dir).sort()) {
-      if (name === "node_modules" || name === ".next" || name === "generated") continue;
-      const p = join(dir, name);
-      const st = statSync(p);
-      if (st.isDirectory()) walk(p);
-      else h.update(`${p}:${st.size}:${st.mtimeMs}\n`);
-    }
-  };
-  ["apps/web", "packages/contracts/src", "packages/db/src", "packages/dsl/src"].forEach((d) => walk(join(root, d)));
-  h.update(readFileSync(join(root, "package-lock.json")));
-  return h.digest("hex");
-}
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
 async function main() {
-  const services = await ensureServices({ dataDir, dbName: "troupe", persistRedis: true });
-  const env = { DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl, PORT: String(port) };
-  const running = [];
+  const running = []; // long-running services, in start order
+  let services = null;
   let stopping = false;
-  const shutdown = async (code = 0) => {
+  let signals = 0;
+
+  const shutdown = async (code) => {
     if (stopping) return;
     stopping = true;
-    console.log("\nstopping Troupe…");
-    for (const s of running.reverse()) await s.stop();
-    await services.stop();
+    const t0 = Date.now();
+    console.log(`\nstopping Troupe (at most ${seconds(runnerStopMs + webStopMs + 20_000)}; Ctrl-C again cancels running runs now)…`);
+    await stopForeground();
+    // Runner first: it needs Postgres and Redis to hand its runs back.
+    for (const s of [...running].reverse()) {
+      const t = Date.now();
+      await s.stop();
+      console.log(`  ${s.name}: stopped (${seconds(Date.now() - t)})`);
+    }
+    if (services) await services.stop();
+    console.log(`Troupe stopped in ${seconds(Date.now() - t0)}.`);
     process.exit(code);
   };
-  process.on("SIGINT", () => shutdown(0));
-  process.on("SIGTERM", () => shutdown(0));
+  const onSignal = (signal) => {
+    signals += 1;
+    if (signals === 1) return void shutdown(0);
+    // A second Ctrl-C: the runner cancels its runs now (its own second-signal rule); a third kills.
+    const runner = running.find((s) => s.name === "runner");
+    if (signals === 2 && runner) {
+      console.log(`second ${signal}: cancelling running runs now`);
+      runner.signal("SIGTERM");
+    } else if (signals >= 3) {
+      console.log(`third ${signal}: killing the runner and the web app`);
+      for (const s of running) s.kill();
+    }
+  };
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => onSignal(signal));
 
   try {
-    await mustRun("npm", ["run", "-s", "-w", "@troupe/db", "migrate"], { cwd: root, env, label: "migrate" });
-    await mustRun("npm", ["run", "-s", "-w", "@troupe/db", "seed"], { cwd: root, env, label: "seed demo" });
-    const hashFile = join(root, "apps/web/.next/.troupe-source-hash");
-    const hash = sourceHash();
-    if (!existsSync(hashFile) || readFileSync(hashFile, "utf8") !== hash) {
-      await mustRun("npm", ["run", "-s", "-w", "@troupe/web", "build"], { cwd: root, env, label: "build web (first start or sources changed)" });
-      writeFileSync(hashFile, hash);
+    services = await ensureServices({ dataDir, dbName: "troupe", persistRedis: true });
+    const env = {
+      DATABASE_URL: services.databaseUrl,
+      REDIS_URL: services.redisUrl,
+      PORT: String(port),
+      TROUPE_SHUTDOWN_GRACE_MS: String(runGraceMs),
+    };
+    if (stopping) return;
+    await mustRun("npm", ["run", "-s", "-w", "@troupe/db", "migrate"], { cwd: root, env, label: "migrate", ownGroup: true });
+    if (stopping) return;
+    await mustRun("npm", ["run", "-s", "-w", "@troupe/db", "seed"], { cwd: root, env, label: "seed demo", ownGroup: true });
+    if (stopping) return;
+
+    const hashFile = join(root, "apps/web", distDir, ".troupe-source-hash");
+    const built = existsSync(hashFile) ? readFileSync(hashFile, "utf8") : null;
+    if (built !== sourceHash(root)) {
+      const why = built === null ? "first start" : "its sources changed since the last build";
+      await mustRun("npm", ["run", "-s", "-w", "@troupe/web", "build"], { cwd: root, env, label: `build web (${why})`, ownGroup: true });
+      if (stopping) return;
+      // Hashed after the build, so anything the build itself rewrites counts as built.
+      writeFileSync(hashFile, sourceHash(root));
+    } else {
+      console.log("\nweb: already built from these sources (no build)");
     }
-    const web = startService("web", "npx", ["next", "start", "-p", String(port)], { cwd: join(root, "apps/web"), env });
-    running.push(web);
-    const runner = startService("runner", "npx", ["tsx", "src/main.ts"], { cwd: join(root, "apps/runner"), env });
-    running.push(runner);
-    for (const s of running) s.exited.then(({ code, signal }) => {
-      if (!stopping) {
-        console.error(`${s.name} exited (${signal ?? `code ${code}`}); stopping Troupe`);
-        shutdown(1);
-      }
-    });
-    await waitForHttp(`http://127.0.0.1:${port}/api/health`, { service: web });
-    console.log(`\n  Troupe is running: http://localhost:${port}\n  (Ctrl-C stops web, runner${services.started.length ? ", " + services.started.join(", ") : ""})\n`);
+
+    const nextBin = join(root, "node_modules/next/dist/bin/next");
+    running.push(
+      startService("web", process.execPath, [nextBin, "start", "-p", String(port), "-H", host], {
+        cwd: join(root, "apps/web"),
+        env,
+        stopMs: webStopMs,
+      }),
+    );
+    // Plain `node --import tsx` (no npx, no tsx launcher): one process that gets exactly the
+    // signals we send it; its SIGTERM means "stop each run after its step and hand it back".
+    running.push(
+      startService("runner", process.execPath, ["--import", "tsx", "src/main.ts"], {
+        cwd: join(root, "apps/runner"),
+        env,
+        stopMs: runnerStopMs,
+        signalGroup: false,
+      }),
+    );
+    for (const s of running) {
+      s.exited.then(({ code, signal }) => {
+        if (!stopping) {
+          console.error(`${s.name} exited (${signal ?? `code ${code}`}); stopping Troupe`);
+          void shutdown(1);
+        }
+      });
+    }
+    const probeHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+    await waitForHttp(`http://${probeHost.includes(":") ? `[${probeHost}]` : probeHost}:${port}/api/health`, { service: running[0] });
+    if (stopping) return;
+    const where =
+      host === "127.0.0.1" || host === "localhost"
+        ? `http://localhost:${port}\n  Listening on ${host} only: other machines cannot connect (TROUPE_HOST=0.0.0.0 opens it to the network).`
+        : `http://${host === "0.0.0.0" || host === "::" ? hostname() : host}:${port}\n  Listening on ${host} (TROUPE_HOST).`;
+    const stops = ["runner", "web", ...services.started].join(", then ");
+    console.log(`\n  Troupe is running: ${where}\n  Ctrl-C stops ${stops}.\n`);
   } catch (e) {
+    if (stopping) return;
     console.error(`error: ${e instanceof Error ? e.message : e}`);
+    if (!services) process.exit(1); // nothing was started (ensureServices cleans up after itself)
     await shutdown(1);
   }
 }

