@@ -33,6 +33,20 @@ def test_sandbox_is_up_and_runs_as_an_unprivileged_user():
     assert done.returncode == 0 and b"uid=0(" not in done.stdout, done.stdout
 
 
+def test_no_new_user_namespaces_but_threads_and_subprocesses_work():
+    # A user namespace would give the code capabilities over fresh namespaces (seccomp.py refuses it).
+    done = Sandbox(python=False).run(["unshare", "--user", "--map-root-user", "id"])
+    assert done.returncode != 0 and b"Operation not permitted" in done.stderr, done
+    done = py(Sandbox(), """
+        import subprocess, threading
+        out = []
+        t = threading.Thread(target=lambda: out.append(subprocess.run(["echo", "child"], capture_output=True).stdout))
+        t.start(); t.join()
+        print(out[0].decode().strip())
+    """)
+    assert done.stdout.strip() == b"child", done
+
+
 def test_environment_holds_only_the_allow_list(monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgresql://secret-db")
     monkeypatch.setenv("REDIS_URL", "redis://secret-redis")

@@ -76,6 +76,8 @@ def _probe(bwrap: str) -> str | None:
         return str(e)
     finally:
         release_uid(slot)
+        for fd in locals().get("fds") or []:
+            os.close(fd)
     if done.returncode != 0:
         return done.stderr.decode(errors="replace").strip()[-500:] or f"exit code {done.returncode}"
     return None

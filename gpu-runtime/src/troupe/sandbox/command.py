@@ -13,7 +13,7 @@ Who it runs as:
   sandbox's process limit is its own.
 - runtime started as another user: bubblewrap makes a user namespace in which the code is uid
   65534 (nobody), mapped to the runtime's uid, with further user namespaces disabled.
-Then `prlimit` sets the rlimits (inside, after the uid change, so RLIMIT_NPROC counts only the
+Both ways a seccomp filter refuses new user namespaces (seccomp.py). Then `prlimit` sets the rlimits (inside, after the uid change, so RLIMIT_NPROC counts only the
 sandbox's own processes) and execs the command.
 """
 
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .limits import Limits
+from .seccomp import filter_fd
 
 SANDBOX_UID_BASE = 1_000_000_000  # + pid * SLOTS_PER_PROCESS + slot: < 2^32 - 2 for pids < 2^22
 SLOTS_PER_PROCESS = 512
@@ -112,7 +113,8 @@ def sandbox_argv(
     uid: int | None = None,
     python: bool = True,
 ) -> tuple[list[str], list[int]]:
-    """The full command (bwrap ... setpriv/prlimit ... argv) and the fds it must inherit (none yet)."""
+    """The full command (bwrap ... setpriv/prlimit ... argv) and the fds it must inherit (the
+    seccomp filter's); the caller closes those fds once the process has started."""
     cmd = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv"]
     as_root = os.geteuid() == 0
@@ -148,10 +150,15 @@ def sandbox_argv(
     for b in binds:
         cmd += ["--ro-bind", str(b), str(b)]
     cmd += ["--chdir", str(Path(os.path.realpath(run_dir))) if run_dir is not None else "/tmp"]
+    fds = []
+    seccomp = filter_fd()
+    if seccomp is not None:
+        cmd += ["--seccomp", str(seccomp)]
+        fds.append(seccomp)
     cmd.append("--")
     if as_root:
         if uid is None:
             raise ValueError("a sandbox started by root needs a uid of its own (take_uid)")
         cmd += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
                 "--bounding-set=-all", "--no-new-privs", "--"]
-    return cmd + rlimit_args(limits) + list(argv), []
+    return cmd + rlimit_args(limits) + list(argv), fds

@@ -112,6 +112,9 @@ class Sandbox:
         except BaseException:
             release_uid(slot)
             raise
+        finally:
+            for fd in locals().get("fds") or []:
+                os.close(fd)
         return SandboxProcess(popen, self.limits, slot)
 
     def run(self, argv: Sequence[str], stdin: bytes = b"") -> CompletedRun:
