@@ -142,7 +142,6 @@ def launch_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop
     rank_dir = prepare_rank_dir(spec, work_dir)
     events_path, control_path = rank_dir / "events.jsonl", rank_dir / "control.jsonl"
     control_path.touch()
-    command = torchrun_command(world, rank_dir, events_path, control_path, work_dir.resolve(), events.next_seq, str(resume) if resume is not None else None)
     env = {
         **os.environ,
         "TROUPE_RANK_CHILD": "1",
@@ -151,6 +150,8 @@ def launch_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop
         "PYTHONUNBUFFERED": "1",
     }
     events.log("info", f"launching {world} ranks (torch.distributed.run, {'NCCL' if spec['trainer']['device'] != 'cpu' and _has_cuda() else 'gloo'}); rank 0 reports")
+    # Rank 0 numbers its events on from here (after the line above).
+    command = torchrun_command(world, rank_dir, events_path, control_path, work_dir.resolve(), events.next_seq, str(resume) if resume is not None else None)
     log_path = rank_dir / "torchrun.log"
     with log_path.open("w", encoding="utf-8") as log:
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
