@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 from sandbox_helpers import listener, marker, processes_with, reachable, run_folders, wait_until_gone
@@ -275,3 +276,30 @@ def test_limits_from_spec_settings_name_the_bad_one():
         Limits.from_settings({"processes": 0})
     with pytest.raises(ValueError, match="unknown sandbox settings: gpu"):
         Limits.from_settings({"gpu": 1})
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists(SYSTEM_PYTHON), reason="needs root (to become another user) and a system python")
+def test_a_non_root_runtime_gets_nobody_in_a_user_namespace():
+    # The runtime as user nobody (a system interpreter: the venv's may sit under /root), importing
+    # troupe.sandbox alone (the package's __init__ needs the venv's dependencies).
+    src = str(Path(__file__).resolve().parents[1] / "src" / "troupe")
+    program = textwrap.dedent(f"""
+        import json, os, sys, types
+        pkg = types.ModuleType("troupe"); pkg.__path__ = [{src!r}]; sys.modules["troupe"] = pkg
+        from troupe.sandbox import Limits, Sandbox, python_executable
+        me = Sandbox().run([python_executable(), "-I", "-c", "import os; print(os.getuid(), os.geteuid())"])
+        forks = Sandbox(Limits(processes=8), python=False).run(["sh", "-c", "for i in $(seq 20); do sleep 1 & done; wait; echo all"])
+        userns = Sandbox(python=False).run(["unshare", "--user", "id"])
+        print(json.dumps([me.stdout.decode(), forks.stdout.decode(), forks.stderr.decode(), userns.returncode]))
+    """)
+    done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", SYSTEM_PYTHON, "-c", program],
+                          capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin"}, cwd="/tmp")
+    if "Permission denied" in done.stderr and src in done.stderr:
+        pytest.skip("the checkout is not readable by nobody")
+    me, forks_out, forks_err, userns_code = json.loads(done.stdout)
+    assert me.split() == ["65534", "65534"], me
+    assert "all" not in forks_out and "fork" in forks_err.lower(), (forks_out, forks_err)
+    assert userns_code != 0
