@@ -12,7 +12,8 @@
     answer = worker.read_line(deadline=time.monotonic() + 5, max_line_bytes=65536)  # raises SandboxError
     worker.close()                                        # kills it and every process it started
 
-What holds inside (bubblewrap, see command.py): an unprivileged uid, no network namespace peers
+What holds inside (bubblewrap, see command.py): an unprivileged uid (no new user namespaces:
+seccomp.py), no network namespace peers
 (not even loopback services), a private size-limited /tmp, only /usr, the interpreter and the
 paths given (read-only), its own /proc (no other process's environ), an environment of a few
 fixed variables, rlimits on memory/CPU/processes/files, and death with its parent. What the
