@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureServices } from "./lib/services.mjs";
 import { freePort } from "./lib/services.mjs";
-import { run, startService, waitForHttp } from "./lib/proc.mjs";
+import { run, startService, stopForeground, waitForHttp } from "./lib/proc.mjs";
 
 const root = resolve(fileURLToPath(import.meta.url), "../..");
 // TROUPE_TEST_DIR lets several checkouts or sessions test side by side without sharing services.
@@ -65,6 +65,21 @@ async function main() {
     TROUPE_ADMIN_PASSWORD: randomBytes(18).toString("base64url"),
   };
   let web, runner;
+  // Ctrl-C: the suites in the foreground get it from the terminal; the web app, the runner, Redis and
+  // Postgres run in their own process groups and are stopped here, in order, before exiting.
+  let interrupted = false;
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+    process.on(signal, async () => {
+      if (interrupted) return;
+      interrupted = true;
+      console.log(`\n${signal}: stopping the test services…`);
+      await stopForeground();
+      if (runner) await runner.stop();
+      if (web) await web.stop();
+      await services.stop();
+      process.exit(130);
+    });
+  }
   try {
     const migrate = await run("npm", ["run", "-s", "-w", "@troupe/db", "migrate"], { cwd: root, env, label: "migrate test database" });
     if (migrate !== 0) throw new Error("migrations failed");

@@ -145,14 +145,17 @@ async function startRedis(dataDir, { persist }, log) {
 export async function ensureServices({ dataDir, dbName, recreateDb = false, persistRedis = true, log = console.log }) {
   const stops = [];
   const started = [];
-  const stop = async () => {
-    for (const [name, s] of stops.reverse()) {
-      await s().then(
-        () => log(`  ${name}: stopped`),
-        (e) => log(`  ${name}: stop failed: ${e instanceof Error ? e.message : e}`),
-      );
-    }
-  };
+  // Once, whoever asks first (a signal handler and a finally block may both ask); newest first.
+  let stopped = null;
+  const stop = () =>
+    (stopped ??= (async () => {
+      for (const [name, s] of [...stops].reverse()) {
+        await s().then(
+          () => log(`  ${name}: stopped`),
+          (e) => log(`  ${name}: stop failed: ${e instanceof Error ? e.message : e}`),
+        );
+      }
+    })());
   try {
     let databaseUrl = process.env.DATABASE_URL;
     if (databaseUrl) {
