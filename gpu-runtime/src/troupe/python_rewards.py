@@ -99,6 +99,14 @@ class _Worker:
                         output_bytes=2 * OUTPUT_BYTES)
         read_only = [WORKER]
         self.process = Sandbox(limits, run_dir=reward.run_dir, read_only=read_only).start([python_executable(), "-I", str(WORKER)])
+        try:
+            self._set_up()
+        except BaseException:
+            self.process.kill()  # now, not when the garbage collector gets to it
+            raise
+
+    def _set_up(self) -> None:
+        reward = self.reward
         setup = {"code": reward.code, "entrypoint": reward.entrypoint, "timeoutSeconds": reward.timeout_seconds,
                  "memoryMb": reward.memory_mb, "outputBytes": OUTPUT_BYTES, "reapStrays": configured_mode() != OFF}
         deadline = time.monotonic() + reward.timeout_seconds + STARTUP_ALLOWANCE_SECONDS
