@@ -1,0 +1,101 @@
+"""The DeepSpeed JSON config for one actor (`training.backend: "deepspeed"`): pure, no DeepSpeed import.
+
+Keys are DeepSpeed's documented ones (https://www.deepspeed.ai/docs/config-json/, checked against
+deepspeed/runtime/config.py and zero/config.py of DeepSpeed 0.19.6):
+
+- `zero_optimization.stage` 3: parameters, gradients and optimizer state partitioned over the ranks.
+- `zero_optimization.offload_param` / `offload_optimizer` `{device: "cpu", pin_memory}` from
+  `training.offload`. With `offload_optimizer` DeepSpeed builds `DeepSpeedCPUAdam` from the
+  `optimizer` block below (the update runs on the host); without it, `FusedAdam` on the GPU, the only
+  optimizer whose states `engine.offload_states` can move between phases.
+- `gradient_clipping` = `training.maxGradNorm`. The reference library wrote `max_grad_norm`, which
+  DeepSpeed ignores at the top level (and rejects inside `optimizer.params`), so its clipping was
+  always Accelerate's default 1.0 (`_prepare_deepspeed` fills `gradient_clipping` only when it is
+  absent or "auto").
+- `bf16.enabled` from `training.precision`: bf16 parameters and compute, fp32 master weights and
+  optimizer state in the ZeRO optimizer.
+- `train_micro_batch_size_per_gpu`, `gradient_accumulation_steps`, `train_batch_size`: given as
+  numbers, never "auto" (Accelerate can fill "auto" only from a DataLoader, which we do not pass).
+  The backend sets each micro-batch's accumulation boundary itself and calls
+  `backward(..., scale_wrt_gas=False)`, so the accumulation count is bookkeeping for DeepSpeed's
+  sample counters, not a divisor of the loss.
+- `stage3_gather_16bit_weights_on_model_save` true: `accelerator.get_state_dict` /
+  `engine._zero3_consolidated_16bit_state_dict` refuse to gather full weights without it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+DEEPSPEED_PIP = "pip install deepspeed"
+# torch.optim.AdamW's default, which the torch and fsdp2 backends use: the same update on every backend.
+ADAM_EPS = 1e-8
+
+
+def deepspeed_config(
+    training: dict[str, Any],
+    trainer_micro_batch: int | None,
+    world_size: int,
+    device: torch.device | str,
+    accumulation_steps: int = 1,
+) -> dict[str, Any]:
+    """The DeepSpeed config for an actor's `training` (defaults filled), the trainer's `microBatchSize`
+    (None: the whole batch in one pass, booked as 1 per GPU), the run's world size and the training device."""
+    issues = deepspeed_training_issues(training)
+    if issues:
+        path, message = issues[0]
+        raise ValueError(f"{path}: {message}")
+    if world_size < 1 or accumulation_steps < 1:
+        raise ValueError(f"world_size ({world_size}) and accumulation_steps ({accumulation_steps}) must be at least 1")
+    device = torch.device(device)
+    # Pinned host buffers need CUDA; on a CPU host pinning is refused by torch.
+    pin = device.type == "cuda"
+    micro = int(trainer_micro_batch or 1)
+    zero: dict[str, Any] = {
+        "stage": 3,
+        "stage3_gather_16bit_weights_on_model_save": True,
+    }
+    offload = training["offload"]
+    if offload["params"]:
+        zero["offload_param"] = {"device": "cpu", "pin_memory": pin}
+    if offload["optimizer"]:
+        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": pin}
+    beta1, beta2 = training["betas"]
+    return {
+        "train_batch_size": micro * accumulation_steps * world_size,
+        "train_micro_batch_size_per_gpu": micro,
+        "gradient_accumulation_steps": accumulation_steps,
+        "gradient_clipping": float(training["maxGradNorm"]),
+        "bf16": {"enabled": training.get("precision", "fp32") == "bf16"},
+        "fp16": {"enabled": False},
+        "zero_optimization": zero,
+        "optimizer": {
+            "type": "AdamW",
+            "params": {
+                "lr": float(training["learningRate"]),
+                "betas": [float(beta1), float(beta2)],
+                "eps": ADAM_EPS,
+                "weight_decay": float(training["weightDecay"]),
+            },
+        },
+        # DeepSpeed prints a progress line every `steps_per_print` steps on stdout, which is our event
+        # stream's neighbour: never (Accelerate sets inf, which is not JSON; a huge int is).
+        "steps_per_print": 2**62,
+        "wall_clock_breakdown": False,
+    }
+
+
+def deepspeed_training_issues(training: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field path under the actor, message) for `training` settings this backend cannot run."""
+    issues: list[tuple[str, str]] = []
+    if training.get("optimizer", "adamw") != "adamw":
+        issues.append(
+            (
+                "training.optimizer",
+                f'"{training["optimizer"]}" is not available with training.backend "deepspeed": DeepSpeed ZeRO-3 here '
+                'runs AdamW (FusedAdam, or DeepSpeedCPUAdam with offload.optimizer); use "adamw" or another backend',
+            )
+        )
+    return issues
