@@ -3,7 +3,6 @@ logged, and the next call (and the run) goes on. Real bubblewrap, no mocks."""
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import textwrap
