@@ -35,10 +35,16 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const parts = stored.split("$");
   if (parts.length !== 6 || parts[0] !== "scrypt") return false;
   const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
-  if (![N, r, p].every((n) => Number.isSafeInteger(n) && n > 0) || N > 2 ** 20 || r > 32 || p > 16) return false;
+  const powerOfTwo = Number.isSafeInteger(N) && N >= 2 && (N & (N - 1)) === 0;
+  if (!powerOfTwo || ![r, p].every((n) => Number.isSafeInteger(n) && n > 0) || N > 2 ** 20 || r > 32 || p > 16) return false;
   const expected = Buffer.from(parts[5]!, "base64url");
-  const key = await scrypt(password, Buffer.from(parts[4]!, "base64url"), { N, r, p });
-  return expected.length === key.length && timingSafeEqual(expected, key);
+  if (expected.length !== KEY_LENGTH) return false;
+  try {
+    const key = await scrypt(password, Buffer.from(parts[4]!, "base64url"), { N, r, p });
+    return timingSafeEqual(expected, key);
+  } catch {
+    return false; // parameters OpenSSL refuses: no password matches them
+  }
 }
 
 /**
