@@ -75,6 +75,14 @@ def main() -> None:
     new = timed(lambda: reward.score_many(calls, calls), args.steps)
     reward.close()
 
+    # The same long-lived worker without the sandbox: what isolation itself costs per call.
+    os.environ["TROUPE_SANDBOX"] = "off"
+    bare_reward = PythonReward("bench", CODE, "reward", "completion", 5.0, 256, report=lambda message: None)
+    assert bare_reward.score_many(calls, calls) == expected
+    bare = timed(lambda: bare_reward.score_many(calls, calls), args.steps)
+    bare_reward.close()
+    del os.environ["TROUPE_SANDBOX"]
+
     # A sandbox started per step (what a worker restarted after a failed call costs).
     def restart_step() -> None:
         r = PythonReward("bench", CODE, "reward", "completion", 5.0, 256)
@@ -88,8 +96,11 @@ def main() -> None:
     print(f"old worker (process per step, unsandboxed): {old_m * 1e3:8.1f} ms/step  {old_m / args.calls * 1e3:7.2f} ms/call")
     print(f"sandboxed long-lived worker:                {new_m * 1e3:8.1f} ms/step  {new_m / args.calls * 1e3:7.2f} ms/call"
           f"   (first step with start-up: {cold * 1e3:.0f} ms)")
+    bare_m = statistics.median(bare)
+    print(f"same long-lived worker, unsandboxed:        {bare_m * 1e3:8.1f} ms/step  {bare_m / args.calls * 1e3:7.2f} ms/call")
     print(f"sandbox started for the step (restart):     {restart_m * 1e3:8.1f} ms/step  {restart_m / args.calls * 1e3:7.2f} ms/call")
-    print(f"ratio new/old per call, warm worker: {new_m / old_m:.3f}   restart every step: {restart_m / old_m:.2f}")
+    print(f"ratio new/old per call, warm worker: {new_m / old_m:.3f}   restart every step: {restart_m / old_m:.2f}"
+          f"   sandboxed/unsandboxed long-lived: {new_m / bare_m:.2f}")
 
 
 if __name__ == "__main__":
