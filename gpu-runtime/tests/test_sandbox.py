@@ -302,3 +302,14 @@ def test_a_non_root_runtime_gets_nobody_in_a_user_namespace():
     assert me.split() == ["65534", "65534"], me
     assert "all" not in forks_out and "fork" in forks_err.lower(), (forks_out, forks_err)
     assert userns_code != 0
+
+
+def test_cli_says_whether_user_code_can_run(tmp_path):
+    ok = subprocess.run([sys.executable, "-m", "troupe.sandbox", "--json"], capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0 and json.loads(ok.stdout)["usable"] is True
+    env = {**os.environ, "PATH": str(tmp_path)}  # no bwrap on PATH
+    env.pop("TROUPE_BWRAP", None)
+    missing = subprocess.run([sys.executable, "-m", "troupe.sandbox"], capture_output=True, text=True, timeout=60, env=env)
+    assert missing.returncode == 1 and missing.stdout.startswith("sandbox: UNAVAILABLE: bubblewrap (bwrap) is not installed")
+    off = subprocess.run([sys.executable, "-m", "troupe.sandbox"], capture_output=True, text=True, timeout=60, env={**env, "TROUPE_SANDBOX": "off"})
+    assert off.returncode == 0 and "UNSANDBOXED" in off.stdout
