@@ -98,7 +98,7 @@ describe("estimateActorMemory", () => {
 });
 
 describe("gpuLoads", () => {
-  it("sums actors per GPU, puts unplaced actors on GPU 0 and flags a GPU that cannot fit", () => {
+  it("sums actors per GPU without between-phase offload, puts unplaced actors on GPU 0 and flags a GPU that cannot fit", () => {
     const a = estimateActorMemory(base); // ≈ 32.3 GB
     const b = estimateActorMemory({ ...base, trainable: false }); // ≈ 1.4 GB
     const loads = gpuLoads(
@@ -107,12 +107,57 @@ describe("gpuLoads", () => {
         { name: "b", gpus: [0, 1], memory: b },
       ],
       30 * 1024 ** 3,
+      false,
     );
     expect(loads.map((l) => l.gpu)).toEqual([0, 1]);
     expect(loads[0]!.total).toBe(a.total + b.total);
     // 33,655,760,640 bytes on GPU 0 > 30 GiB = 32,212,254,720
     expect(loads[0]!.fits).toBe(false);
     expect(loads[1]!.fits).toBe(true);
+  });
+
+  it("with between-phase offload (on, or by default for 2+ actors on a GPU) a GPU holds the larger of one update and the rollout", () => {
+    const a = estimateActorMemory(base);
+    const b = estimateActorMemory({ ...base, sequences: 8 });
+    const placed = [
+      { name: "a", gpus: [0], memory: a },
+      { name: "b", gpus: [0], memory: b },
+    ];
+    const update = Math.max(a.total - a.kvCache, b.total - b.kvCache);
+    const rollout = a.parameters + a.kvCache + b.parameters + b.kvCache;
+    for (const setting of [true, undefined]) {
+      const [load] = gpuLoads(placed, 80 * 1024 ** 3, setting);
+      expect(load!.offloaded).toBe(true);
+      expect(load!.total).toBe(Math.max(update, rollout));
+      expect(load!.total).toBeLessThan(a.total + b.total);
+    }
+    // One actor alone on a GPU keeps its state there (the runtime's default), unless asked.
+    expect(gpuLoads([placed[0]!], 80 * 1024 ** 3)[0]).toMatchObject({ offloaded: false, total: a.total });
+    expect(gpuLoads(placed, 80 * 1024 ** 3, false)[0]!.total).toBe(a.total + b.total);
+  });
+});
+
+describe("precision, micro-batches and gradient checkpointing", () => {
+  it("fp32 weights double parameters, gradients and KV cache and need no master copy", () => {
+    const bf16 = estimateActorMemory(base);
+    const fp32 = estimateActorMemory({ ...base, weightBytes: 4 });
+    expect(fp32.parameters).toBe(2 * bf16.parameters);
+    expect(fp32.gradients).toBe(2 * bf16.gradients);
+    expect(fp32.kvCache).toBe(2 * bf16.kvCache);
+    // AdamW: 4 master + 8 moments in bf16, 8 moments alone in fp32.
+    expect(fp32.optimizer).toBe((bf16.optimizer / 12) * 8);
+  });
+
+  it("keeps one micro-batch's activations, and 2·h instead of 34·h per token per layer with checkpointing", () => {
+    const whole = estimateActorMemory(base);
+    // base trains 64 sequences on one GPU: micro-batches of 16 keep a quarter alive.
+    expect(estimateActorMemory({ ...base, microBatchSize: 16 }).activations).toBe(whole.activations / 4);
+    // A micro-batch larger than the batch changes nothing; on 4 GPUs each holds its 16 of the 64.
+    expect(estimateActorMemory({ ...base, microBatchSize: 1000 }).activations).toBe(whole.activations);
+    expect(estimateActorMemory({ ...base, gpus: 4, microBatchSize: 16 }).activations).toBe(whole.activations / 4);
+    expect(estimateActorMemory({ ...base, gpus: 4, microBatchSize: 8 }).activations).toBe(whole.activations / 8);
+    expect(estimateActorMemory({ ...base, gradientCheckpointing: true }).activations).toBe((whole.activations / 34) * 2);
+    expect(estimateActorMemory({ ...base, gradientCheckpointing: true }).parameters).toBe(whole.parameters);
   });
 });
 
@@ -129,15 +174,23 @@ describe("estimateSpecMemory: the spec's numbers feed the estimate", () => {
     const [student, coach, mystery] = out.actors;
     // student: expected turns 1 + 4 * 1/2 = 3; sequence 100 + 3 * 8 = 124 tokens; 8 prompts × 8 = 64 sequences.
     expect(student).toMatchObject({ basis: "preset", params: 138_176, turns: 3, sequenceLength: 124 });
-    expect(student!.memory!.kvCache).toBe(2 * 2 * 4 * 16 * 2 * 64 * 124);
+    // fp32 (the default precision): 4 bytes per value.
+    expect(student!.memory!.kvCache).toBe(2 * 2 * 4 * 16 * 4 * 64 * 124);
     // coach: the catalog knows the Instruct model by its base; expected turns 3 as well.
     expect(coach).toMatchObject({ basis: "catalog", params: 494_032_768, turns: 3, sequenceLength: 100 + 3 * 64 });
     // An unknown local model has no estimate until its size is typed in.
     expect(mystery).toMatchObject({ basis: "unknown", memory: null });
     const typed = estimateSpecMemory(spec, { ...DEFAULT_ASSUMPTIONS, paramsOverride: { mystery: 1.5e9 } }).actors[2]!;
     expect(typed.basis).toBe("typed");
-    expect(typed.memory!.parameters).toBe(3e9);
+    expect(typed.memory!.parameters).toBe(1.5e9 * 4); // fp32, the default precision
     expect(out.gpus).toHaveLength(1);
-    expect(out.gpus[0]!.total).toBe(student!.memory!.total + coach!.memory!.total);
+    // Two local models share GPU 0, so between-phase offload is on by default: the larger of one update and the rollout.
+    const [s, c] = [student!.memory!, coach!.memory!];
+    expect(out.gpus[0]!.total).toBe(Math.max(s.total - s.kvCache, c.total - c.kvCache, s.parameters + s.kvCache + c.parameters + c.kvCache));
+    input.trainer = { ...input.trainer, offloadBetweenPhases: false };
+    expect(estimateSpecMemory(RunSpec.parse(input), { ...DEFAULT_ASSUMPTIONS, promptTokens: 100 }).gpus[0]!.total).toBe(s.total + c.total);
+    // bf16 halves the student's KV cache.
+    input.actors[0].training = { ...input.actors[0].training, precision: "bf16" };
+    expect(estimateSpecMemory(RunSpec.parse(input), { ...DEFAULT_ASSUMPTIONS, promptTokens: 100 }).actors[0]!.memory!.kvCache).toBe(s.kvCache / 2);
   });
 });

@@ -14,8 +14,10 @@ import type { ModelConfig } from "./modelConfigs";
  *  - KV cache while sampling: 2 (K and V) × layers × kvHeads × headDim × w per token, for every
  *    sequence of the rollout batch (prompts per step × group size) at full length.
  *  - activations kept for the backward pass: 34 × h bytes per token per layer in 16-bit
- *    (Korthikanti et al. 2022, with flash attention so no s² term), scaled by w / 2. The runtime
- *    computes log-probs in chunks, so [tokens × vocab] logits are not counted.
+ *    (Korthikanti et al. 2022, with flash attention so no s² term), scaled by w / 2; with gradient
+ *    checkpointing only each layer's input is kept, 2 × h (full recomputation, same paper). Only one
+ *    micro-batch's activations are alive at a time. The runtime computes log-probs in chunks, so
+ *    [tokens × vocab] logits are not counted.
  * An actor placed on n GPUs is sharded ZeRO-3 style: every part divides by n.
  */
 
@@ -39,6 +41,10 @@ export interface ActorMemoryInput {
   sequenceLength: number;
   /** GPUs the actor is spread over (at least 1). */
   gpus: number;
+  /** Recompute activations in the backward pass (training.gradientCheckpointing). */
+  gradientCheckpointing?: boolean;
+  /** Sequences per forward/backward on each GPU (trainer.microBatchSize); absent: all of its share at once. */
+  microBatchSize?: number;
 }
 
 export interface MemoryParts {
@@ -96,7 +102,10 @@ export function estimateActorMemory(input: ActorMemoryInput): ActorMemory {
   const tokens = input.sequences * input.sequenceLength;
   const headDim = c.hiddenSize / c.heads;
   const kvCache = 2 * c.layers * c.kvHeads * headDim * w * tokens;
-  const activations = input.trainable ? tokens * c.layers * c.hiddenSize * 34 * (w / 2) : 0;
+  // Sequences whose activations are alive at once, over all n GPUs (each then holds its 1/n below).
+  const passSequences = input.microBatchSize ? Math.min(input.sequences, input.microBatchSize * n) : input.sequences;
+  const perTokenPerLayer = input.gradientCheckpointing ? 2 : 34;
+  const activations = input.trainable ? passSequences * input.sequenceLength * c.layers * c.hiddenSize * perTokenPerLayer * (w / 2) : 0;
 
   const parts: MemoryParts = {
     parameters: parameters / n,
@@ -116,25 +125,41 @@ export interface GpuLoad {
   actors: { name: string; memory: ActorMemory }[];
   total: number;
   fits: boolean;
+  /** Between-phase offload applies here: the total is the largest phase's, not the sum. */
+  offloaded: boolean;
 }
 
 /**
- * Sum the actors' shares per GPU. An actor with no placement sits on GPU 0 (where the runner puts
- * it). `capacityBytes` is the memory of one GPU.
+ * The actors' shares per GPU. An actor with no placement sits on GPU 0 (where the runner puts it).
+ * `capacityBytes` is the memory of one GPU. Without between-phase offload every actor's state stays,
+ * so the loads add up. With it (`offloadBetweenPhases`: true, or absent and 2+ actors on the GPU, the
+ * runtime's default) a GPU holds at any time either one actor's update (everything but its KV cache)
+ * or the rollout (every actor's parameters and KV cache): the higher of the two.
  */
 export function gpuLoads(
   actors: { name: string; gpus: number[]; memory: ActorMemory }[],
   capacityBytes: number,
+  offloadBetweenPhases?: boolean,
 ): GpuLoad[] {
   const byGpu = new Map<number, GpuLoad>();
   for (const actor of actors) {
     for (const gpu of actor.gpus.length > 0 ? actor.gpus : [0]) {
-      const load = byGpu.get(gpu) ?? { gpu, actors: [], total: 0, fits: true };
+      const load = byGpu.get(gpu) ?? { gpu, actors: [], total: 0, fits: true, offloaded: false };
       load.actors.push({ name: actor.name, memory: actor.memory });
-      load.total += actor.memory.total;
-      load.fits = load.total <= capacityBytes;
       byGpu.set(gpu, load);
     }
+  }
+  for (const load of byGpu.values()) {
+    const sum = load.actors.reduce((a, x) => a + x.memory.total, 0);
+    load.offloaded = offloadBetweenPhases ?? load.actors.length >= 2;
+    if (load.offloaded) {
+      const update = Math.max(...load.actors.map((x) => x.memory.total - x.memory.kvCache));
+      const rollout = load.actors.reduce((a, x) => a + x.memory.parameters + x.memory.kvCache, 0);
+      load.total = Math.max(update, rollout);
+    } else {
+      load.total = sum;
+    }
+    load.fits = load.total <= capacityBytes;
   }
   return [...byGpu.values()].sort((a, b) => a.gpu - b.gpu);
 }

@@ -67,7 +67,9 @@ export function estimateSpecMemory(spec: RunSpec, a: MemoryAssumptions): { actor
       klBeta: actor.training.klBeta,
       offloadOptimizer: actor.training.offload.optimizer,
       offloadParams: actor.training.offload.params,
-      weightBytes: 2,
+      weightBytes: actor.training.precision === "bf16" ? 2 : 4,
+      gradientCheckpointing: actor.training.gradientCheckpointing,
+      ...(spec.trainer.microBatchSize !== undefined ? { microBatchSize: spec.trainer.microBatchSize } : {}),
       sequences,
       sequenceLength,
       gpus: Math.max(1, gpus.length),
@@ -75,5 +77,5 @@ export function estimateSpecMemory(spec: RunSpec, a: MemoryAssumptions): { actor
     return { name: actor.name, basis, params, turns, sequenceLength, gpus, memory };
   });
   const placed = actors.flatMap((x) => (x.memory ? [{ name: x.name, gpus: x.gpus, memory: x.memory }] : []));
-  return { actors, gpus: gpuLoads(placed, a.gpuMemoryGiB * 1024 ** 3) };
+  return { actors, gpus: gpuLoads(placed, a.gpuMemoryGiB * 1024 ** 3, spec.trainer.offloadBetweenPhases) };
 }

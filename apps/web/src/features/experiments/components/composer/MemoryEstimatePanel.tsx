@@ -98,6 +98,7 @@ export function MemoryEstimatePanel(props: { spec: RunSpec; assumptions: MemoryA
           <li key={g.gpu} className={g.fits ? "" : "field-error"} data-testid={`gpu-load-${g.gpu}`}>
             GPU {g.gpu}: {formatBytes(g.total)} of {a.gpuMemoryGiB} GiB ({Math.round((g.total / (a.gpuMemoryGiB * GIB)) * 100)}%) —{" "}
             {g.actors.map((x) => x.name).join(", ")}
+            {g.offloaded && g.actors.length > 1 ? " (offloaded between phases: the larger of one actor's update and the rollout)" : ""}
           </li>
         ))}
       </ul>
@@ -108,8 +109,9 @@ export function MemoryEstimatePanel(props: { spec: RunSpec; assumptions: MemoryA
         </div>
       )}
       <p className="hint muted small">
-        bf16 weights; AdamW = fp32 master + 2 moments (12 B per trained parameter); activations 34·h bytes per token per layer (flash
-        attention); a KL penalty on a full fine-tune adds a reference copy. An estimate, not a measurement: the run page shows measured
+        Weights in each actor&apos;s precision (bf16 adds an fp32 master copy); AdamW = 2 fp32 moments (8 B per trained parameter, +4
+        master in bf16); activations 34·h bytes per token per layer (flash attention), 2·h with gradient checkpointing, for one
+        micro-batch; a KL penalty on a full fine-tune adds a reference copy. An estimate, not a measurement: the run page shows measured
         memory by phase.
       </p>
     </section>
