@@ -160,3 +160,48 @@ def test_cancel_and_stop_after_step_act_on_every_rank(tmp_path):
     assert seqs == list(range(1, len(seqs) + 1))
     assert not _rank_processes(tmp_path / "stop")
     json.dumps(stopped.events)  # strict JSON all the way through the relay
+
+
+def test_ray_places_the_ranks_and_matches_torchrun(tmp_path):
+    pytest.importorskip("ray", reason="Ray is the cluster extra (pip install troupe[cluster]); setup.sh installs it for the tests")
+    torchrun = _run(tmp_path / "torchrun", _spec("fsdp2", 2, steps=3))
+    assert torchrun.state == "succeeded", torchrun.message
+    spec = _spec("fsdp2", 2, steps=3)
+    spec["cluster"] = {"kind": "ray", "strategy": "PACK"}
+    ray_run = _run(tmp_path / "ray", spec)
+    assert ray_run.state == "succeeded", ray_run.message
+    assert any("with Ray (placement group" in e["message"] for e in ray_run.events if e["type"] == "log")
+    _assert_same_steps(torchrun, ray_run, range(1, 4))
+    seqs = [e["seq"] for e in ray_run.events]
+    assert seqs == list(range(1, len(seqs) + 1))
+
+
+def test_no_rank_outlives_a_killed_supervisor(tmp_path):
+    """The runner's last resort is SIGKILL of the `python -m troupe run` process group; torchrun's ranks live
+    in sessions of their own, so parent-death signals must take them down with it."""
+    import signal
+    import subprocess
+    import sys
+
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(_spec("torch", 2, steps=500)))
+    events = tmp_path / "events.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "troupe", "run", str(spec_path), "--events", str(events), "--work-dir", str(tmp_path)],
+        start_new_session=True, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while '"type":"metric"' not in (events.read_text() if events.exists() else ""):
+            assert time.monotonic() < deadline and process.poll() is None, "the run never reported a step"
+            time.sleep(0.2)
+        assert len(_rank_processes(tmp_path)) >= 3  # torchrun and its 2 ranks
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+        deadline = time.monotonic() + 60
+        while _rank_processes(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _rank_processes(tmp_path), _rank_processes(tmp_path)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)

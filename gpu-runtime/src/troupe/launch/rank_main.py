@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seq-start", type=int, default=1)
     parser.add_argument("--resume")
     args = parser.parse_args(argv)
+    from .ranks import die_with_parent
+
+    die_with_parent()  # torchrun gone (killed): so is this rank
     stop = StopRequest()
 
     def handler(signum: int, _frame: object) -> None:

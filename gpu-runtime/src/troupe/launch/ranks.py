@@ -64,15 +64,20 @@ class Relay:
             self.forward(event, line)
 
     def forward(self, event: dict[str, Any], line: str) -> None:
-        writer = self.events
-        if writer.stream is not None:
-            writer.stream.write(line + "\n")
-            writer.stream.flush()
-        if writer.events is not None:
-            writer.events.append(event)
-        if writer.echo is not None and event["type"] == "log":
-            writer.echo(f"[{event['level']}] {event['message']}")
-        writer.next_seq = max(writer.next_seq, int(event["seq"]) + 1)
+        forward_event(self.events, event, line)
+
+
+def forward_event(writer: EventWriter, event: dict[str, Any], line: str | None = None) -> None:
+    """Writes an event a rank numbered to the supervisor's stream as it is (same seq)."""
+    line = line if line is not None else json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    if writer.stream is not None:
+        writer.stream.write(line + "\n")
+        writer.stream.flush()
+    if writer.events is not None:
+        writer.events.append(event)
+    if writer.echo is not None and event["type"] == "log":
+        writer.echo(f"[{event['level']}] {event['message']}")
+    writer.next_seq = max(writer.next_seq, int(event["seq"]) + 1)
 
 
 def _control_forwarder(control: Any, target: Path, done: threading.Event) -> threading.Thread:
@@ -154,7 +159,10 @@ def launch_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop
     command = torchrun_command(world, rank_dir, events_path, control_path, work_dir.resolve(), events.next_seq, str(resume) if resume is not None else None)
     log_path = rank_dir / "torchrun.log"
     with log_path.open("w", encoding="utf-8") as log:
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        # torchrun turns SIGTERM into a graceful stop of every rank (after their step).
+        process = subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=lambda: die_with_parent(signal.SIGTERM)
+        )
     relay = Relay(events_path, events)
     done = threading.Event()
     if control is not None:
@@ -181,7 +189,7 @@ def launch_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop
         events.status("failed", message)
         return RunResult("failed", 1, message, relay.last_step, None, events.events)
     if terminal is not None:
-        relay.forward(terminal, json.dumps(terminal, ensure_ascii=False, separators=(",", ":")))
+        forward_event(events, terminal)
         events.terminal_written = True
         return RunResult(terminal["state"], exit_code_of(terminal["state"]), terminal.get("message", ""), relay.last_step, None, events.events)
     if stop is not None and stop.is_set():
@@ -193,6 +201,18 @@ def launch_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop
     events.error(message, traceback=tail)
     events.status("failed", message)
     return RunResult("failed", 1, message, 0, None, events.events)
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> None:
+    """Linux: this process gets `sig` when its parent dies. torchrun starts each rank in a session of its
+    own, so a group kill of the supervisor cannot reach them: the chain supervisor -> torchrun -> ranks
+    holds by parent-death signals instead (no rank outlives a killed supervisor)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
 
 
 def _has_cuda() -> bool:
