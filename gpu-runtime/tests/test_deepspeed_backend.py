@@ -14,6 +14,7 @@ import ast
 import copy
 import importlib
 import inspect
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -94,12 +95,14 @@ def test_config_without_offload_has_no_offload_blocks_and_fp32():
     assert cpu_offload["zero_optimization"]["offload_param"] == {"device": "cpu", "pin_memory": False}
 
 
-def test_config_refuses_sgd_by_field():
+def test_config_refuses_sgd_and_lora_by_field():
     assert deepspeed_training_issues(training()) == []
     [(path, message)] = deepspeed_training_issues(training(optimizer="sgd"))
     assert path == "training.optimizer" and "sgd" in message
     with pytest.raises(ValueError, match="training.optimizer"):
         deepspeed_config(training(optimizer="sgd"), None, 1, "cpu")
+    [(path, _)] = deepspeed_training_issues(training(lora={"rank": 8}))
+    assert path == "training.lora"
 
 
 # Keys DeepSpeed 0.19.6 reads (runtime/constants.py, runtime/precision_config.py, runtime/zero/config.py,
@@ -540,3 +543,64 @@ def test_real_deepspeed_one_rank_step_equals_torch_backend(monkeypatch):
     assert torch.cuda.memory_allocated(cuda) < before
     backend.move_part("params", cuda, pin=True)
     backend.move_part("optimizer", cuda, pin=True)
+
+
+# ---------------------------------------------------------------------------------------- two ranks
+def _two_rank_worker(out: str) -> None:
+    """One rank of `test_standin_two_ranks_equal_one_process` (run under torch.distributed.run)."""
+    from troupe.distributed import destroy_process_group, init_process_group, rank_context_from_env
+
+    torch.set_num_threads(1)
+    ctx = rank_context_from_env()
+    init_process_group(ctx, CPU)
+    t = training()
+    backend = DeepSpeedBackend(tiny_model(0), BackendSettings("a", t, CPU, ctx, 2), engine_factory=standin_engine_factory)
+    batch, mask, advantages = rollout_batch(VOCAB, 1)
+    metrics = update_actor(backend, batch, mask, advantages, OPTIONS, 1, t["maxGradNorm"], ctx, 2, lambda b: None)
+    params = {name: value for name, value in backend.full_parameters()}
+    state = ctx.broadcast_object(backend.optimizer_state())  # collective; rank 0's is what a checkpoint writes
+    backend.load_optimizer_state(state)  # each rank takes its own partition back
+    after = {name: value for name, value in backend.full_parameters()}
+    if ctx.is_main:
+        torch.save({"metrics": metrics, "params": params, "after": after, "shards": len(state["deepspeed_zero3_shards"]),
+                    "world_size": state["world_size"], "loss_scale": backend.loss_scale()}, out)
+    destroy_process_group()
+
+
+@pytest.mark.slow
+def test_standin_two_ranks_equal_one_process(tmp_path: Path):
+    """Stand-in engines on 2 gloo ranks (each a full replica whose gradients the stand-in AVERAGES, as
+    ZeRO-3 does): the backend's loss scale (the world size) makes the step equal one process on the whole
+    batch; the optimizer state of both ranks reaches rank 0 and loads back on each rank."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "rank0.pt"
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]))
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", __file__, "--two-rank-worker", str(out)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the launcher's session: its ranks too
+        output, _ = proc.communicate()
+    assert proc.returncode == 0, output.decode(errors="replace")[-4000:]
+    got = torch.load(out)
+    assert got["loss_scale"] == 2.0 and got["shards"] == 2 and got["world_size"] == 2
+
+    t = training()
+    model = tiny_model(0)
+    model._troupe_full_forward = True
+    reference = TorchBackend(model, settings_for("a", t))
+    want = run_update(reference, micro=2)
+    # ranks add fp32 gradients in another order than one process: ~1e-6 relative (ENVIRONMENT.md)
+    assert got["metrics"]["grad_norm"] == pytest.approx(want["grad_norm"], rel=1e-5)
+    for name, value in reference.full_parameters():
+        torch.testing.assert_close(got["params"][name], value, rtol=1e-5, atol=1e-5, msg=name)
+        assert torch.equal(got["after"][name], got["params"][name]), name
+
+
+if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--two-rank-worker":
+    _two_rank_worker(sys.argv[2])

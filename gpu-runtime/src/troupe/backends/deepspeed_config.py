@@ -98,4 +98,13 @@ def deepspeed_training_issues(training: dict[str, Any]) -> list[tuple[str, str]]
                 'runs AdamW (FusedAdam, or DeepSpeedCPUAdam with offload.optimizer); use "adamw" or another backend',
             )
         )
+    if "lora" in training:
+        # Untested here, and shared-base LoRA (shared_lora.py) swaps the backend's module for a wrapper,
+        # which would bypass the engine's forward.
+        issues.append(
+            (
+                "training.lora",
+                'LoRA is not available with training.backend "deepspeed" yet; use "torch" or "fsdp2" for LoRA actors',
+            )
+        )
     return issues
