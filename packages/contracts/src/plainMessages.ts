@@ -6,7 +6,7 @@ import { z } from "zod";
  * "Invalid input: expected string, received undefined") read like a stack trace beside a form
  * field; the field's name is already beside the message, so these say only what is wrong.
  */
-type Issue = Parameters<NonNullable<Parameters<typeof z.config>[0]["customError"]>>[0];
+type Issue = Parameters<NonNullable<NonNullable<Parameters<typeof z.config>[0]>["customError"]>>[0];
 
 const TYPE_WORDS: Record<string, string> = {
   string: "text",
