@@ -32,7 +32,7 @@ from deepspeed_standin import (
 from troupe.backends import BackendSettings
 from troupe.backends import deepspeed as ds_backend
 from troupe.backends.deepspeed import DeepSpeedBackend, DeepSpeedUnavailable, deepspeed_available
-from troupe.backends.deepspeed_config import deepspeed_config, deepspeed_training_issues
+from troupe.backends.deepspeed_config import deepspeed_actor_issues, deepspeed_config, deepspeed_training_issues
 from troupe.backends.torch import TorchBackend
 from troupe.distributed import SINGLE
 from troupe.models import build_tiny
@@ -103,6 +103,18 @@ def test_config_refuses_sgd_and_lora_by_field():
         deepspeed_config(training(optimizer="sgd"), None, 1, "cpu")
     [(path, _)] = deepspeed_training_issues(training(lora={"rank": 8}))
     assert path == "training.lora"
+
+
+def test_actor_issues_name_the_field_for_each_refusal():
+    ok = dict(deepspeed_installed=True, cuda_available=True, offload_between_phases=True)
+    assert deepspeed_actor_issues(training(), **ok) == []
+    paths = lambda t, **kw: [p for p, _ in deepspeed_actor_issues(t, **{**ok, **kw})]
+    assert paths(training(), deepspeed_installed=False) == ["training.backend"]
+    assert "pip install deepspeed" in deepspeed_actor_issues(training(), **{**ok, "deepspeed_installed": False})[0][1]
+    assert paths(training(), cuda_available=False) == ["training.backend"]
+    assert paths(training(offload={"params": True, "optimizer": True})) == ["training.offload.params", "training.offload.optimizer"]
+    assert paths(training(offload={"params": True, "optimizer": True}), offload_between_phases=False) == []
+    assert paths(training(optimizer="sgd")) == ["training.optimizer"]
 
 
 # Keys DeepSpeed 0.19.6 reads (runtime/constants.py, runtime/precision_config.py, runtime/zero/config.py,

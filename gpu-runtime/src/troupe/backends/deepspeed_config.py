@@ -108,3 +108,30 @@ def deepspeed_training_issues(training: dict[str, Any]) -> list[tuple[str, str]]
             )
         )
     return issues
+
+
+def deepspeed_actor_issues(
+    training: dict[str, Any], *, deepspeed_installed: bool, cuda_available: bool, offload_between_phases: bool
+) -> list[tuple[str, str]]:
+    """Everything that stops an actor with `training.backend: "deepspeed"` here, as (path under the
+    actor, message), for the support rules: DeepSpeed missing, no CUDA (Accelerate runs DeepSpeed only on
+    an accelerator), settings the backend refuses, and between-phase offload where DeepSpeed cannot move
+    states (`offload_param` on: offload_states asserts; `offload_optimizer` on: issue 6596).
+    `offload_between_phases` is the effective value (the trainer's, or its default)."""
+    issues: list[tuple[str, str]] = []
+    if not deepspeed_installed:
+        issues.append(("training.backend", f'"deepspeed" needs DeepSpeed, which is not installed here ({DEEPSPEED_PIP})'))
+    if not cuda_available:
+        issues.append(("training.backend", '"deepspeed" needs CUDA (Accelerate runs DeepSpeed only on an accelerator); use "fsdp2" on CPU'))
+    issues.extend(deepspeed_training_issues(training))
+    if offload_between_phases:
+        for what, why in (("params", "not supported for offloaded parameters"), ("optimizer", "DeepSpeed issue 6596")):
+            if training["offload"][what]:
+                issues.append(
+                    (
+                        f"training.offload.{what}",
+                        f"DeepSpeed cannot offload this actor's states between phases while it keeps its {what} on the CPU "
+                        f"({why}): turn off trainer.offloadBetweenPhases or this offload",
+                    )
+                )
+    return issues
