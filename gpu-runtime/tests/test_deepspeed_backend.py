@@ -456,7 +456,40 @@ SIGNATURES: list[tuple[str, str, Any, tuple[str, ...]]] = [
     ("deepspeed", "deepspeed.runtime.zero.stage3:DeepSpeedZeroOptimizer_Stage3.refresh_fp32_params",
      StandInZeroOptimizer.refresh_fp32_params, ()),
 ]
-# Names the backend reads (not calls) on DeepSpeed objects: enum members and stage3 attributes.
+# DeepSpeed 0.19.6's parameter lists for the same calls, read from its source (github deepspeedai/DeepSpeed
+# at 0.19.6: runtime/engine.py, runtime/zero/stage3.py, runtime/zero/partition_parameters.py) with `ast`,
+# since the package cannot be imported here. The stand-in must have exactly these.
+DEEPSPEED_0_19_6_PARAMETERS = {
+    "DeepSpeedEngine.zero_grad": ["self"],
+    "DeepSpeedEngine.set_gradient_accumulation_boundary": ["self", "is_boundary"],
+    "DeepSpeedEngine.backward": ["self", "loss", "retain_graph", "scale_wrt_gas"],
+    "DeepSpeedEngine.step": ["self", "lr_kwargs"],
+    "DeepSpeedEngine.was_step_applied": ["self"],
+    "DeepSpeedEngine.get_global_grad_norm": ["self"],
+    "DeepSpeedEngine._zero3_consolidated_16bit_state_dict": ["self", "exclude_frozen_parameters"],
+    "DeepSpeedEngine.offload_states": ["self", "include", "device", "pin_memory", "non_blocking"],
+    "DeepSpeedEngine.reload_states": ["self", "non_blocking"],
+    "GatheredParameters.__init__": ["self", "params", "modifier_rank", "fwd_module", "enabled"],
+    "DeepSpeedZeroOptimizer_Stage3.state_dict": ["self"],
+    "DeepSpeedZeroOptimizer_Stage3.load_state_dict": [
+        "self", "state_dict_list", "load_optimizer_states", "load_from_fp32_weights", "checkpoint_folder", "load_serial",
+        "param_shapes"],
+    "DeepSpeedZeroOptimizer_Stage3.refresh_fp32_params": ["self"],
+}
+
+
+def test_standin_has_deepspeeds_parameter_lists():
+    for _, path, standin, _ in SIGNATURES:
+        if standin is None:
+            continue
+        key = path.split(":")[1]
+        assert list(inspect.signature(standin).parameters) == DEEPSPEED_0_19_6_PARAMETERS[key], key
+
+
+# Names the backend reads (not calls) on DeepSpeed objects. Enum members are checked below. Attributes of
+# the ZeRO-3 optimizer (stage3.py 0.19.6: `offloaded_states` line 521, `fp32_partitioned_groups_flat` 409,
+# `grad_partitions_flat_buffer` 737, the `state` and `param_groups` properties) and each parameter's
+# `ds_tensor` exist only on live objects, so only the stand-in (which has them) exercises them here.
 ENUM_MEMBERS = {
     "deepspeed.runtime.zero.offload_config:OffloadDeviceEnum": (StandInOffloadDeviceEnum, ("cpu",)),
     "deepspeed.runtime.zero.offload_config:OffloadStateTypeEnum": (
