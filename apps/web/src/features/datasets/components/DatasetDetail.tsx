@@ -6,6 +6,7 @@ import { formatBytes } from "../../../lib/format";
 import { errorMessage, fieldIssuesOf } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { NumberField } from "../../designer/components/fields";
+import { own } from "../../../lib/own";
 
 function cell(value: unknown): string {
   if (value === null || value === undefined) return "";
@@ -76,7 +77,7 @@ export function DatasetDetail({ id, onDeleted }: { id: string; onDeleted: () => 
             {d.columns.map((c) => (
               <li key={c}>
                 <code>{c}</code>
-                <span className="type-chip">{d.columnTypes[c] ?? "?"}</span>
+                <span className="type-chip">{own(d.columnTypes, c) ?? "?"}</span>
               </li>
             ))}
           </ul>
@@ -94,7 +95,7 @@ export function DatasetDetail({ id, onDeleted }: { id: string; onDeleted: () => 
                   {d.columns.map((c) => (
                     <th key={c}>
                       {c}
-                      <span className="type-chip">{d.columnTypes[c]}</span>
+                      <span className="type-chip">{own(d.columnTypes, c)}</span>
                     </th>
                   ))}
                 </tr>
@@ -104,7 +105,7 @@ export function DatasetDetail({ id, onDeleted }: { id: string; onDeleted: () => 
                   <tr key={i}>
                     <td className="num">{i + 1}</td>
                     {d.columns.map((c) => (
-                      <td key={c}>{cell(row[c])}</td>
+                      <td key={c}>{cell(own(row, c))}</td>
                     ))}
                   </tr>
                 ))}

@@ -1,5 +1,7 @@
 "use client";
 
+import { own } from "../../../lib/own";
+
 /**
  * What the function will be called with, beside the editor: the named arguments of its scope, then
  * the columns of the chosen dataset (passed as keyword arguments; a named argument wins over a
@@ -45,7 +47,7 @@ export function RewardArguments({
       ) : (
         columns.map((c) => (
           <div key={c}>
-            <code>{c}</code> <span className="type-chip">{columnTypes[c] ?? "?"}</span>
+            <code>{c}</code> <span className="type-chip">{own(columnTypes, c) ?? "?"}</span>
             {shadowed.has(c) ? <span className="muted small"> (the named argument wins)</span> : null}
           </div>
         ))

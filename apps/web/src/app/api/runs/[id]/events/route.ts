@@ -4,6 +4,7 @@ import { HEARTBEAT_MS, parseCursor, SSE_HEARTBEAT, SSE_RETRY_MS, sseMessage } fr
 import { authenticateRequest } from "../../../../../features/auth/server/requestAuth";
 import { getDb } from "../../../../../server/db";
 import { dependencyDown } from "../../../../../server/dependencyErrors";
+import { textProblem } from "../../../../../server/inputText";
 import { createRedisConnection } from "../../../../../server/redis";
 
 export const runtime = "nodejs";
@@ -26,6 +27,8 @@ export async function GET(request: Request, { params }: { params: Promise<{ id: 
   }
   if (!auth) return Response.json({ error: "sign in first (session cookie or `Authorization: Bearer <token>`)" }, { status: 401 });
   const { id } = await params;
+  const idProblem = textProblem(id);
+  if (idProblem) return Response.json({ error: `run id ${idProblem}` }, { status: 400 });
   const url = new URL(request.url);
   const after = parseCursor(request.headers.get("last-event-id"), url.searchParams.get("after"));
   if (after === null) {
