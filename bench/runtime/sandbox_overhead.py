@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -65,8 +66,11 @@ def main() -> None:
     expected = [float(i) for i in range(args.calls)]
 
     worker = old_worker_file()
-    assert old_step(worker, calls) == expected
-    old = timed(lambda: old_step(worker, calls), args.steps)
+    try:
+        assert old_step(worker, calls) == expected
+        old = timed(lambda: old_step(worker, calls), args.steps)
+    finally:
+        shutil.rmtree(worker.parent, ignore_errors=True)
 
     reward = PythonReward("bench", CODE, "reward", "completion", 5.0, 256)
     started = time.perf_counter()
