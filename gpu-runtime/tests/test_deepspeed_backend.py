@@ -261,6 +261,20 @@ def test_standin_one_rank_step_equals_torch_backend():
             torch.testing.assert_close(got_s[key], want_s[key], rtol=1e-6, atol=1e-9)
 
 
+def test_standin_bf16_holds_bf16_parameters_and_fp32_masters():
+    """Stand-in engine with the bf16 config: bf16 parameters (half the device bytes), fp32 master weights
+    and moments in the ZeRO optimizer, no autocast from the backend; the step runs and is near fp32's."""
+    fp32 = standin_backend(t=training())
+    bf16 = standin_backend(t=training(precision="bf16"))
+    assert bf16.forward_context().__class__.__name__ == "nullcontext"
+    assert {p.dtype for p in bf16.model.parameters()} == {torch.bfloat16}
+    assert {m.dtype for m in bf16.engine.optimizer.fp32_partitioned_groups_flat} == {torch.float32}
+    assert bf16.part_bytes("params") * 2 == fp32.part_bytes("params")
+    want, got = run_update(fp32, micro=2), run_update(bf16, micro=2)
+    assert got["grad_norm"] == pytest.approx(want["grad_norm"], rel=1e-2)
+    assert bf16.part_bytes("optimizer") == 6 * bf16.part_bytes("params")  # fp32 master + 2 fp32 moments
+
+
 def test_standin_clip_is_the_step_and_refuses_another_max_norm():
     backend = standin_backend()
     backend.zero_grad()
