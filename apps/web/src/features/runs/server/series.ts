@@ -1,3 +1,4 @@
+import { Prisma } from "@troupe/db";
 import type { Db } from "../../../server/db";
 import type { MetricSeries } from "./schemas";
 
@@ -64,6 +65,12 @@ interface BucketRow {
  * `lib/buckets.ts`): per bucket min, max and the last value (at its highest step). Short ranges come
  * back raw. The last value is found by an index probe per bucket rather than an ordered aggregate,
  * which keeps a 1M-point series in tens of milliseconds.
+ *
+ * The statement read from the points is written so that its plan does not depend on planner statistics: on a table
+ * never analysed (autovacuum off) Postgres guesses one row per side and, for a plain join of the
+ * buckets to the points, re-ran the bucket aggregate for every point (7 s for one 2,500-step
+ * series). A LATERAL probe that cannot be pulled up into a join (OFFSET 0, the buckets MATERIALIZED)
+ * is one primary-key lookup per bucket whatever the estimates.
  */
 export async function loadBucketedSeries(
   db: Db,
@@ -95,20 +102,28 @@ export async function loadBucketedSeries(
   const level = rollupLevel(hi - lo + 1, maxPoints);
   const rows =
     level === null
-      ? await db.$queryRaw<BucketRow[]>`
-    WITH b AS (
+      ? await db.$queryRaw<BucketRow[]>(pointBucketsSql(runId, key, lo, hi, maxPoints))
+      : await rollupBuckets(db, runId, key, lo, hi, maxPoints, level);
+  const points = rows.map((r) => ({ step: Number(r.step), value: Number(r.value), min: Number(r.min), max: Number(r.max), ...time(r.ts) }));
+  const total = rows.reduce((n, r) => n + Number(r.n), 0);
+  return { name, actor, total, bucketed: total > points.length, points };
+}
+
+/** The statement of `loadBucketedSeries` for a range read from the points (exported for the plan test). */
+export function pointBucketsSql(runId: string, key: { name: string; actor: string }, lo: number, hi: number, maxPoints: number): Prisma.Sql {
+  const { name, actor } = key;
+  return Prisma.sql`
+    WITH b AS MATERIALIZED (
       SELECT max(step) AS step, min(value) AS min, max(value) AS max, count(*)::int AS n
       FROM "MetricPoint"
       WHERE "runId" = ${runId} AND name = ${name} AND actor = ${actor} AND step BETWEEN ${lo}::int AND ${hi}::int
       GROUP BY floor(((step - ${lo}::int)::float8 * ${maxPoints}::int) / (${hi}::int - ${lo}::int + 1))
     )
     SELECT b.step, m.value, b.min, b.max, b.n, m.ts
-    FROM b JOIN "MetricPoint" m ON m."runId" = ${runId} AND m.name = ${name} AND m.actor = ${actor} AND m.step = b.step
-    ORDER BY b.step`
-      : await rollupBuckets(db, runId, key, lo, hi, maxPoints, level);
-  const points = rows.map((r) => ({ step: Number(r.step), value: Number(r.value), min: Number(r.min), max: Number(r.max), ...time(r.ts) }));
-  const total = rows.reduce((n, r) => n + Number(r.n), 0);
-  return { name, actor, total, bucketed: total > points.length, points };
+    FROM b CROSS JOIN LATERAL (
+      SELECT value, ts FROM "MetricPoint" m
+      WHERE m."runId" = ${runId} AND m.name = ${name} AND m.actor = ${actor} AND m.step = b.step OFFSET 0) m
+    ORDER BY b.step`;
 }
 
 /** Below this many steps a range is bucketed from the points themselves (an index range scan). */
@@ -131,7 +146,9 @@ export function rollupLevel(range: number, maxPoints: number): number | null {
  * at either end, grouped into `maxPoints` buckets by where each block starts. Min and max come from
  * every point (spikes survive); the last value is the one at the bucket's highest step, found by
  * joining back to the part that ends the bucket (a step is in one part only) rather than by two
- * ordered aggregates per bucket. The buckets come back as one JSON text of columns
+ * ordered aggregates per bucket (its plan on tables never analysed is checked by
+ * series.unanalysed.int.test.ts: the materialized parts are read once). The buckets come back as one
+ * JSON text of columns
  * [steps, values, mins, maxes, counts, epoch ms]: decoding 1000 rows of 6 values through the client
  * cost more than the query itself (series.bench.ts).
  */
@@ -144,6 +161,21 @@ async function rollupBuckets(
   maxPoints: number,
   level: number,
 ): Promise<BucketRow[]> {
+  const [row] = await db.$queryRaw<{ columns: string | null }[]>(rollupBucketsSql(runId, key, lo, hi, maxPoints, level));
+  if (!row?.columns) return [];
+  const [step, value, min, max, n, ts] = JSON.parse(row.columns) as number[][];
+  return step!.map((_, j) => ({
+    step: step![j]!,
+    value: Number(value![j]),
+    min: Number(min![j]),
+    max: Number(max![j]),
+    n: n![j]!,
+    ts: new Date(ts![j]!),
+  }));
+}
+
+/** The statement of `rollupBuckets` (exported for the plan test): one row, the buckets as JSON columns. */
+export function rollupBucketsSql(runId: string, key: { name: string; actor: string }, lo: number, hi: number, maxPoints: number, level: number): Prisma.Sql {
   const { name, actor } = key;
   const width = 16 ** level;
   const firstBlock = Math.ceil(lo / width);
@@ -151,7 +183,7 @@ async function rollupBuckets(
   const innerLo = firstBlock * width;
   const innerHi = (lastBlock + 1) * width - 1;
   const range = hi - lo + 1;
-  const [row] = await db.$queryRaw<{ columns: string | null }[]>`
+  return Prisma.sql`
     WITH parts AS MATERIALIZED (
       SELECT "firstStep" AS s0, "lastStep" AS s1, "lastValue" AS v, "minValue" AS mn, "maxValue" AS mx, count AS n, "lastTs" AS ts
       FROM "MetricRollup"
@@ -172,16 +204,6 @@ async function rollupBuckets(
              array_agg(b.max ORDER BY b.step), array_agg(b.n ORDER BY b.step),
              array_agg(floor(extract(epoch FROM p.ts) * 1000)::bigint ORDER BY b.step))::text AS columns
     FROM b JOIN parts p ON p.s1 = b.step`;
-  if (!row?.columns) return [];
-  const [step, value, min, max, n, ts] = JSON.parse(row.columns) as number[][];
-  return step!.map((_, j) => ({
-    step: step![j]!,
-    value: Number(value![j]),
-    min: Number(min![j]),
-    max: Number(max![j]),
-    n: n![j]!,
-    ts: new Date(ts![j]!),
-  }));
 }
 
 /**
