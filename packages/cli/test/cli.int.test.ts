@@ -68,7 +68,9 @@ beforeAll(async () => {
   tokenId = created.tokenId;
   runner = spawn(process.execPath, [join(root, "node_modules/tsx/dist/cli.mjs"), join(root, "apps/runner/src/main.ts")], {
     cwd: root,
-    env: { ...process.env, HF_HUB_OFFLINE: "1", TROUPE_WORK_DIR: join(dir, "runs"), TROUPE_RUNNER_ID: uniqueId("cli-test-runner"), TROUPE_CANCEL_GRACE_MS: "5000" },
+    env: { ...process.env, HF_HUB_OFFLINE: "1", TROUPE_WORK_DIR: join(dir, "runs"), TROUPE_RUNNER_ID: uniqueId("cli-test-runner"), TROUPE_CANCEL_GRACE_MS: "5000",
+      // Not the queue reconciler: other test files' queued runs in the shared test database are not its to take.
+      TROUPE_REQUEUE_CHECK_MS: "0" },
     detached: true,
   });
   runner.stdout?.on("data", (d) => (runnerLog += d));
