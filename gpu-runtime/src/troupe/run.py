@@ -93,7 +93,7 @@ def run_spec(
             spec = merge_rewards(document, rewards)
             library_rewards = {f.name: f for f in rewards}
         validated = load_spec(spec)
-        check_supported(validated)
+        check_supported(validated, in_process=library_rewards)
         from .distributed import SINGLE, destroy_process_group, init_process_group, run_ranks
 
         if ctx is None and (run_ranks(validated) > 1 or validated["cluster"]["kind"] == "ray"):

@@ -107,6 +107,21 @@ def to_device(batch: Rollout, device: torch.device) -> Rollout:
     )
 
 
+def bind_rewards(spec: dict[str, Any], work_dir: Path, library_rewards: dict[str, RewardFunction], events: EventWriter) -> dict[str, Any]:
+    """Each reward of the spec, ready to score: library functions in-process, Python code in its sandboxed
+    worker (which can read the run folder), builtins as they are."""
+    rewards: dict[str, Any] = {
+        r["name"]: bind_in_process(library_rewards[r["name"]], r)
+        if r["name"] in library_rewards
+        else bind_python_reward(r, work_dir) if r["source"]["kind"] == "python" else bind_reward(r)
+        for r in spec["rewards"]
+    }
+    for reward in rewards.values():
+        if isinstance(reward, PythonReward):
+            reward.report = lambda message: events.log("error", message)
+    return rewards
+
+
 def train(
     spec: dict[str, Any],
     events: EventWriter,
@@ -115,6 +130,25 @@ def train(
     control: RunControl | None = None,
     resume_from: Path | None = None,
     library_rewards: dict[str, RewardFunction] | None = None,
+    ctx: RankContext = SINGLE,
+) -> tuple[str, str, int]:
+    """`run_loop` with the spec's rewards, whose sandboxed workers are closed however the loop ends."""
+    rewards = bind_rewards(spec, work_dir, library_rewards or {}, events)
+    try:
+        return run_loop(spec, events, work_dir, rewards, stop, control, resume_from, ctx)
+    finally:
+        for reward in rewards.values():
+            getattr(reward, "close", lambda: None)()
+
+
+def run_loop(
+    spec: dict[str, Any],
+    events: EventWriter,
+    work_dir: Path,
+    rewards: dict[str, Any],
+    stop: StopSignal | None = None,
+    control: RunControl | None = None,
+    resume_from: Path | None = None,
     ctx: RankContext = SINGLE,
 ) -> tuple[str, str, int]:
     """Run a validated, supported spec. Returns (final state, message, steps completed).
@@ -142,16 +176,6 @@ def train(
         events.log("info", "policy loss: Liger fused linear GRPO loss where the loss type maps onto it")
 
     datasets: dict[str, Dataset] = {d["name"]: load_dataset(d, i, spec["seed"], work_dir) for i, d in enumerate(spec["datasets"])}
-    library_rewards = library_rewards or {}
-    rewards: dict[str, Any] = {
-        r["name"]: bind_in_process(library_rewards[r["name"]], r)
-        if r["name"] in library_rewards
-        else bind_python_reward(r) if r["source"]["kind"] == "python" else bind_reward(r)
-        for r in spec["rewards"]
-    }
-    for reward in rewards.values():
-        if isinstance(reward, PythonReward):
-            reward.report = lambda message: events.log("error", message)
     row_rng = np.random.default_rng(spec["seed"])
     environments: list[Any] = [
         build_collaborative(e, i, datasets, rewards, row_rng) if e["kind"] in MULTI_ACTOR_KINDS else build_environment(e, i, datasets, rewards, row_rng)

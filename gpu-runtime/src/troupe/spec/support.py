@@ -60,7 +60,7 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
             no(f"{p}.training.lora", "LoRA needs peft (pip install peft), which is not installed here")
         if training["backend"] == "deepspeed" and not deepspeed_available():
             no(f"{p}.training.backend", f'"deepspeed" needs DeepSpeed on this host ({GPU_EXTRA}, or pip install deepspeed); it is not installed here: use "fsdp2" for ZeRO-3 sharding with torch alone')
-        if training["backend"] == "deepspeed" and not cuda_available:
+        elif training["backend"] == "deepspeed" and not cuda_available:
             no(f"{p}.training.backend", '"deepspeed" trains on CUDA GPUs only; on this host use "fsdp2" (also with CPU processes)')
         if actor["placement"]["gpus"] and not cuda_available:
             no(f"{p}.placement.gpus", f"asks for GPUs {actor['placement']['gpus']}, but this host has no CUDA device; use placement.processes for CPU ranks")
