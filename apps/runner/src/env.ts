@@ -40,8 +40,8 @@ const RawEnv = z.object({
   TROUPE_SHUTDOWN_GRACE_MS: integer(0).optional(),
   /** How long a run's final writes (last events, log lines, final status) are retried while Postgres is away. */
   TROUPE_DB_RETRY_MS: integer(0).optional(),
-  /** How often the runner checks that Redis still holds the queue (a flushed or restarted Redis). */
-  TROUPE_REQUEUE_CHECK_MS: integer(100).optional(),
+  /** How often the runner checks that Redis still holds the queue (a flushed or restarted Redis); 0 = never (a runner sharing a test database). */
+  TROUPE_REQUEUE_CHECK_MS: integer(0).optional(),
   /** How often every queued run's job is checked, whatever the check above says. */
   TROUPE_REQUEUE_SWEEP_MS: integer(1000).optional(),
 });
@@ -96,6 +96,9 @@ export function loadRunnerEnv(source: NodeJS.ProcessEnv = process.env, options: 
       "TROUPE_HEARTBEAT_MS",
       `must be at most half of TROUPE_STALL_TIMEOUT_MS (${stallTimeoutMs}), got ${heartbeatMs}: a live run would look stalled`,
     );
+  }
+  if (env.TROUPE_REQUEUE_CHECK_MS !== undefined && env.TROUPE_REQUEUE_CHECK_MS > 0 && env.TROUPE_REQUEUE_CHECK_MS < 100) {
+    throw new EnvError("TROUPE_REQUEUE_CHECK_MS", `must be 0 (off) or at least 100, got ${env.TROUPE_REQUEUE_CHECK_MS}`);
   }
   const venvPython = resolve(REPO_ROOT, ".venv/bin/python");
   return {

@@ -18,6 +18,11 @@ export interface RunnerOptions {
   /** BullMQ key prefix; tests use their own so they never take another process's jobs. */
   queuePrefix?: string;
   childEnv?: Record<string, string>;
+  /**
+   * Put back the job of every run Postgres has as queued (default true). Tests that share a database
+   * with other test files turn it off: those files' queued runs are not this runner's to take.
+   */
+  reconcileQueue?: boolean;
 }
 
 export interface Runner {
@@ -70,7 +75,8 @@ export async function startRunner(env: RunnerEnv, options: RunnerOptions = {}): 
   if (recovered > 0) log.info(`failed ${recovered} run(s) left running by a previous incarnation of this runner`);
   const control = await startControlSubscriber(env.redisUrl, active, log);
   const sweeper = startSweeper(ctx);
-  const reconciler = startQueueReconciler(ctx, queue, options.queuePrefix ?? "bull");
+  const reconciler =
+    options.reconcileQueue === false || env.requeueCheckMs === 0 ? null : startQueueReconciler(ctx, queue, options.queuePrefix ?? "bull");
 
   const shutdownController = new AbortController();
   const workerConnection = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
@@ -120,7 +126,7 @@ export async function startRunner(env: RunnerEnv, options: RunnerOptions = {}): 
         clearTimeout(grace);
       }
       await rewardTestsClosed;
-      await reconciler.stop();
+      await reconciler?.stop();
       await sweeper.stop();
       await control.close();
       await queue.close().catch(() => undefined);

@@ -192,8 +192,9 @@ describe("faults", () => {
   const realTitle = "SIGTERM mid-run (a deploy): the runner stops the run after its step with a checkpoint and exits; the next runner resumes it from that step, every step exactly once, same values as an uninterrupted run";
   const unavailable = runtimeUnavailable();
   it.skipIf(unavailable !== null)(unavailable ? `${realTitle} — SKIPPED: ${unavailable}` : realTitle, { timeout: 600_000 }, async () => {
-    const real = { TROUPE_PYTHON: RUNTIME_PYTHON, PYTHONPATH: "", HF_HUB_OFFLINE: "1" };
-    const total = 14;
+    // A longer stall timeout than the other tests: torch on a busy 2-core machine can starve the runner's lock renewals.
+    const real = { TROUPE_PYTHON: RUNTIME_PYTHON, PYTHONPATH: "", HF_HUB_OFFLINE: "1", TROUPE_STALL_TIMEOUT_MS: "30000", TROUPE_HEARTBEAT_MS: "2000" };
+    const total = 40;
     const spec = RunSpec.parse({ ...DEMO_SPEC_INPUT, trainer: { ...DEMO_SPEC_INPUT.trainer, steps: total, checkpointEvery: 0, cpuThreads: 1, promptsPerStep: 2 } });
     const a = runner(uniqueId("deploy-a"), real);
     await a.waitForLine(/runner .* started/);
@@ -205,6 +206,7 @@ describe("faults", () => {
     const exit = await a.exited;
     const exitMs = Date.now() - termAt;
     const handedBack = await row(runId);
+    console.log(a.lines.filter((l) => /shutting down|control|→|stopped/.test(l)).join("\n"));
     console.log(`[faults] SIGTERM at step >= 3: runner exited ${exit.code} after ${exitMs} ms; run ${handedBack.status}, resume step ${handedBack.resumeStep}`);
     expect(exit.code).toBe(0);
     expect({ status: handedBack.status, error: handedBack.error, finishedAt: handedBack.finishedAt }).toEqual({ status: "queued", error: null, finishedAt: null });

@@ -36,7 +36,7 @@ describe("the BullMQ worker", () => {
 
   it("takes a run from the queue and runs it to the end", async () => {
     const log = memoryLog();
-    runner = await startRunner(testEnv(services), { log, queuePrefix: prefix, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH } });
+    runner = await startRunner(testEnv(services), { log, queuePrefix: prefix, reconcileQueue: false, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH } });
     const runId = await createQueuedRun(services, { fixture: { mode: "succeed", steps: 2 } });
     await enqueue(runId);
     const run = await waitFor("the run to succeed", async () => {
@@ -55,7 +55,7 @@ describe("the BullMQ worker", () => {
     const log = memoryLog();
     const env = testEnv(services);
     await runner?.shutdown("next test");
-    runner = await startRunner(env, { log, queuePrefix: prefix, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH } });
+    runner = await startRunner(env, { log, queuePrefix: prefix, reconcileQueue: false, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH } });
     const total = 30;
     const runId = await createQueuedRun(services, { fixture: { mode: "succeed", steps: total, stepMs: 100 } });
     await enqueue(runId);
@@ -79,7 +79,7 @@ describe("the BullMQ worker", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect((await services.db.run.findUniqueOrThrow({ where: { id: later } })).status).toBe("queued");
 
-    runner = await startRunner(testEnv(services), { log, queuePrefix: prefix, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH } });
+    runner = await startRunner(testEnv(services), { log, queuePrefix: prefix, reconcileQueue: false, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH } });
     await waitFor("the next runner to finish both", async () => {
       const rows = await services.db.run.findMany({ where: { id: { in: [runId, later] } } });
       return rows.every((r) => r.status === "succeeded");
@@ -98,7 +98,7 @@ describe("the BullMQ worker", () => {
     const log = memoryLog();
     const env = testEnv(services, { shutdownGraceMs: 500 });
     await runner?.shutdown("next test");
-    runner = await startRunner(env, { log, queuePrefix: prefix, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH } });
+    runner = await startRunner(env, { log, queuePrefix: prefix, reconcileQueue: false, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH } });
     const runId = await createQueuedRun(services, { fixture: { mode: "forever", stepMs: 50, ignoreStopAfterStep: true } });
     await enqueue(runId);
     await waitFor("the run's first metric", () => services.db.metricPoint.count({ where: { runId } }));
