@@ -574,6 +574,21 @@ def test_default_factory_names_pip_install_deepspeed_when_missing():
         DeepSpeedBackend(tiny_model(), settings_for("a", training()))
 
 
+def test_single_process_gets_a_one_rank_environment_and_launchers_keep_theirs(monkeypatch):
+    """Outside a launcher DeepSpeed's init_distributed would look for MPI: the default factory sets rank 0 of 1."""
+    for var in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(var, raising=False)
+    ds_backend._one_rank_environment()
+    import os
+
+    assert [os.environ[v] for v in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR")] == ["0", "0", "1", "127.0.0.1"]
+    assert int(os.environ["MASTER_PORT"]) > 0
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.setenv("RANK", "3")
+    ds_backend._one_rank_environment()
+    assert (os.environ["LOCAL_RANK"], os.environ["RANK"]) == ("1", "3")
+
+
 def test_real_deepspeed_one_rank_step_equals_torch_backend(monkeypatch):
     """Real DeepSpeed ZeRO-3 through Accelerate on one GPU: one step equals TorchBackend's."""
     pytest.importorskip("deepspeed", reason=NO_DEEPSPEED)

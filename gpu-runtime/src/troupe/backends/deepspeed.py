@@ -38,6 +38,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import os
+import socket
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator
 
@@ -282,6 +284,19 @@ class DeepSpeedBackend(TrainBackend):
             raise RuntimeError(f"{what} needs {', '.join(away)} of {self.settings.actor!r} on the device: reload it first")
 
 
+def _one_rank_environment() -> None:
+    """A single process (no launcher) as rank 0 of 1. Without these variables deepspeed.comm's
+    `init_distributed` goes looking for MPI (mpi4py), and Accelerate only starts DeepSpeed's
+    communication when LOCAL_RANK is set. A launcher's own values are kept."""
+    if dist.is_initialized() or "LOCAL_RANK" in os.environ:
+        return
+    with socket.socket() as s:  # a free port for the one-rank rendezvous
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for key, value in {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}.items():
+        os.environ.setdefault(key, value)
+
+
 def _to_cpu(obj: Any) -> Any:
     """Copies on the CPU of the tensors in nested dicts/lists: a shard pickled to rank 0 must not name a
     GPU, and a snapshot must not alias the live state the next step updates in place."""
@@ -320,8 +335,14 @@ def accelerate_engine(actor: str, model: torch.nn.Module, config: dict[str, Any]
     global _accelerator
     plugin = DeepSpeedPlugin(hf_ds_config=config)
     if _accelerator is None:
+        _one_rank_environment()
         # mixed_precision "no": each plugin's own `bf16` block decides (actors may differ).
         _accelerator = Accelerator(deepspeed_plugins={actor: plugin}, mixed_precision="no")
+        if _accelerator.device != settings.device:
+            raise RuntimeError(
+                f"Accelerate put this rank's DeepSpeed engines on {_accelerator.device} (LOCAL_RANK) but the actor's "
+                f"placement says {settings.device}: launch each rank with CUDA_VISIBLE_DEVICES set to its GPU"
+            )
     else:
         plugins = _accelerator.state.deepspeed_plugins
         if actor in plugins:
