@@ -287,8 +287,9 @@ class DeepSpeedBackend(TrainBackend):
 def _one_rank_environment() -> None:
     """A single process (no launcher) as rank 0 of 1. Without these variables deepspeed.comm's
     `init_distributed` goes looking for MPI (mpi4py), and Accelerate only starts DeepSpeed's
-    communication when LOCAL_RANK is set. A launcher's own values are kept."""
-    if dist.is_initialized() or "LOCAL_RANK" in os.environ:
+    communication when LOCAL_RANK is set. A launcher's own values are kept. Harmless where a one-rank
+    process group exists already: DeepSpeed then wraps it (it still checks these variables first)."""
+    if "LOCAL_RANK" in os.environ:
         return
     with socket.socket() as s:  # a free port for the one-rank rendezvous
         s.bind(("127.0.0.1", 0))
