@@ -36,7 +36,7 @@ async function typeInEditor(page: Page, label: string, text: string) {
   await page.getByRole("textbox", { name: label }).focus();
   await page.keyboard.press("ControlOrMeta+A");
   await page.keyboard.press("Delete");
-  await page.keyboard.type(text, { delay: 15 });
+  await page.keyboard.type(text, { delay: 100 }); // about a person's pace
 }
 
 test("environments: spaces typed key by key reach the round spec, prompt template and system prompt editors", async ({ page, request }) => {

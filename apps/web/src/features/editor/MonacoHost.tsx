@@ -20,15 +20,43 @@ export function MonacoHost({ value, onChange, language = "plaintext", markers, h
   const editorRef = useRef<MonacoEditorInstance | null>(null);
   const ariaLabel = rest["aria-label"];
 
+  // The editor owns its text while it has focus. A `value` prop is an echo of what it emitted
+  // (possibly a stale one: on a busy page a render can arrive after the next key press, and
+  // writing that older text back dropped the keys typed since); only a value it never emitted
+  // (another part loaded, the graph rewrote the round spec, Discard) replaces the text.
+  const emitted = useRef(new Set<string>());
+  const latestValue = useRef(value);
+  latestValue.current = value;
+  const handleChange = (v: string | undefined) => {
+    const text = v ?? "";
+    if (emitted.current.size > 500) emitted.current.clear();
+    emitted.current.add(text);
+    onChange?.(text);
+  };
+
   const handleMount: OnMount = (editor, api) => {
     editorRef.current = editor;
+    // Monaco loads asynchronously: the value may have moved on since the editor was created.
+    if (editor.getValue() !== latestValue.current) editor.setValue(latestValue.current);
     onMount?.(editor, api as MonacoApi);
     applyMarkers(editor, markers);
+    editor.onDidBlurEditorText(() => emitted.current.clear());
   };
 
   useEffect(() => {
     if (editorRef.current) applyMarkers(editorRef.current, markers);
   }, [markers]);
+
+  useEffect(() => {
+    const editor = editorRef.current;
+    if (!editor || value === editor.getValue() || emitted.current.has(value)) return;
+    emitted.current.clear();
+    // As one undoable edit, like the library does for a controlled value.
+    const model = editor.getModel();
+    if (!model) return;
+    editor.executeEdits("troupe-value", [{ range: model.getFullModelRange(), text: value, forceMoveMarkers: true }]);
+    editor.pushUndoStop();
+  }, [value]);
 
   // `nokey`: React Flow (the round-spec graph on the same page) listens for Space (pan) and
   // Delete on the document and ignores only inputs, textareas and contenteditable elements.
@@ -39,8 +67,8 @@ export function MonacoHost({ value, onChange, language = "plaintext", markers, h
       <Editor
         height={height}
         language={language}
-        value={value}
-        onChange={(v) => onChange?.(v ?? "")}
+        defaultValue={value}
+        onChange={handleChange}
         onMount={handleMount}
         theme="vs"
         options={{
