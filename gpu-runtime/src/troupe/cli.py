@@ -41,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", metavar="CHECKPOINT", help='continue from a checkpoint folder, or "latest" in the work dir')
     check = sub.add_parser("validate", help="fill defaults and check a RunSpec without running it")
     check.add_argument("spec", help="path to the RunSpec JSON")
+    caps = sub.add_parser("capabilities", help="what this runtime can run on this host (GPUs, engines, backends, sandbox)")
+    caps.add_argument("--json", action="store_true", help="one JSON object (what runners publish)")
     return parser
 
 
@@ -65,6 +67,16 @@ def _install_stop_handlers(stop: StopRequest) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "capabilities":
+        from .capabilities import capabilities
+
+        found = capabilities()
+        if args.json:
+            print(json.dumps(found))
+        else:
+            for key, value in found.items():
+                print(f"{key}: {value}")
+        return 0
     if args.command == "validate":
         try:
             spec = load_spec(args.spec)

@@ -1,0 +1,80 @@
+"""`python -m troupe capabilities --json`: what this runtime can run on this host, for the runner to publish.
+
+Everything is probed, nothing assumed: GPUs with their memory, the engines installed with their versions
+(an engine is listed only if it imports), the train backends and cluster kinds that would be accepted
+here, and whether user code can be sandboxed. Heavy engines are found with importlib.metadata (no
+import of vLLM or DeepSpeed just to list them)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import platform
+from typing import Any
+
+ENGINES = ("torch", "transformers", "accelerate", "peft", "vllm", "deepspeed", "liger-kernel", "flash-attn", "ray", "triton")
+_MODULES = {"liger-kernel": "liger_kernel", "flash-attn": "flash_attn"}
+
+
+def engine_versions() -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for name in ENGINES:
+        module = _MODULES.get(name, name)
+        if importlib.util.find_spec(module) is None:
+            found[name] = None
+            continue
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = "unknown"
+    return found
+
+
+def gpus() -> list[dict[str, Any]]:
+    import torch
+
+    if not torch.cuda.is_available():
+        return []
+    out = []
+    for i in range(torch.cuda.device_count()):
+        free, total = torch.cuda.mem_get_info(i)
+        props = torch.cuda.get_device_properties(i)
+        out.append({"index": i, "name": props.name, "totalBytes": int(total), "freeBytes": int(free), "bf16": torch.cuda.is_bf16_supported()})
+    return out
+
+
+def host_memory_bytes() -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def capabilities() -> dict[str, Any]:
+    import torch
+
+    from .sandbox import sandbox_status
+
+    engines = engine_versions()
+    cuda = torch.cuda.is_available()
+    sandbox = sandbox_status()
+    backends = ["torch", "fsdp2"] + (["deepspeed"] if engines["deepspeed"] and cuda else [])
+    return {
+        "runtimeVersion": importlib.metadata.version("troupe"),
+        "python": platform.python_version(),
+        "cuda": torch.version.cuda if cuda else None,
+        "gpus": gpus(),
+        "cpuCount": os.cpu_count(),
+        "memoryBytes": host_memory_bytes(),
+        "engines": engines,
+        "trainBackends": backends,
+        "rolloutBackends": ["hf", "openai"],  # vLLM: issue "Rollouts at GPU speed"
+        "clusterKinds": ["local"] + (["ray"] if engines["ray"] else []),
+        "precisions": ["fp32", "bf16"],
+        "sandbox": {"usable": sandbox.usable, "mode": sandbox.mode, "detail": sandbox.reason},
+    }
