@@ -20,6 +20,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { createDb } from "@troupe/db";
+import { createSession, SESSION_COOKIE } from "../../apps/web/src/features/auth/server/sessions";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { seedBenchRun } from "./seed";
 import { median, percentile as pct } from "./timing";
@@ -40,6 +41,9 @@ if (!baseUrl || !databaseUrl || !process.env.REDIS_URL) throw new Error("set TRO
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 const db = createDb(databaseUrl);
+// Pages need a signed-in user: a viewer made for this run of the bench, removed at the end.
+const benchUser = await db.user.create({ data: { email: `bench-${Date.now()}@troupe.bench`, role: "viewer" } });
+const { secret: sessionSecret } = await createSession(db, benchUser.id);
 const long = await seedBenchRun(db, points);
 const short = await seedBenchRun(db, 1000);
 console.log(`long run ${long.runId}, short run (baseline) ${short.runId}`);
@@ -57,6 +61,7 @@ const browser: Browser = await chromium.launch({
 /** Records long tasks from the first byte on (the observer is installed before any page script). */
 async function newPage(): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  await page.context().addCookies([{ name: SESSION_COOKIE, value: sessionSecret, url: baseUrl! }]);
   // tsx (esbuild, keepNames) wraps named functions in the callbacks below with `__name(...)`, which
   // the page does not have.
   await page.addInitScript({ content: "window.__name = (f) => f;" });
@@ -253,6 +258,7 @@ for (const [label, run] of [
 }
 const latency = await liveLatency();
 await browser.close();
+await db.user.delete({ where: { id: benchUser.id } });
 await db.$disconnect();
 
 const base = results["short (baseline)"]!;
