@@ -15,7 +15,7 @@ export const UNAVAILABLE = {
 export const NEEDS_EXTRA = {
   trainBackend: {
     deepspeed:
-      "needs the deepspeed package on the runner (pip install deepspeed): a runner without it refuses the run when it starts, and Troupe cannot see runners' packages yet",
+      "needs the deepspeed package on the runner (pip install deepspeed) and CUDA GPUs: a runner without them refuses the run when it starts (Troupe cannot see runners' packages yet; on CPUs use fsdp2)",
   } as Record<string, string>,
   cluster: {
     ray: "needs the ray package on the runner (pip install ray) and, with an address, a Ray cluster it can reach: otherwise the run is refused when it starts",
