@@ -17,7 +17,8 @@ The loop's contract (base.py) mapped onto a DeepSpeed engine:
   non-finite gradients (`was_step_applied()` false): reported as NaN then.
 - Training forwards must run through the engine (`self.module` IS the engine): since DeepSpeed 0.19
   its forward registers the hooks that run the backward prologue, and the ZeRO-3 optimizer counts
-  micro-steps there. The engine forwards attribute reads (`config`, `generate`…) to the model.
+  micro-steps there. The engine forwards the attributes it lacks (`generate`, `save_pretrained`…) to
+  the model, but not `config`, which on a DeepSpeed engine is DeepSpeed's: read `backend.model.config`.
 
 Residency: `move_part` maps to `engine.offload_states(include=..., device=cpu, pin_memory=...)` and
 `engine.reload_states()`. `reload_states` brings back EVERY offloaded state; to reload one part while
@@ -334,12 +335,14 @@ def accelerate_engine(actor: str, model: torch.nn.Module, config: dict[str, Any]
             f'training.backend "deepspeed" needs DeepSpeed and Accelerate ({DEEPSPEED_PIP}, or the gpu extra): {e}'
         ) from e
     global _accelerator
+    if settings.device.type != "cuda":
+        raise RuntimeError(f'training.backend "deepspeed" runs on CUDA devices only (Accelerate); this actor is on {settings.device}')
     plugin = DeepSpeedPlugin(hf_ds_config=config)
     if _accelerator is None:
         _one_rank_environment()
         # mixed_precision "no": each plugin's own `bf16` block decides (actors may differ).
         _accelerator = Accelerator(deepspeed_plugins={actor: plugin}, mixed_precision="no")
-        if _accelerator.device != settings.device:
+        if settings.device.index is not None and _accelerator.device != settings.device:
             raise RuntimeError(
                 f"Accelerate put this rank's DeepSpeed engines on {_accelerator.device} (LOCAL_RANK) but the actor's "
                 f"placement says {settings.device}: launch each rank with CUDA_VISIBLE_DEVICES set to its GPU"
