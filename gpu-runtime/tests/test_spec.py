@@ -182,3 +182,21 @@ def test_load_spec_reports_json_position(tmp_path):
         load_spec(path)
     assert info.value.field == "(root)"
     assert "line 3, column 11" in str(info.value)
+
+
+def test_deepspeed_offload_is_refused_when_offload_between_phases_is_on_by_default(monkeypatch):
+    """Two local models on one GPU turn between-phase offload on by default; a DeepSpeed actor that keeps its
+    optimizer on the CPU cannot take part (DeepSpeed issue 6596). Here DeepSpeed is said to be installed:
+    the rule is what is tested, not this host."""
+    from troupe.spec import support
+
+    monkeypatch.setattr(support, "deepspeed_available", lambda: True)
+    doc = demo_input()
+    doc["actors"][0]["training"].update(backend="deepspeed", offload={"optimizer": True})
+    doc["actors"].append({**copy.deepcopy(doc["actors"][0]), "name": "b", "training": {"learningRate": 0.003}})
+    spec = validate_spec(doc)
+    issues = {i.path: i.message for i in support.support_issues(spec, cuda_available=True, gpu_count=1)}
+    assert "6596" in issues["actors.0.training.offload.optimizer"]
+    spec["trainer"]["offloadBetweenPhases"] = False
+    issues = {i.path: i.message for i in support.support_issues(spec, cuda_available=True, gpu_count=1)}
+    assert "actors.0.training.offload.optimizer" not in issues

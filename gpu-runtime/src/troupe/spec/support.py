@@ -29,6 +29,23 @@ def deepspeed_available() -> bool:
     return importlib.util.find_spec("deepspeed") is not None
 
 
+def effective_offload_between_phases(spec: dict[str, Any], cuda_available: bool) -> bool:
+    """`trainer.offloadBetweenPhases`, or its default (residency.offload_between_phases): on when two or more
+    local models share a GPU. Without placements every local model of a rank shares that rank's GPU."""
+    chosen = spec["trainer"].get("offloadBetweenPhases")
+    if chosen is not None:
+        return bool(chosen)
+    if not cuda_available:
+        return False
+    local = [a for a in spec["actors"] if a["backend"] != "openai"]
+    seen: dict[int | None, int] = {}
+    for a in local:
+        gpus = a["placement"]["gpus"]
+        key = gpus[0] if gpus else None
+        seen[key] = seen.get(key, 0) + 1
+    return any(count > 1 for count in seen.values())
+
+
 def ray_available() -> bool:
     import importlib.util
 
@@ -62,6 +79,12 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
             no(f"{p}.training.backend", f'"deepspeed" needs DeepSpeed on this host ({GPU_EXTRA}, or pip install deepspeed); it is not installed here: use "fsdp2" for ZeRO-3 sharding with torch alone')
         elif training["backend"] == "deepspeed" and not cuda_available:
             no(f"{p}.training.backend", '"deepspeed" trains on CUDA GPUs only; on this host use "fsdp2" (also with CPU processes)')
+        elif training["backend"] == "deepspeed":
+            from ..backends.deepspeed_config import deepspeed_actor_issues
+
+            between = effective_offload_between_phases(spec, cuda_available)
+            for path, message in deepspeed_actor_issues(training, deepspeed_installed=True, cuda_available=True, offload_between_phases=between):
+                no(f"{p}.{path}", message)
         if actor["placement"]["gpus"] and not cuda_available:
             no(f"{p}.placement.gpus", f"asks for GPUs {actor['placement']['gpus']}, but this host has no CUDA device; use placement.processes for CPU ranks")
         elif actor["placement"]["gpus"] and max(actor["placement"]["gpus"]) >= gpu_count:
