@@ -126,7 +126,9 @@ def build_actors(
                 reference = shard_model(reference, settings, trainable=False)
         num_params = loaded.num_params
         backend = build_backend(loaded.model, settings)
-        loaded.model = backend.module  # type: ignore[assignment]  # sharded in place by fsdp2
+        # What samples and is saved: the Hugging Face model (fsdp2 shards it in place; a DeepSpeed engine
+        # wraps it, and its ZeRO-3 hooks on the model's own modules gather parameters for `generate`).
+        loaded.model = getattr(backend, "model", backend.module)  # type: ignore[assignment]
         actors[actor_spec["name"]] = Actor(i, actor_spec, loaded, backend, reference, loss_type, device)
         if key is not None:
             shared_bases[key] = actor_spec["name"]
