@@ -106,7 +106,7 @@ export function RunsExplorer() {
   const pages = table.data ? Math.max(1, Math.ceil(table.data.total / PAGE_SIZE)) : 1;
 
   return (
-    <section className="section">
+    <section className="section runs-explorer">
       <div className="toolbar">
         <label>
           Search
@@ -223,12 +223,13 @@ export function RunsExplorer() {
               {show("run") && (
                 <td className="run-name">
                   <Link href={`/runs/${r.id}`}>{r.name}</Link>
+                  {/* The short id legends and compare use (search finds it); the whole id on hover. */}
                   <div className="muted small">
-                    <code>{r.id}</code>
+                    <code title={r.id}>#{r.id.slice(-5)}</code>
                   </div>
                 </td>
               )}
-              {show("experiment") && <td>{r.experimentId ? <Link href={`/experiments/${r.experimentId}`}>{r.experimentName}</Link> : <span className="muted">—</span>}</td>}
+              {show("experiment") && <td className="experiment-name">{r.experimentId ? <Link href={`/experiments/${r.experimentId}`}>{r.experimentName}</Link> : <span className="muted">—</span>}</td>}
               {show("source") && <td>{r.source}</td>}
               {show("tags") && (
                 <td>
