@@ -48,7 +48,8 @@ export class EventIngest {
       flush: async (events) => {
         await storeEvents(db, runId, events);
         await followPauses(db, runId, events);
-        await appendToStream(redis, runId, events);
+        // Postgres has them now: a Redis outage costs live viewers a reload (backfill), never the run.
+        await appendToStream(redis, runId, events).catch((error: unknown) => onError(new Error(`live stream append failed (the events are stored in Postgres; not retried): ${(error as Error).message}`)));
       },
       onError,
     });
