@@ -62,3 +62,35 @@ test("environments: spaces typed key by key reach the round spec, prompt templat
   await expect.poll(() => editorText(page, `System prompt for ${bob}`)).toBe("You are Bob, be brief");
   await shot(page, "environment-typed");
 });
+
+test("environments: a round spec with an error on screen is not saved, and the form says what is missing in words", async ({ page, request }) => {
+  const alice = `Ann_${suffix}`;
+  const bob = `Ben_${suffix}`;
+  await createActor(request, alice);
+  await createActor(request, bob);
+  const name = `broken_${suffix}`;
+
+  await page.goto("/designer/environments");
+  await page.getByLabel("Name", { exact: true }).fill(name);
+  await page.getByRole("checkbox", { name: alice }).check();
+  await page.getByRole("checkbox", { name: bob }).check();
+  // Before a dataset and a reward are chosen, the form says so in words, not in zod's terms.
+  await expect(page.getByTestId("env-local-issues")).toContainText("dataset: is required");
+  await expect(page.getByTestId("env-local-issues")).toContainText("rewards: add at least one");
+  await expect(page.getByTestId("env-local-issues")).not.toContainText(/Too small|Invalid input|expected/);
+
+  await page.getByRole("checkbox", { name: "letter_match" }).check();
+  await page.getByLabel("Dataset", { exact: true }).selectOption("echo_letter");
+  await typeInEditor(page, "Round spec text", `${alice} -> Carol`);
+  await expect(page.getByTestId("rs-errors")).toContainText("Carol");
+
+  await page.getByTestId("env-save").click();
+  await expect(page.getByTestId("error-roundSpec")).toContainText("Carol");
+  await shot(page, "environment-refused");
+  await expect(page.getByRole("navigation", { name: "Environments" })).not.toContainText(name);
+
+  // Fixed, it saves.
+  await typeInEditor(page, "Round spec text", `${alice} -> ${bob}`);
+  await page.getByTestId("env-save").click();
+  await expect(page.getByRole("navigation", { name: "Environments" }).getByRole("button", { name: new RegExp(name) })).toBeVisible();
+});
