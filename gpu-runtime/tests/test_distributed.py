@@ -131,7 +131,7 @@ def test_a_failing_rank_fails_the_run_with_its_traceback(tmp_path, monkeypatch):
     assert not _rank_processes(tmp_path)
 
 
-def test_cancel_and_stop_after_step_act_on_every_rank(tmp_path):
+def test_cancel_pause_resume_and_stop_after_step_act_on_every_rank(tmp_path):
     def after_first_metric(events, act):
         def watch():
             while not any(e["type"] == "metric" for e in events.events):
@@ -148,11 +148,26 @@ def test_cancel_and_stop_after_step_act_on_every_rank(tmp_path):
     assert "SIGTERM" in cancelled.message
     assert not _rank_processes(tmp_path / "cancel")
 
+    # Pause (every rank waits at the boundary, woken by rank 0 every few seconds), resume, then stop after a step.
     control = RunControl()
     events = EventWriter(keep=True)
-    after_first_metric(events, lambda: control.apply("stop_after_step"))
+
+    def pause_resume_stop():
+        control.apply("pause")
+        states = lambda: [e["state"] for e in events.events if e["type"] == "status"]  # noqa: E731
+        while "paused" not in states():
+            time.sleep(0.05)
+        time.sleep(5)  # longer than a pause tick: the ranks really wait together
+        control.apply("resume")
+        while "running" not in states()[states().index("paused"):]:
+            time.sleep(0.05)
+        control.apply("stop_after_step")
+
+    after_first_metric(events, pause_resume_stop)
     stopped = run_spec(_spec("fsdp2", 2, steps=200), events=events, work_dir=tmp_path / "stop", control=control)
     assert stopped.state == "stopped", stopped.message
+    statuses = [e["state"] for e in stopped.events if e["type"] == "status"]
+    assert statuses == ["paused", "running", "stopped"], statuses
     step = stopped.steps_completed
     assert 1 <= step < 200
     assert (tmp_path / "stop" / "checkpoints" / f"step-{step}" / "student" / "optimizer.pt").is_file()
