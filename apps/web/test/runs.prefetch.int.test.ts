@@ -30,7 +30,7 @@ describe("the run page's server prefetch", () => {
     }
     await storeEvents(services.db, runId, events);
 
-    const state = await prefetchRunPage(runId, new URLSearchParams("from=100&to=300&tab=logs"), 150);
+    const state = await prefetchRunPage(runId, new URLSearchParams("from=100&to=300&tab=logs"), 150, () => services.ctx);
     const queries = state.queries as unknown as DehydratedQuery[];
     expect(queries.map(pathOf).sort()).toEqual(["run.byId", "run.metricNames", "run.metrics"]);
     expect(queries.every((q) => q.state.status === "success")).toBe(true);
@@ -50,8 +50,14 @@ describe("the run page's server prefetch", () => {
     }
   });
 
+  it("reads nothing for an anonymous page request: every prefetch is refused and left out", async () => {
+    const runId = await createBareRun(services);
+    const state = await prefetchRunPage(runId, new URLSearchParams(), 150, () => ({ ...services.ctx, auth: null }));
+    expect(state.queries).toEqual([]);
+  });
+
   it("leaves out what failed (an unknown run) without throwing, so the browser shows the error itself", async () => {
-    const state = await prefetchRunPage("no-such-run", new URLSearchParams(), 276);
+    const state = await prefetchRunPage("no-such-run", new URLSearchParams(), 276, () => services.ctx);
     expect(state.queries).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import { dehydrate, type DehydratedState } from "@tanstack/react-query";
 import { createTRPCOptionsProxy } from "@trpc/tanstack-react-query";
 import { createServerComponentContext } from "../../../server/api/context";
 import { appRouter } from "../../../server/api/root";
+import type { TRPCContext } from "../../../server/api/trpc";
 import { makeQueryClient } from "../../../trpc/queryClient";
 import { parseRunView, RUN_TABS } from "../lib/runView";
 import { metricsQueryInput, storedMetricNames } from "../lib/seriesRequest";
@@ -16,9 +17,15 @@ import { metricsQueryInput, storedMetricNames } from "../lib/seriesRequest";
  * both) holds at least every event up to that seq, the order the browser keeps when it fetches them
  * itself. A failed read is left out; the browser retries it and shows the error.
  */
-export async function prefetchRunPage(runId: string, search: URLSearchParams, chartPoints: number): Promise<DehydratedState> {
+export async function prefetchRunPage(
+  runId: string,
+  search: URLSearchParams,
+  chartPoints: number,
+  // The page's request: the same sign-in and role checks as the browser's own calls (tests pass theirs).
+  context: () => Promise<TRPCContext> | TRPCContext = createServerComponentContext,
+): Promise<DehydratedState> {
   const queryClient = makeQueryClient();
-  const trpc = createTRPCOptionsProxy({ router: appRouter, ctx: createServerComponentContext, queryClient });
+  const trpc = createTRPCOptionsProxy({ router: appRouter, ctx: context, queryClient });
   await queryClient.prefetchQuery(trpc.run.byId.queryOptions({ runId }));
   if (queryClient.getQueryData(trpc.run.byId.queryKey({ runId })) === undefined) return dehydrate(queryClient);
 
