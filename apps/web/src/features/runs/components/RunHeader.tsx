@@ -12,6 +12,7 @@ import { useTRPC } from "../../../trpc/react";
 import type { RunDetail } from "../server/schemas";
 import { CloneRunButton } from "../../experiments/components/CloneRunButton";
 import { RunControls } from "./control/RunControls";
+import { confirmCancel } from "../lib/confirmCancel";
 
 export function RunHeader({
   run,
@@ -110,7 +111,7 @@ export function RunHeader({
         <button
           type="button"
           className="danger"
-          onClick={() => cancel.mutate({ runId: run.id })}
+          onClick={() => confirmCancel({ ...run, status }) && cancel.mutate({ runId: run.id })}
           disabled={!cancellable || cancel.isPending || cancelRequested}
           data-testid="run-cancel"
         >

@@ -11,6 +11,7 @@ import { useNow } from "../../../lib/useNow";
 import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { KEY_METRICS, RUN_SORTS } from "../server/table";
+import { confirmCancel } from "../lib/confirmCancel";
 
 const COLUMNS = ["status", "run", "experiment", "source", "tags", "created", "duration", "step", "reward", "loss", "kl", "memory"] as const;
 type Column = (typeof COLUMNS)[number];
@@ -263,7 +264,7 @@ export function RunsExplorer() {
                   Re-run
                 </button>{" "}
                 {(r.status === "queued" || r.status === "running" || r.status === "paused") && (
-                  <button type="button" className="danger" onClick={() => cancel.mutate({ runId: r.id })}>
+                  <button type="button" className="danger" onClick={() => confirmCancel(r) && cancel.mutate({ runId: r.id })}>
                     Cancel
                   </button>
                 )}
