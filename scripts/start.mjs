@@ -126,7 +126,7 @@ async function main() {
       host === "127.0.0.1" || host === "localhost"
         ? `http://localhost:${port}\n  Listening on ${host} only: other machines cannot connect (TROUPE_HOST=0.0.0.0 opens it to the network).`
         : `http://${host === "0.0.0.0" || host === "::" ? hostname() : host}:${port}\n  Listening on ${host} (TROUPE_HOST).`;
-    const stops = ["runner", "web", ...services.started].join(", then ");
+    const stops = ["runner", "web", ...[...services.started].reverse()].join(", then ");
     console.log(`\n  Troupe is running: ${where}\n  Ctrl-C stops ${stops}.\n`);
   } catch (e) {
     if (stopping) return;
