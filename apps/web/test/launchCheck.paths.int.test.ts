@@ -98,3 +98,15 @@ describe("designer parts", () => {
     expect(await services.db.designPart.count({ where: { name } })).toBe(0);
   });
 });
+
+describe("dashboard", () => {
+  it("lists the shipped demos first, single-actor then multi-agent, however they were seeded", async () => {
+    const { seedDemos, DEMO_EXPERIMENT_ID, MULTI_AGENT_DEMO_EXPERIMENT_ID } = await import("@troupe/db");
+    await seedDemos(services.db);
+    // Touch the single-actor demo so it is the older of the two by update time.
+    await services.db.experiment.update({ where: { id: MULTI_AGENT_DEMO_EXPERIMENT_ID }, data: { description: "touched" } });
+    const { items } = await services.caller.experiment.list({ limit: 50 });
+    expect(items.slice(0, 2).map((e) => e.id)).toEqual([DEMO_EXPERIMENT_ID, MULTI_AGENT_DEMO_EXPERIMENT_ID]);
+    await seedDemos(services.db); // puts the description back
+  });
+});

@@ -1,4 +1,4 @@
-import { DEMO_SPEC_INPUT } from "@troupe/contracts";
+import { DEMO_SPEC_INPUT, MULTI_AGENT_DEMO_SPEC_INPUT } from "@troupe/contracts";
 import { describe, expect, it } from "vitest";
 import { checkLaunch } from "../src/features/runs/lib/launchCheck";
 import { pythonSyntaxIssues } from "../src/features/runs/lib/pythonSyntax";
@@ -24,6 +24,7 @@ describe("checkLaunch", () => {
     expect(checkLaunch(DEMO_SPEC_INPUT).issues).toEqual([]);
     expect(checkLaunch(twoActors("student -> Bob -> (student / Bob)*2")).issues).toEqual([]);
     expect(checkLaunch(withReward(GOOD_REWARD)).issues).toEqual([]);
+    expect(checkLaunch(MULTI_AGENT_DEMO_SPEC_INPUT).issues).toEqual([]);
   });
 
   it("refuses a round spec that names an unknown actor, at its field with line and column", () => {

@@ -1,9 +1,33 @@
 import { isDeepStrictEqual } from "node:util";
-import { DEMO_SPEC, DEMO_SPEC_INPUT } from "@troupe/contracts";
+import { DEMO_SPEC, DEMO_SPEC_INPUT, MULTI_AGENT_DEMO_SPEC, MULTI_AGENT_DEMO_SPEC_INPUT, type RunSpec } from "@troupe/contracts";
 import type { Db } from "./client";
 
 /** The demo experiment's fixed id: seeding upserts this one row and touches no other. */
 export const DEMO_EXPERIMENT_ID = "demo-echo-letter";
+/** The multi-agent demo's fixed id (two actors under a round spec, one learning). */
+export const MULTI_AGENT_DEMO_EXPERIMENT_ID = "demo-two-actors";
+
+interface Demo {
+  id: string;
+  name: string;
+  spec: RunSpec;
+}
+
+const ECHO: Demo = { id: DEMO_EXPERIMENT_ID, name: DEMO_SPEC_INPUT.name, spec: DEMO_SPEC };
+const TWO_ACTORS: Demo = { id: MULTI_AGENT_DEMO_EXPERIMENT_ID, name: MULTI_AGENT_DEMO_SPEC_INPUT.name, spec: MULTI_AGENT_DEMO_SPEC };
+
+/**
+ * Every shipped demo, in the order the dashboard shows them: the single-actor demo first (the
+ * quickest to watch learn), then the multi-agent one.
+ */
+export const DEMOS: readonly Demo[] = [ECHO, TWO_ACTORS];
+
+/** Seeds every demo (see seedDemo); the outcome of each, in seeding order. */
+export async function seedDemos(db: Db): Promise<{ id: string; outcome: SeedOutcome }[]> {
+  const out: { id: string; outcome: SeedOutcome }[] = [];
+  for (const demo of DEMOS) out.push(await seedDemo(db, demo));
+  return out;
+}
 
 export type SeedOutcome = "created" | "updated" | "unchanged";
 
@@ -13,29 +37,30 @@ export type SeedOutcome = "created" | "updated" | "unchanged";
  * nothing (so `updatedAt` keeps its place in "recently edited") when the demo is already current.
  * Edits to the demo itself are reset to the shipped demo; users keep changes by duplicating it.
  */
-export async function seedDemo(db: Db): Promise<{ id: string; outcome: SeedOutcome }> {
+export async function seedDemo(db: Db, demo: Demo = ECHO): Promise<{ id: string; outcome: SeedOutcome }> {
+  const { id } = demo;
   const wanted = {
-    name: DEMO_SPEC_INPUT.name,
-    description: DEMO_SPEC.description ?? "",
+    name: demo.name,
+    description: demo.spec.description ?? "",
     // Stored as JSON: compare and write what JSON keeps (no undefined-valued keys).
-    spec: JSON.parse(JSON.stringify(DEMO_SPEC)) as object,
+    spec: JSON.parse(JSON.stringify(demo.spec)) as object,
     isDemo: true,
   };
-  const existing = await db.experiment.findUnique({ where: { id: DEMO_EXPERIMENT_ID } });
+  const existing = await db.experiment.findUnique({ where: { id } });
   if (existing === null) {
     // ON CONFLICT DO NOTHING: a concurrent seed may insert first (Prisma's upsert is not atomic here).
     const { count } = await db.experiment.createMany({
-      data: [{ id: DEMO_EXPERIMENT_ID, ...wanted }],
+      data: [{ id, ...wanted }],
       skipDuplicates: true,
     });
-    return { id: DEMO_EXPERIMENT_ID, outcome: count === 1 ? "created" : "unchanged" };
+    return { id, outcome: count === 1 ? "created" : "unchanged" };
   }
   const current =
     existing.name === wanted.name &&
     existing.description === wanted.description &&
     existing.isDemo &&
     isDeepStrictEqual(existing.spec, wanted.spec);
-  if (current) return { id: DEMO_EXPERIMENT_ID, outcome: "unchanged" };
-  await db.experiment.update({ where: { id: DEMO_EXPERIMENT_ID }, data: wanted });
-  return { id: DEMO_EXPERIMENT_ID, outcome: "updated" };
+  if (current) return { id, outcome: "unchanged" };
+  await db.experiment.update({ where: { id }, data: wanted });
+  return { id, outcome: "updated" };
 }

@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
-import { DEMO_SPEC, DEMO_SPEC_INPUT } from "@troupe/contracts";
+import { DEMO_SPEC, DEMO_SPEC_INPUT, MULTI_AGENT_DEMO_SPEC } from "@troupe/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyMigrations, REPO_ROOT } from "../scripts/schema-engine";
-import { createDb, DEMO_EXPERIMENT_ID, seedDemo, type Db } from "../src/index";
+import { createDb, DEMO_EXPERIMENT_ID, DEMOS, MULTI_AGENT_DEMO_EXPERIMENT_ID, seedDemo, seedDemos, type Db } from "../src/index";
 import { ThrowawayDatabases } from "./throwawayDatabases";
 
 const databases = new ThrowawayDatabases();
@@ -76,6 +76,18 @@ describe("seedDemo", () => {
       env: { ...process.env, DATABASE_URL: url },
     });
     expect(stdout).toMatch(/Demo experiment demo-echo-letter: unchanged\./);
-    expect(await demoRows()).toHaveLength(1);
+    expect(stdout).toMatch(/Demo experiment demo-two-actors: created\./);
+    expect(await demoRows()).toHaveLength(DEMOS.length);
+  });
+
+  it("seeds the multi-agent demo too (two actors under a round spec, one learning), in the dashboard's order after the single-actor one", async () => {
+    const outcomes = await seedDemos(db);
+    expect(outcomes.map((o) => o.id)).toEqual([DEMO_EXPERIMENT_ID, MULTI_AGENT_DEMO_EXPERIMENT_ID]);
+    const multi = await db.experiment.findUniqueOrThrow({ where: { id: MULTI_AGENT_DEMO_EXPERIMENT_ID } });
+    expect(multi.isDemo).toBe(true);
+    expect(multi.spec).toEqual(JSON.parse(JSON.stringify(MULTI_AGENT_DEMO_SPEC)));
+    const spec = MULTI_AGENT_DEMO_SPEC;
+    expect(spec.actors.map((a) => [a.name, a.trainable])).toEqual([["student", true], ["partner", false]]);
+    expect(spec.environments[0]).toMatchObject({ kind: "collaborative", roundSpec: "student -> partner -> student" });
   });
 });

@@ -1,4 +1,5 @@
 import { TRPCError } from "@trpc/server";
+import { DEMOS } from "@troupe/db";
 import { createTRPCRouter, protectedProcedure } from "../../../server/api/trpc";
 import { createExperiment, experimentFromRun, importSpecText, saveExperiment } from "./composer";
 import {
@@ -22,7 +23,7 @@ import {
 import { summarizeSpec } from "./summary";
 
 export const experimentRouter = createTRPCRouter({
-  /** Experiments for the dashboard: the demo first, then the most recently edited. */
+  /** Experiments for the dashboard: the demos first (in their shipped order), then the most recently edited. */
   list: protectedProcedure
     .input(ExperimentListInput)
     .output(ExperimentListOutput)
@@ -32,6 +33,12 @@ export const experimentRouter = createTRPCRouter({
         take: input.limit,
         include: { _count: { select: { runs: true } } },
       });
+      // Demos in their shipped order (single-actor first), whenever each was seeded; the sort is stable.
+      const demoRank = (e: { id: string; isDemo: boolean }) => {
+        const i = DEMOS.findIndex((d) => d.id === e.id);
+        return e.isDemo ? (i === -1 ? DEMOS.length : i) : DEMOS.length + 1;
+      };
+      rows.sort((a, b) => demoRank(a) - demoRank(b));
       return {
         items: rows.map((e) => ({
           id: e.id,
