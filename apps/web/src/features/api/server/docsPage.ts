@@ -57,6 +57,18 @@ function contentList(content: Json | undefined): string {
     .join("<br>");
 }
 
+/** Each media type's example body, ready to copy (the first one open). */
+function examples(content: Json | undefined): string {
+  return Object.entries(content ?? {})
+    .filter(([, media]) => (media as Json).example !== undefined)
+    .map(([type, media], i) => {
+      const example = (media as Json).example;
+      const text = typeof example === "string" ? example : JSON.stringify(example, null, 2);
+      return `<details${i === 0 ? " open" : ""} class="example"><summary>Example <code>${esc(type)}</code></summary><pre>${esc(text)}</pre></details>`;
+    })
+    .join("");
+}
+
 function operationHtml(path: string, method: string, op: Json): string {
   const body = op.requestBody as Json | undefined;
   const responses = Object.entries((op.responses as Json) ?? {})
@@ -67,7 +79,7 @@ function operationHtml(path: string, method: string, op: Json): string {
 <h3><span class="method ${esc(method)}">${esc(method.toUpperCase())}</span> <code>/api/v1${esc(path)}</code> ${auth}</h3>
 <p><b>${prose(op.summary)}</b></p><p>${prose(op.description)}</p>
 ${parametersTable((op.parameters as Json[]) ?? [])}
-${body ? `<h4>Request body</h4><p>${prose(body.description)}</p><p>${contentList(body.content as Json)}</p>` : ""}
+${body ? `<h4>Request body</h4><p>${prose(body.description)}</p><p>${contentList(body.content as Json)}</p>${examples(body.content as Json)}` : ""}
 <h4>Responses</h4><table><tr><th>status</th><th>description</th><th>body</th></tr>${responses}</table>
 </section>`;
 }

@@ -136,7 +136,10 @@ function operation(def: OperationDef): Json {
             content: Object.fromEntries(
               Object.entries(def.body.content).map(([type, c]) => [
                 type,
-                { schema: c.schema ? schemaOf(c.schema, inputs, "input") : (c.rawSchema ?? { type: "string" }) },
+                {
+                  schema: c.schema ? schemaOf(c.schema, inputs, "input") : (c.rawSchema ?? { type: "string" }),
+                  ...(c.example !== undefined ? { example: c.example } : {}),
+                },
               ]),
             ),
           },

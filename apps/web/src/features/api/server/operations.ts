@@ -16,8 +16,10 @@ import {
   ApiRunWithSpec,
   MAX_WAIT_SECONDS,
   METRICS_CSV_HEADER,
+  MULTI_AGENT_DEMO_SPEC_INPUT,
   RunSpec,
 } from "@troupe/contracts";
+import { stringify as toYaml } from "yaml";
 import type { Role } from "../../auth/lib/roles";
 import { DatasetOut, DatasetUploadQuery, MAX_DATASET_BYTES } from "./schemas";
 
@@ -45,7 +47,7 @@ export interface RequestBodyDef {
   description: string;
   maxBytes: number;
   /** Media type → schema of the parsed body (JSON Schema `string` for raw uploads). */
-  content: Record<string, { schema?: z.ZodType; rawSchema?: Record<string, unknown> }>;
+  content: Record<string, { schema?: z.ZodType; rawSchema?: Record<string, unknown>; example?: unknown }>;
 }
 
 export interface OperationDef {
@@ -136,7 +138,11 @@ export const operations = {
     body: {
       description: "A RunSpec or a launch request",
       maxBytes: MAX_SPEC_BYTES,
-      content: { "application/json": yamlSpec, "application/yaml": yamlSpec },
+      // A complete, valid RunSpec to start from: the seeded multi-agent demo (two actors, a round spec).
+      content: {
+        "application/json": { ...yamlSpec, example: MULTI_AGENT_DEMO_SPEC_INPUT },
+        "application/yaml": { ...yamlSpec, example: toYaml(MULTI_AGENT_DEMO_SPEC_INPUT) },
+      },
     },
     responses: {
       201: {
