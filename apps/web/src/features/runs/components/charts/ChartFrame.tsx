@@ -11,6 +11,8 @@ export function ChartFrame(props: {
   title: string;
   points: number;
   note?: string;
+  /** Several lines: each one's newest value, with its colour, in the header. */
+  latest?: { label: string; colour: string; step: number; text: string }[];
   emptyText: string;
   /** The step range shown when zoomed (a browser test reads it). */
   zoom?: { from: number; to: number } | null;
@@ -26,6 +28,15 @@ export function ChartFrame(props: {
       <h2>
         <span>{props.title}</span>
         {props.note && <span className="muted small">{props.note}</span>}
+        {props.latest && props.latest.length > 0 && (
+          <span className="chart-latest small" data-testid="chart-latest">
+            {props.latest.map((l) => (
+              <span key={l.label} title={`${l.label} at step ${l.step}`}>
+                <i style={{ background: l.colour }} /> {l.label} <b>{l.text}</b>
+              </span>
+            ))}
+          </span>
+        )}
       </h2>
       {props.points === 0 ? <div className="chart-empty">{props.emptyText}</div> : props.children}
     </section>

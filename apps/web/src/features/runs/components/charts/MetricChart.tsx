@@ -3,6 +3,7 @@
 import { useMemo } from "react";
 import { formatDuration, formatMetric } from "../../../../lib/format";
 import { metricPlot, nearestStep, stepLabel, tickLabel, type ChartView, type DrawnSeries } from "../../lib/metricPlot";
+import { latestValues } from "../../lib/latestValues";
 import { ChartFrame, ChartLegend, useHiddenLines } from "./ChartFrame";
 import { SizedPlot } from "./SizedPlot";
 
@@ -50,7 +51,8 @@ export function MetricChart(props: {
       testId={props.testId}
       title={props.title}
       points={drawn}
-      note={first ? `step ${first.step}: ${formatMetric(first.value)}` : undefined}
+      note={series.length === 1 && first ? `step ${first.step}: ${formatMetric(first.value)}` : undefined}
+      latest={series.length > 1 ? latestValues(series) : undefined}
       emptyText="Nothing reported yet"
       zoom={props.zoom ?? null}
     >
