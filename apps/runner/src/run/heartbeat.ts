@@ -23,12 +23,16 @@ export function startHeartbeat(ctx: RunnerContext, runId: string, handlers: Hear
   let stopped = false;
   let inFlight: Promise<void> = Promise.resolve();
   let failing = false;
+  let redisFailing = false;
 
   const beat = async () => {
     try {
       await markRunAlive(ctx, runId);
+      redisFailing = false;
     } catch (error) {
-      ctx.log.warn(`run=${runId} could not set its liveness key in Redis: ${errorLine(error)}`);
+      // Once per outage: the beat goes on every few seconds.
+      if (!redisFailing) ctx.log.warn(`run=${runId} could not set its liveness key in Redis (retrying every beat): ${errorLine(error)}`);
+      redisFailing = true;
     }
     try {
       const rows = await ctx.db.run.updateManyAndReturn({
