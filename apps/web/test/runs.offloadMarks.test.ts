@@ -1,7 +1,7 @@
 import type { OffloadEvent } from "@troupe/contracts";
 import { describe, expect, it } from "vitest";
 import { memoryPlot } from "../src/features/runs/lib/memoryPlot";
-import { describeMarker, mergeOffloads, plotMarkers } from "../src/features/runs/lib/offloadMarks";
+import { describeMarker, mergeOffloads, mergeTotals, plotMarkers } from "../src/features/runs/lib/offloadMarks";
 import { ACTOR_COLOURS } from "../src/features/runs/lib/specNames";
 import type { OffloadMarker, RunOffloads } from "../src/features/runs/server/offloads";
 
@@ -40,6 +40,22 @@ describe("offload marks on the memory timeline", () => {
       [9, "bob", "reload", 2],
     ]);
     expect(mergeOffloads(undefined, [liveMove(3, 1, "bob", "offload")])).toHaveLength(1);
+  });
+
+  it("adds the live moves after the stored answer to its totals, so the table is current without polling", () => {
+    const stored: RunOffloads = {
+      markers: [move(5, 1, "alice", "reload"), move(7, 1, "alice", "offload")],
+      totals: [
+        { actor: "alice", direction: "offload", count: 1, bytes: GiB, seconds: 0.5, firstStep: 1, lastStep: 1 },
+        { actor: "alice", direction: "reload", count: 1, bytes: GiB, seconds: 0.5, firstStep: 1, lastStep: 1 },
+      ],
+      bucketWidth: 1,
+    };
+    expect(mergeTotals(stored, [liveMove(7, 1, "alice", "offload"), liveMove(9, 2, "alice", "offload"), liveMove(10, 2, "bob", "reload")])).toEqual([
+      { actor: "alice", direction: "offload", count: 2, bytes: 3 * GiB, seconds: 0.75, firstStep: 1, lastStep: 2 },
+      { actor: "alice", direction: "reload", count: 1, bytes: GiB, seconds: 0.5, firstStep: 1, lastStep: 1 },
+      { actor: "bob", direction: "reload", count: 1, bytes: 2 * GiB, seconds: 0.25, firstStep: 2, lastStep: 2 },
+    ]);
   });
 
   it("gives each actor two rows (offloads, reloads) in its spec colour, ▲ for a reload", () => {

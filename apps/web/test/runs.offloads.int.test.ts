@@ -22,15 +22,19 @@ afterAll(async () => {
 const MiB = 2 ** 20;
 
 /** Two actors taking turns on one device: each step, the other actor is offloaded before an update and reloaded after. */
-function turnEvents(steps: number, fromSeq: number): RunEvent[] {
+function turnEvents(
+  steps: number,
+  fromSeq: number,
+  actors: readonly (readonly [string, number])[] = [
+    ["alice", 900 * MiB],
+    ["bob", 300 * MiB],
+  ],
+): RunEvent[] {
   const out: RunEvent[] = [];
   let seq = fromSeq;
   for (let step = 1; step <= steps; step++) {
     const ts = 1_700_000_000_000 + step * 1000;
-    for (const [actor, size] of [
-      ["alice", 900 * MiB],
-      ["bob", 300 * MiB],
-    ] as const) {
+    for (const [actor, size] of actors) {
       const line = (direction: "offload" | "reload", seconds: number): string =>
         JSON.stringify({ seq: seq++, ts, type: "offload", step, actor, direction, parts: ["params", "optimizer"], phase: "update", bytes: size + step, seconds });
       // As the runner does: the line is parsed with the contract, then stored.
@@ -72,9 +76,13 @@ describe("run offloads", () => {
     expect(got.totals.map((t) => ({ ...t, seconds: Number(t.seconds.toFixed(9)) }))).toEqual(expected.map((t) => ({ ...t, seconds: Number(t.seconds.toFixed(9)) })));
   });
 
-  it("a run with more moves than markers sums them per block of steps, losing none", async () => {
+  it.each([
+    ["two actors", 600, 2],
+    ["six actors (more series than the width assumed: merged further)", 200, 6],
+  ])("a run with more moves than markers sums them per block of steps, losing none: %s", async (_name, steps, actorCount) => {
     const runId = await createBareRun(services);
-    const events = turnEvents(600, 2);
+    const actors = Array.from({ length: actorCount }, (_, i) => [`actor${i}`, (i + 1) * 100 * MiB] as const);
+    const events = turnEvents(steps, 2, actors);
     // In batches of 500, as the runner stores them (one transaction each).
     for (let i = 0; i < events.length; i += 500) await storeEvents(services.db, runId, events.slice(i, i + 500));
     const moves = offloadsOf(events);

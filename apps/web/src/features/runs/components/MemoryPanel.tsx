@@ -8,7 +8,7 @@ import type { LiveRunData } from "../../live/liveRunData";
 import { memoryChart, type MemoryField } from "../hooks/useRunCharts";
 import type { MemorySeries } from "../server/schemas";
 import { colourOf, type MemoryMarks } from "../lib/memoryPlot";
-import { mergeOffloads } from "../lib/offloadMarks";
+import { mergeOffloads, mergeTotals } from "../lib/offloadMarks";
 import { specNames } from "../lib/specNames";
 import { MemoryChart } from "./charts/MemoryChart";
 import { OffloadTable } from "./OffloadTable";
@@ -35,12 +35,13 @@ function MemoryPanelView(props: { runId: string; history: MemorySeries[] | undef
   const peaks = useQuery(trpc.run.memoryPeaks.queryOptions({ runId: props.runId }, { refetchInterval: 10_000 }));
   // From the spec (a stable reference), so this memoised panel is not drawn again for a new array.
   const actors = useMemo(() => specNames(props.spec).actors, [props.spec]);
-  const offloads = useQuery(trpc.run.offloads.queryOptions({ runId: props.runId }, { refetchInterval: 10_000 }));
-  // Live moves are drawn at once; the stored answer (and the table) catches up on its next fetch.
+  // Read once: moves made after it arrive on the live stream (a long run's moves are a scan of its events, not a poll).
+  const offloads = useQuery(trpc.run.offloads.queryOptions({ runId: props.runId }, { staleTime: Infinity }));
   const liveOffloads = props.live.offloads.size;
-  const marks: MemoryMarks | undefined = useMemo(() => {
+  const { marks, totals } = useMemo(() => {
     const markers = mergeOffloads(offloads.data, props.live.offloads.values());
-    return markers.length ? { markers, actors } : undefined;
+    const marks: MemoryMarks | undefined = markers.length ? { markers, actors } : undefined;
+    return { marks, totals: mergeTotals(offloads.data, props.live.offloads.values()) };
     // `live` is mutated in place: its size says when a move arrived.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [offloads.data, liveOffloads, actors]);
@@ -73,7 +74,7 @@ function MemoryPanelView(props: { runId: string; history: MemorySeries[] | undef
           />
         </div>
       ))}
-      {offloads.data && offloads.data.totals.length > 0 ? <OffloadTable totals={offloads.data.totals} actors={actors} /> : null}
+      {totals.length > 0 ? <OffloadTable totals={totals} actors={actors} /> : null}
       <section className="panel" data-testid="memory-peaks">
         <h2>Highest memory per device, actor and phase</h2>
         {!peaks.data || peaks.data.peaks.length === 0 ? (

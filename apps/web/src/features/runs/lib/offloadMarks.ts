@@ -1,7 +1,8 @@
 import type { OffloadEvent } from "@troupe/contracts";
 import { formatBytes } from "../../../lib/format";
 import type { PlotMarker, TooltipLine } from "../components/charts/CanvasPlot";
-import type { OffloadMarker, RunOffloads } from "../server/offloads";
+import type { OffloadMarker, OffloadTotal, RunOffloads } from "../server/offloads";
+import { totalsOf } from "./offloadBuckets";
 import { actorColour } from "./specNames";
 
 /**
@@ -19,6 +20,14 @@ export function mergeOffloads(stored: RunOffloads | undefined, live: Iterable<Of
     markers.push({ actor: e.actor, direction: e.direction, firstStep: e.step, lastStep: e.step, count: 1, bytes: e.bytes, seconds: e.seconds, parts: e.parts ?? null, phase: e.phase ?? null, seq: e.seq });
   }
   return markers;
+}
+
+/** The stored totals plus the live moves they do not cover yet, so the table needs no polling. */
+export function mergeTotals(stored: RunOffloads | undefined, live: Iterable<OffloadEvent>): OffloadTotal[] {
+  const covered = Math.max(-1, ...(stored?.markers ?? []).map((m) => m.seq));
+  const asMarkers = (stored?.totals ?? []).map((t) => ({ ...t, parts: null, phase: null, seq: covered }));
+  const fresh = mergeOffloads(undefined, [...live].filter((e) => e.seq > covered));
+  return totalsOf([...asMarkers, ...fresh]);
 }
 
 /** Where a marker is drawn: at the last step it covers (a bucket's step, as the memory series' buckets). */

@@ -1,6 +1,6 @@
-import { OffloadEvent } from "@troupe/contracts";
 import { z } from "zod";
 import type { Db } from "../../../server/db";
+import { rebucket, totalsOf } from "../lib/offloadBuckets";
 import { memoryBucketWidth } from "./memorySeries";
 
 /**
@@ -55,63 +55,32 @@ export type RunOffloads = z.infer<typeof RunOffloadsOutput>;
 
 type Direction = OffloadMarker["direction"];
 const asDirection = (v: unknown): Direction => (v === "reload" ? "reload" : "offload");
+const PARTS = new Set(["params", "optimizer"]);
 
-/** Per (actor, direction): count, bytes, seconds and step range, summed in Postgres (a long run has many moves). */
-export async function loadOffloadTotals(db: Db, runId: string): Promise<OffloadTotal[]> {
-  const rows = await db.$queryRaw<Record<string, unknown>[]>`
-    SELECT payload->>'actor' AS actor, payload->>'direction' AS direction, count(*)::int AS count,
-      coalesce(sum((payload->>'bytes')::float8), 0) AS bytes, coalesce(sum((payload->>'seconds')::float8), 0) AS seconds,
-      min((payload->>'step')::int) AS "firstStep", max((payload->>'step')::int) AS "lastStep"
-    FROM "RunEvent"
-    WHERE "runId" = ${runId} AND type = 'offload'
-    GROUP BY 1, 2
-    ORDER BY 1, 2`;
-  return rows.map((r) => ({
-    actor: String(r.actor),
-    direction: asDirection(r.direction),
-    count: Number(r.count),
-    bytes: Number(r.bytes),
-    seconds: Number(r.seconds),
-    firstStep: Number(r.firstStep),
-    lastStep: Number(r.lastStep),
-  }));
-}
+/** Series (actor × direction) a run usually has: two actors, both directions. More only cost a merge in JS. */
+const USUAL_SERIES = 4;
 
 /**
- * Markers and totals. At most `maxMarkers` markers: every move when the run has that few, else per
- * actor and direction one marker per block of `bucketWidth` steps (a power of two, as the memory series'
- * buckets), summing its moves, so the timeline of a 100,000-step run stays a few thousand marks.
+ * Markers and totals in one scan of the run's offload events. At most `maxMarkers` markers: every move
+ * when the run has few steps, else per actor and direction one marker per block of `bucketWidth` steps
+ * (a power of two, as the memory series' buckets), summing its moves, so the timeline of a 100,000-step
+ * run stays a few thousand marks. The width comes from the run's last step (for USUAL_SERIES series); a
+ * run with more series is merged further here. Totals are the markers' sums: no move is lost.
  */
 export async function loadOffloads(db: Db, runId: string, maxMarkers: number): Promise<RunOffloads> {
-  const totals = await loadOffloadTotals(db, runId);
-  const moves = totals.reduce((n, t) => n + t.count, 0);
-  if (moves === 0) return { markers: [], totals, bucketWidth: 1 };
-  if (moves <= maxMarkers) {
-    const rows = await db.runEvent.findMany({ where: { runId, type: "offload" }, orderBy: { seq: "asc" }, select: { seq: true, payload: true } });
-    const markers = rows.flatMap((row): OffloadMarker[] => {
-      // Stored events were validated on the way in; one that no longer parses (an older shape) is skipped, not fatal.
-      const parsed = OffloadEvent.safeParse(row.payload);
-      if (!parsed.success) return [];
-      const e = parsed.data;
-      return [
-        { actor: e.actor, direction: e.direction, firstStep: e.step, lastStep: e.step, count: 1, bytes: e.bytes, seconds: e.seconds, parts: e.parts ?? null, phase: e.phase ?? null, seq: row.seq },
-      ];
-    });
-    return { markers, totals, bucketWidth: 1 };
-  }
-  const lo = Math.min(...totals.map((t) => t.firstStep));
-  const hi = Math.max(...totals.map((t) => t.lastStep));
-  // Each (actor, direction) series gets its share of the markers.
-  const width = memoryBucketWidth(lo, hi, Math.max(1, Math.floor(maxMarkers / totals.length)));
+  const run = await db.run.findUnique({ where: { id: runId }, select: { lastStep: true } });
+  let width = memoryBucketWidth(0, Math.max(0, run?.lastStep ?? 0), Math.max(1, Math.floor(maxMarkers / USUAL_SERIES)));
+  // Width 1: one row per move (grouped by seq), so a move keeps what moved and its phase.
   const rows = await db.$queryRaw<Record<string, unknown>[]>`
     SELECT payload->>'actor' AS actor, payload->>'direction' AS direction,
       min((payload->>'step')::int) AS "firstStep", max((payload->>'step')::int) AS "lastStep", count(*)::int AS count,
-      coalesce(sum((payload->>'bytes')::float8), 0) AS bytes, coalesce(sum((payload->>'seconds')::float8), 0) AS seconds, max(seq) AS seq
+      coalesce(sum((payload->>'bytes')::float8), 0) AS bytes, coalesce(sum((payload->>'seconds')::float8), 0) AS seconds, max(seq) AS seq,
+      CASE WHEN count(*) = 1 THEN min(payload->>'phase') END AS phase, CASE WHEN count(*) = 1 THEN min((payload->'parts')::text) END AS parts
     FROM "RunEvent"
     WHERE "runId" = ${runId} AND type = 'offload'
-    GROUP BY 1, 2, (payload->>'step')::int / ${width}::int
-    ORDER BY 4, 1, 2`;
-  const markers = rows.map((r) => ({
+    GROUP BY 1, 2, CASE WHEN ${width}::int = 1 THEN seq ELSE (payload->>'step')::int / ${width}::int END
+    ORDER BY 4, 8`;
+  let markers: OffloadMarker[] = rows.map((r) => ({
     actor: String(r.actor),
     direction: asDirection(r.direction),
     firstStep: Number(r.firstStep),
@@ -119,9 +88,24 @@ export async function loadOffloads(db: Db, runId: string, maxMarkers: number): P
     count: Number(r.count),
     bytes: Number(r.bytes),
     seconds: Number(r.seconds),
-    parts: null,
-    phase: null,
+    parts: partsOf(r.parts),
+    phase: typeof r.phase === "string" ? r.phase : null,
     seq: Number(r.seq),
   }));
+  const totals = totalsOf(markers);
+  while (markers.length > maxMarkers) {
+    width *= 2;
+    markers = rebucket(markers, width);
+  }
   return { markers, totals, bucketWidth: width };
+}
+
+function partsOf(text: unknown): OffloadMarker["parts"] {
+  if (typeof text !== "string") return null;
+  try {
+    const parts: unknown = JSON.parse(text);
+    return Array.isArray(parts) && parts.length > 0 && parts.every((p) => PARTS.has(p as string)) ? (parts as ("params" | "optimizer")[]) : null;
+  } catch {
+    return null;
+  }
 }
