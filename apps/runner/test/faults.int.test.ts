@@ -237,6 +237,33 @@ describe("faults", () => {
     expect((await stop(b)).code).toBe(0);
   });
 
+  it("signals: two within 1 s count as one (a hand-over); a second one later cancels the runs now", { timeout: 180_000 }, async () => {
+    const a = runner(uniqueId("sig-a"));
+    await a.waitForLine(/runner .* started/);
+    // Long steps: a SIGINT counted as a second signal would cancel the run before the step ends.
+    const handed = await launch({ fixture: { mode: "forever", stepMs: 2_000 } });
+    await until("step 1", async () => ((await row(handed)).lastStep ?? 0) >= 1, 60_000);
+    a.child.kill("SIGTERM");
+    await sleep(100);
+    a.child.kill("SIGINT"); // Ctrl-C reaching the runner as well as the script that forwards SIGTERM
+    expect((await a.exited).code).toBe(0);
+    expect((await row(handed)).status).toBe("queued");
+    await db.run.update({ where: { id: handed }, data: { status: "cancelled" } }); // not for the next runner
+
+    const b = runner(uniqueId("sig-b"));
+    await b.waitForLine(/runner .* started/);
+    const stubborn = await launch({ fixture: { mode: "forever", stepMs: 100, ignoreStopAfterStep: true } });
+    await until("step 2", async () => ((await row(stubborn)).lastStep ?? 0) >= 2, 60_000);
+    b.child.kill("SIGTERM");
+    await b.waitForLine(/control stop_after_step: sent/, 30_000);
+    await sleep(1_500);
+    b.child.kill("SIGTERM");
+    expect((await b.exited).code).toBe(0);
+    const cancelled = await row(stubborn);
+    expect({ status: cancelled.status, error: cancelled.error }).toEqual({ status: "cancelled", error: expect.stringContaining("shut down") });
+    expect(b.lines.join("\n")).toMatch(/cancelling 1 running run\(s\) \(second SIGTERM\)/);
+  });
+
   it("kill -9 of the runner: as before, the run is failed as abandoned by another runner once its heartbeat is stale", { timeout: 180_000 }, async () => {
     const a = runner(uniqueId("kill-a"));
     await a.waitForLine(/runner .* started/);
