@@ -54,7 +54,7 @@ test("an admin invites a viewer, who can watch but not launch", async ({ page, b
   await viewer.close();
 });
 
-test("anonymous visitors are sent to sign-in; tRPC, REST and live streams answer 401", async ({ browser, baseURL }) => {
+test("anonymous visitors are sent to sign-in; tRPC, REST and live streams answer 401; the sign-in form signs in and out", async ({ browser, baseURL }) => {
   const anonymous = await browser.newContext({ baseURL, storageState: { cookies: [], origins: [] } });
   const page = await anonymous.newPage();
   for (const path of ["/", "/runs", "/designer/rewards", "/settings/tokens", "/settings/users"]) {
@@ -75,6 +75,21 @@ test("anonymous visitors are sent to sign-in; tRPC, REST and live streams answer
   await page.getByTestId("sign-in-password").fill("not the password");
   await page.getByTestId("sign-in-submit").click();
   await expect(page.getByTestId("sign-in-error")).toContainText("Wrong email or password");
+
+  // The right one signs in through the form and returns to the page first asked for.
+  await page.getByTestId("sign-in-email").fill(process.env.TROUPE_ADMIN_EMAIL!);
+  await page.getByTestId("sign-in-password").fill(process.env.TROUPE_ADMIN_PASSWORD!);
+  await page.getByTestId("sign-in-submit").click();
+  await page.waitForURL((url) => url.pathname === "/settings/users");
+  await expect(page.getByTestId("current-role")).toHaveText("admin");
+  const cookie = (await anonymous.cookies()).find((c) => c.name === "troupe_session");
+  expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Lax" });
+
+  // Signing out ends it: the next page is the sign-in form again.
+  await page.getByTestId("sign-out").click();
+  await page.waitForURL(/\/sign-in/);
+  await page.goto("/runs");
+  await page.waitForURL(/\/sign-in\?next=/);
   await anonymous.close();
 });
 
