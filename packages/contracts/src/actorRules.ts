@@ -112,14 +112,39 @@ export function runIssues(spec: RunRuleInput): ActorRuleIssue[] {
       message: `"${gpuHosts[0]!.a.name}" runs on GPUs; one run does not mix GPU ranks and CPU processes`,
     });
   }
+  const between = spec.trainer.offloadBetweenPhases;
+  const sharedGpu = sharesAGpu(spec.actors);
   spec.actors.forEach((a, i) => {
-    // DeepSpeed issue 6596: offload_states after a step with the CPU optimizer (offload_optimizer) fails.
-    if (a.training.backend === "deepspeed" && a.training.offload.optimizer && spec.trainer.offloadBetweenPhases === true) {
+    if (a.training.backend !== "deepspeed") return;
+    // DeepSpeed issue 6596: offload_states after a step with the CPU optimizer (offload_optimizer) fails;
+    // with offload_param on, offload_states asserts.
+    if (between === true && (a.training.offload.optimizer || a.training.offload.params)) {
       issues.push({
         path: ["trainer", "offloadBetweenPhases"],
-        message: `"${a.name}" keeps its optimizer on the CPU with DeepSpeed (training.offload.optimizer); DeepSpeed cannot also offload its states between phases (DeepSpeed issue 6596): turn one off`,
+        message: `"${a.name}" keeps its ${a.training.offload.optimizer ? "optimizer" : "parameters"} on the CPU with DeepSpeed (training.offload); DeepSpeed cannot also offload its states between phases (DeepSpeed issue 6596): turn one off`,
       });
+    } else if (between === undefined && sharedGpu) {
+      for (const what of ["optimizer", "params"] as const) {
+        if (!a.training.offload[what]) continue;
+        issues.push({
+          path: ["actors", i, "training", "offload", what],
+          message: `actors here share a GPU, so offloading between phases is on by default, and DeepSpeed cannot offload its states while it keeps its ${what === "params" ? "parameters" : "optimizer"} on the CPU (DeepSpeed issue 6596): set trainer.offloadBetweenPhases to false, or turn this off`,
+        });
+      }
     }
   });
   return issues;
+}
+
+/** Two or more local actors placed on the same GPU index (between-phase offload's default is then on). */
+function sharesAGpu(actors: ActorRuleInput[]): boolean {
+  const seen = new Set<number>();
+  for (const a of actors) {
+    if (a.backend === "openai") continue;
+    for (const gpu of a.placement.gpus) {
+      if (seen.has(gpu)) return true;
+      seen.add(gpu);
+    }
+  }
+  return false;
 }

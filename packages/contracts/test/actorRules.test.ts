@@ -73,6 +73,14 @@ describe("run rules", () => {
     expect(found.map((i) => i.path)).toContain("actors.1.placement.processes");
   });
 
+  it("refuses DeepSpeed's CPU offload where actors share a GPU and between-phase offload is on by default", () => {
+    const ds = { training: { backend: "deepspeed", offload: { optimizer: true } }, placement: { gpus: [0] } };
+    const found = runIssues([ds, { placement: { gpus: [0] } }]);
+    expect(found.map((i) => i.path)).toEqual(["actors.0.training.offload.optimizer"]);
+    expect(runIssues([ds, { placement: { gpus: [0] } }], { offloadBetweenPhases: false })).toEqual([]);
+    expect(runIssues([ds, { placement: { gpus: [1] } }])).toEqual([]);
+  });
+
   it("refuses DeepSpeed's CPU optimizer together with between-phase offload (DeepSpeed issue 6596)", () => {
     const found = runIssues([{ training: { backend: "deepspeed", offload: { optimizer: true } } }], { offloadBetweenPhases: true });
     expect(found.map((i) => i.path)).toEqual(["trainer.offloadBetweenPhases"]);

@@ -39,14 +39,43 @@ def run_rule_issues(spec: dict[str, Any]) -> list[FieldIssue]:
         issues.append(
             FieldIssue(f"actors.{cpu_hosts[0][0]}.placement.processes", f'"{gpu_hosts[0][1]["name"]}" runs on GPUs; one run does not mix GPU ranks and CPU processes')
         )
-    for a in spec["actors"]:
+    between = spec["trainer"].get("offloadBetweenPhases")
+    shared = shares_a_gpu(spec["actors"])
+    for i, a in enumerate(spec["actors"]):
         training = a["training"]
-        if training["backend"] == "deepspeed" and training["offload"]["optimizer"] and spec["trainer"].get("offloadBetweenPhases") is True:
+        if training["backend"] != "deepspeed":
+            continue
+        offload = training["offload"]
+        if between is True and (offload["optimizer"] or offload["params"]):
+            what = "optimizer" if offload["optimizer"] else "parameters"
             issues.append(
                 FieldIssue(
                     "trainer.offloadBetweenPhases",
-                    f'"{a["name"]}" keeps its optimizer on the CPU with DeepSpeed (training.offload.optimizer); DeepSpeed cannot also offload '
+                    f'"{a["name"]}" keeps its {what} on the CPU with DeepSpeed (training.offload); DeepSpeed cannot also offload '
                     "its states between phases (DeepSpeed issue 6596): turn one off",
                 )
             )
+        elif between is None and shared:
+            for part in ("optimizer", "params"):
+                if offload[part]:
+                    issues.append(
+                        FieldIssue(
+                            f"actors.{i}.training.offload.{part}",
+                            "actors here share a GPU, so offloading between phases is on by default, and DeepSpeed cannot offload its states "
+                            f"while it keeps its {'parameters' if part == 'params' else 'optimizer'} on the CPU (DeepSpeed issue 6596): "
+                            "set trainer.offloadBetweenPhases to false, or turn this off",
+                        )
+                    )
     return issues
+
+
+def shares_a_gpu(actors: list[dict[str, Any]]) -> bool:
+    seen: set[int] = set()
+    for a in actors:
+        if a["backend"] == "openai":
+            continue
+        for gpu in a["placement"]["gpus"]:
+            if gpu in seen:
+                return True
+            seen.add(gpu)
+    return False
