@@ -8,6 +8,7 @@ single-turn environment's rollout and scoring in `single_turn.py`, what each act
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -258,6 +259,10 @@ def run_loop(
         conversations: list[ConversationPart] = []
         rollout_seconds: dict[str, float] = defaultdict(float)
         residency.for_rollout(a for env, n in zip(environments, prompts_per_env) if n > 0 for a in env.spec["actors"] if a in actors)
+        gathered = contextlib.ExitStack()  # sharded actors hold full parameters while they sample
+        for actor in actors.values():
+            if actor.backend is not None:
+                gathered.enter_context(actor.backend.sampling())
         for env, n_prompts in zip(environments, prompts_per_env):
             if n_prompts == 0:
                 continue
@@ -283,6 +288,7 @@ def run_loop(
             t0 = time.monotonic()
             parts[env.actor].append(draw_single_turn(env, actors[env.actor], n_prompts, group_size, device))
             rollout_seconds[env.actor] += time.monotonic() - t0
+        gathered.close()
         report_memory(events, step, "rollout", device)
 
         # -------------------------------------------------------------- reward

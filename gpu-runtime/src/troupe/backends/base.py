@@ -72,6 +72,10 @@ class TrainBackend(ABC):
 
     uses_autocast = True  # fsdp2 casts parameters itself (MixedPrecisionPolicy)
 
+    def sampling(self) -> contextlib.AbstractContextManager[Any]:
+        """Around a rollout: a sharded backend gathers its parameters once here instead of once per forward."""
+        return contextlib.nullcontext()
+
     def loss_scale(self) -> float:
         """Factor the loop multiplies each (globally normalised) micro-batch loss by before `backward`.
         1 where gradients are summed over ranks; the world size where the engine averages them."""
