@@ -18,6 +18,6 @@ export const NEEDS_EXTRA = {
       "needs the deepspeed package on the runner (pip install deepspeed) and CUDA GPUs: a runner without them refuses the run when it starts (Troupe cannot see runners' packages yet; on CPUs use fsdp2)",
   } as Record<string, string>,
   cluster: {
-    ray: "needs Ray on the runner (pip install "troupe[cluster]", or ray) and, with an address, a Ray cluster it can reach: otherwise the run is refused when it starts",
+    ray: "needs Ray on the runner (pip install 'troupe[cluster]', or ray) and, with an address, a Ray cluster it can reach: otherwise the run is refused when it starts",
   } as Record<string, string>,
 };
