@@ -115,7 +115,7 @@ test("designer: an actor's training engine, and the run-wide rules beside their 
   await expect(page.getByTestId("issue-trainer.offloadBetweenPhases")).toContainText("DeepSpeed issue 6596");
   await page.getByLabel("Micro-batch size").fill("4");
   await page.getByLabel("Cluster", { exact: true }).selectOption("ray");
-  await expect(page.getByTestId("note-cluster-ray")).toContainText("needs the ray package on the runner");
+  await expect(page.getByTestId("note-cluster-ray")).toContainText("needs Ray on the runner");
   await expect(page.getByLabel("Placement strategy")).toHaveValue("PACK");
   await page.locator("#field-actors\\.1\\.placement\\.processes").scrollIntoViewIfNeeded();
   await shot(page, "engines-composer-issues");
