@@ -140,13 +140,12 @@ def update_actor(
                 # The batch's log-probs before any update: the ratio's denominator for every iteration.
                 assert logp is not None
                 old_logps[k] = logp
-                first.add("logprob_gap", float(masked_mean((mb.batch.sampler_logprobs - logp).abs(), mb.mask)), mb.tokens)
-                first.add("entropy", float(masked_mean(entropy, mb.mask)) if entropy is not None else float("nan"), mb.tokens)
-                if single:
-                    first_single = {
-                        "logprob_gap": float(masked_mean((mb.batch.sampler_logprobs - logp).abs(), mb.mask)),
-                        "entropy": float(masked_mean(entropy, mb.mask)) if entropy is not None else float("nan"),
-                    }
+                first_single = {
+                    "logprob_gap": float(masked_mean((mb.batch.sampler_logprobs - logp).abs(), mb.mask)),
+                    "entropy": float(masked_mean(entropy, mb.mask)) if entropy is not None else float("nan"),
+                }
+                for name, value in first_single.items():
+                    first.add(name, value, mb.tokens)
         grad_norm = backend.clip(max_grad_norm)
         backend.step()
         if single:

@@ -80,21 +80,29 @@ def forward_event(writer: EventWriter, event: dict[str, Any], line: str | None =
     writer.next_seq = max(writer.next_seq, int(event["seq"]) + 1)
 
 
+def control_commands(control: Any, sent: dict[str, bool]) -> list[str]:
+    """The command lines that bring rank 0 to the supervisor's control state (`sent`: what rank 0 was told).
+    Shared by the torchrun and Ray supervisors."""
+    for problem in control.take_rejected():
+        print(f"[warning] {problem}", file=sys.stderr, flush=True)  # rank 0 owns the event stream
+    if control.stop_requested and not sent["stopping"]:
+        sent["stopping"] = True
+        return ['{"command":"stop_after_step"}']
+    if control.paused != sent["paused"] and not sent["stopping"]:
+        sent["paused"] = control.paused
+        return ['{"command":"%s"}' % ("pause" if control.paused else "resume")]
+    return []
+
+
 def _control_forwarder(control: Any, target: Path, done: threading.Event) -> threading.Thread:
-    """Turns the supervisor's control state into commands appended to rank 0's control file."""
+    """Appends the supervisor's control commands to rank 0's control file."""
 
     def run() -> None:
-        paused, stopping = False, False
+        sent = {"paused": False, "stopping": False}
         with target.open("a", encoding="utf-8", buffering=1) as f:
             while not done.is_set():
-                if control.stop_requested and not stopping:
-                    f.write('{"command":"stop_after_step"}\n')
-                    stopping = True
-                elif control.paused != paused and not stopping:
-                    paused = control.paused
-                    f.write('{"command":"%s"}\n' % ("pause" if paused else "resume"))
-                for problem in control.take_rejected():
-                    print(f"[warning] {problem}", file=sys.stderr, flush=True)  # rank 0 owns the event stream
+                for line in control_commands(control, sent):
+                    f.write(line + "\n")
                 done.wait(0.1)
 
     thread = threading.Thread(target=run, name="troupe-control-forward", daemon=True)

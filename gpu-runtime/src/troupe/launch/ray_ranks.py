@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..events import TERMINAL_STATES, EventWriter
-from .ranks import forward_event
+from .ranks import control_commands, forward_event
 
 _POLL = 0.05
 
@@ -145,7 +145,8 @@ def launch_ray_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, 
             pending = [r for r in pending if r not in done] if done else pending
             last_step = _drain(event_queue, events, held, last_step)
             if control is not None:
-                _forward_control(control, control_queue, sent)
+                for line in control_commands(control, sent):
+                    control_queue.put(line)
             if stop is not None and stop.is_set() and not signalled:
                 signalled = True
                 for w in workers:
@@ -183,14 +184,3 @@ def _drain(queue: Any, events: EventWriter, held: list[dict[str, Any]], last_ste
             last_step = max(last_step, int(event["step"]))
         forward_event(events, event)
     return last_step
-
-
-
-
-def _forward_control(control: Any, queue: Any, sent: dict[str, bool]) -> None:
-    if control.stop_requested and not sent["stopping"]:
-        queue.put('{"command":"stop_after_step"}')
-        sent["stopping"] = True
-    elif control.paused != sent["paused"] and not sent["stopping"]:
-        sent["paused"] = control.paused
-        queue.put('{"command":"%s"}' % ("pause" if control.paused else "resume"))
