@@ -291,7 +291,7 @@ export const OverlongSpec = z
 
 export const AlgorithmSpec = z
   .object({
-    name: z.enum(["grpo", "gspo", "dr_grpo", "dapo"]).default("grpo"),
+    name: z.enum(["grpo", "gspo", "dr_grpo", "dapo", "ppo", "ippo", "mappo", "sft", "dpo"]).default("grpo"),
     /** Completions sampled per prompt; advantages are normalised within each group. */
     groupSize: z.number().int().min(2).max(1024).default(8),
     dynamicSampling: DynamicSamplingSpec.default(DynamicSamplingSpec.parse({})),

@@ -14,6 +14,7 @@ import jinja2
 from ..collaborative import MULTI_ACTOR_KINDS, round_spec_issues
 from ..lora import peft_available
 from ..grpo import SUPPORTED_LOSS_TYPES, loss_type_issue
+from ..learners import SUPPORTED_ALGORITHMS
 from ..rewards import param_issues
 from .issues import FieldIssue
 from .run_rules import run_rule_issues
@@ -149,8 +150,8 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
                 no(f"{p}.prompt.template", f"template syntax error on line {e.lineno}: {e.message}")
 
     algorithm = spec["algorithm"]["name"]
-    if algorithm not in SUPPORTED_LOSS_TYPES:
-        no("algorithm.name", f'"{algorithm}" is not supported yet (supported: {", ".join(SUPPORTED_LOSS_TYPES)})')
+    if algorithm not in SUPPORTED_ALGORITHMS:
+        no("algorithm.name", f'"{algorithm}" is not supported yet (supported: {", ".join(SUPPORTED_ALGORITHMS)})')
 
     trainer = spec["trainer"]
     if trainer["device"] == "cuda" and not cuda_available:
