@@ -74,10 +74,13 @@ def policy_loss(
     max_completion_len: int | None = None,
     ref_logp: torch.Tensor | None = None,
     kl_beta: float = 0.0,
+    is_weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Clipped policy-gradient loss (+ beta * KL to a reference), aggregated per `loss_type`.
 
-    per token: -min(ratio * A, clip(ratio, 1 - eps_low, 1 + eps_high) * A) + beta * kl
+    per token: -w * min(ratio * A, clip(ratio, 1 - eps_low, 1 + eps_high) * A) + beta * kl
+    where w is the sampler-mismatch weight (`truncated_importance_weights`; 1 when None). The KL
+    term is not weighted, as in TRL and verl.
     grpo:    mean over each sequence's tokens, then mean over sequences
     dapo:    sum over all tokens / number of tokens in the batch
     dr_grpo: sum over all tokens / (B * max_completion_len)   (a constant normaliser)
@@ -96,6 +99,8 @@ def policy_loss(
     unclipped = ratio * a
     clipped = torch.clamp(ratio, 1 - clip_eps_low, 1 + clip_eps_high) * a
     per_token = -torch.minimum(unclipped, clipped)
+    if is_weights is not None:
+        per_token = per_token * is_weights.detach().to(logp.dtype)
     stats: dict[str, float] = {}
     if ref_logp is not None and kl_beta > 0:
         kl = per_token_kl(logp, ref_logp)
@@ -129,3 +134,29 @@ def sequence_ratio(logp: torch.Tensor, old_logp: torch.Tensor, mask: torch.Tenso
     m = mask.to(logp.dtype)
     log_ratio = ((logp - old_logp) * m).sum(dim=1, keepdim=True) / m.sum(dim=1, keepdim=True).clamp(min=1)
     return torch.exp(log_ratio)
+
+
+def truncated_importance_weights(
+    trainer_logp: torch.Tensor, sampler_logp: torch.Tensor, mask: torch.Tensor, cap: float
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """Truncated importance sampling (TIS) against the sampler/trainer mismatch, per token:
+
+        w = min(exp(trainer_logp_old - sampler_logp), cap)
+
+    `trainer_logp` are the trainer's log-probs of the batch before this step's update (the ratio's
+    denominator), `sampler_logp` the rollout engine's. The weight corrects the policy gradient for
+    sampling from a slightly different distribution (bf16 kernels, a stale copy of the weights); the
+    cap bounds its variance. Returned detached, 1 where the mask is 0 (padding carries no log-prob).
+    Stats over masked tokens: tis/weight_mean (of the truncated weights) and tis/clipped_frac (share
+    of tokens whose ratio exceeded the cap).
+    """
+    m = mask.to(torch.float32)
+    with torch.no_grad():
+        log_ratio = (trainer_logp.detach().float() - sampler_logp.float()) * m  # 0 on padding: ratio 1, never inf
+        ratio = torch.exp(log_ratio)
+        weights = torch.clamp(ratio, max=cap)
+        stats = {
+            "tis/weight_mean": float(masked_mean(weights, m)),
+            "tis/clipped_frac": float(masked_mean((ratio > cap).to(torch.float32), m)),
+        }
+    return weights, stats

@@ -27,7 +27,7 @@ from .events import EventWriter
 from .grpo import group_advantages
 from .policy import completion_logprobs
 from .update import update_actor
-from .update_loss import LossOptions, resolve_liger
+from .update_loss import LossOptions, resolve_liger, tis_cap_of
 from .python_rewards import PythonReward, bind_python_reward
 from .reward_api import ApiActorHandle, HFActorHandle, InProcessReward, RewardFunction, bind_in_process
 from .residency import Resident, ResidencyManager, offload_between_phases
@@ -359,6 +359,7 @@ def run_loop(
                 max_completion_len=max(sh.max_len for sh in shares),
                 kl_beta=training["klBeta"],
                 temperature=actor.temperature,
+                tis_cap=tis_cap_of(spec["algorithm"]),
             )
             # Per micro-batch of this rank's rows: optimizer steps whose gradients are the whole batch's (update.py).
             result = update_actor(

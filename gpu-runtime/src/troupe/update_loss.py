@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from troupe_kernels import token_logprobs
 
-from .grpo import policy_loss
+from .grpo import policy_loss, truncated_importance_weights
 from .policy import completion_hidden, completion_logprobs
 from .rollout import Rollout
 
@@ -33,10 +33,23 @@ class LossOptions:
     max_completion_len: int | None
     kl_beta: float
     temperature: float
+    # algorithm.importanceCorrection {kind: "tis", cap}: weight each token's policy-gradient term by
+    # min(exp(trainer_logp_old - sampler_logp), cap). None: no correction.
+    tis_cap: float | None = None
+
+
+def tis_cap_of(algorithm: dict[str, Any]) -> float | None:
+    """The spec's truncation cap when truncated importance sampling is on, else None."""
+    correction = algorithm.get("importanceCorrection")
+    if correction is None or correction["kind"] != "tis":
+        return None
+    return float(correction["cap"])
 
 
 def liger_arguments(options: LossOptions, has_ref: bool) -> tuple[dict[str, Any] | None, str | None]:
     """(LigerFusedLinearGRPOLoss constructor arguments, None) or (None, why the torch path is used)."""
+    if options.tis_cap is not None:
+        return None, "truncated importance sampling (algorithm.importanceCorrection) weights tokens on the torch path"
     liger_type = LIGER_LOSS_TYPES.get(options.loss_type)
     if liger_type is None:
         return None, f'loss type "{options.loss_type}" has no exact Liger equivalent'
@@ -87,9 +100,13 @@ def update_loss(
     fused = completion_hidden(model, batch) if kwargs is not None else None
     if fused is None:
         logp, entropy = completion_logprobs(model, batch, options.temperature, with_entropy=with_entropy)
+        old = logp.detach() if old_logp is None else old_logp
+        weights, tis_stats = (
+            truncated_importance_weights(old, batch.sampler_logprobs, mask, options.tis_cap) if options.tis_cap is not None else (None, {})
+        )
         loss, stats = policy_loss(
             logp,
-            logp.detach() if old_logp is None else old_logp,
+            old,
             advantages,
             mask,
             loss_type=options.loss_type,
@@ -98,8 +115,9 @@ def update_loss(
             max_completion_len=options.max_completion_len,
             ref_logp=ref_logp,
             kl_beta=options.kl_beta,
+            is_weights=weights,
         )
-        return loss, stats, logp.detach(), entropy
+        return loss, {**stats, **tis_stats}, logp.detach(), entropy
     hidden, weight = fused
     assert kwargs is not None
     logp = entropy = None

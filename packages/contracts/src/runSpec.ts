@@ -289,6 +289,35 @@ export const OverlongSpec = z
   })
   .strict();
 
+/**
+ * Correction for sampling from a distribution other than the trainer's (a vLLM engine's bf16 kernels, a stale
+ * copy under async rollouts). `tis`: truncated importance sampling, as verl and TRL offer: each token's
+ * policy-gradient term is weighted by min(exp(trainer log-prob before the update - sampler log-prob), cap).
+ */
+export const ImportanceCorrectionSpec = z.discriminatedUnion("kind", [
+  z
+    .object({
+      kind: z.literal("tis"),
+      /** Largest weight; at least 1 (a cap below 1 would shrink every token's gradient, also where sampler and trainer agree). */
+      cap: z.number().min(1, "cap must be at least 1: weights are min(ratio, cap), and a cap below 1 shrinks every token's gradient").max(1000).default(2),
+    })
+    .strict(),
+]);
+
+/**
+ * Asynchronous rollouts: the next batches are sampled (by a producer with its own copy of the weights) while the
+ * current one trains. A sample is never more than `maxStaleness` updates older than the policy it trains;
+ * 0 samples each batch after the previous update, as the synchronous loop does.
+ */
+export const AsyncRolloutSpec = z
+  .object({
+    maxStaleness: z.number().int().min(0).max(16).default(1),
+  })
+  .strict();
+
+/** DPO loss variants (TRL 1.13 `DPOConfig.loss_type` names): DPO, SLiC's hinge, IPO, robust DPO. */
+export const DpoLossType = z.enum(["sigmoid", "hinge", "ipo", "robust"]);
+
 export const AlgorithmSpec = z
   .object({
     name: z.enum(["grpo", "gspo", "dr_grpo", "dapo", "ppo", "ippo", "mappo", "sft", "dpo"]).default("grpo"),
@@ -296,6 +325,10 @@ export const AlgorithmSpec = z
     groupSize: z.number().int().min(2).max(1024).default(8),
     dynamicSampling: DynamicSamplingSpec.default(DynamicSamplingSpec.parse({})),
     overlong: OverlongSpec.default(OverlongSpec.parse({})),
+    /** Absent: no correction (the sampler/trainer log-prob gap is still reported as logprob_gap). */
+    importanceCorrection: ImportanceCorrectionSpec.optional(),
+    /** Absent: synchronous rollouts (sample, then train, each step). */
+    async: AsyncRolloutSpec.optional(),
   })
   .strict();
 
