@@ -40,7 +40,7 @@ def test_param_issues_name_the_param():
     assert by_path["rewards.2.source.params.scale"] == "must be a number"
     assert "unknown parameter" in by_path["rewards.2.source.params.x"]
     assert param_issues("exact_match", {"caseSensitive": 1}, "p")[0].message == "must be a boolean"
-    assert set(BUILTIN_REWARDS) == {"letter_match", "exact_match", "length_penalty"}
+    assert {"letter_match", "exact_match", "length_penalty", "majority_vote", "debate_verdict"} <= set(BUILTIN_REWARDS)
 
 
 def test_combine_rewards_uses_weights():

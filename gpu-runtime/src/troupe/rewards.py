@@ -8,8 +8,9 @@ with its weights (`combine_rewards`). Parameters come from the spec
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
+from .outcomes import EXTRACTORS, VOTE_MODES, debate_rewards, majority_vote_rewards
 from .spec.issues import FieldIssue
 
 Row = Mapping[str, Any]
@@ -32,6 +33,11 @@ class BuiltinReward:
     # Dataset columns the reward reads, given its params (checked against the data at start-up).
     fields: Callable[[Params], list[str]] = lambda _p: []
     doc: str = ""
+    # Rewards of a whole conversation per actor (outcomes.py: debate, majority vote): used instead of
+    # `fn` at conversation scope; such rewards are refused at completion scope (spec/support.py).
+    conversation_fn: Callable[[Sequence[Mapping[str, str]], str, Row, Params], float] | None = None
+    # A check across params (None: fine), reported on the params' path.
+    check: Callable[[Params], str | None] = lambda _p: None
 
 
 def letter_match(prompt: str, completion: str, row: Row, params: Params) -> float:
@@ -55,6 +61,17 @@ def length_penalty(prompt: str, completion: str, row: Row, params: Params) -> fl
     """-scale per character beyond `target` characters (0 when the completion is short enough)."""
     return -float(params["scale"]) * max(0, len(completion) - int(params["target"]))
 
+
+def _conversation_only(prompt: str, completion: str, row: Row, params: Params) -> float:
+    raise ValueError("this reward scores a whole conversation: give it scope \"conversation\"")
+
+
+def _one_of(name: str, value: Any, known: tuple[str, ...]) -> str | None:
+    return None if value in known else f'{name} must be one of {", ".join(known)} (got "{value}")'
+
+
+_ANSWER_FIELD = Param(str, "", "dataset column holding the right answer (empty: none)")
+_EXTRACT = Param(str, "text", "how an answer is read from a message: text, last_number or letter")
 
 BUILTIN_REWARDS: dict[str, BuiltinReward] = {
     "letter_match": BuiltinReward(
@@ -82,6 +99,26 @@ BUILTIN_REWARDS: dict[str, BuiltinReward] = {
             "scale": Param(float, 0.01, "penalty per character beyond the target", minimum=0),
         },
         doc=length_penalty.__doc__ or "",
+    ),
+    "majority_vote": BuiltinReward(
+        "majority_vote",
+        _conversation_only,
+        {"field": _ANSWER_FIELD, "extract": _EXTRACT, "mode": Param(str, "agree", "agree: 1 for voting with the majority; team: 1 for all when the majority is right (needs field)")},
+        fields=lambda p: [p["field"]] if p["field"] else [],
+        doc=majority_vote_rewards.__doc__ or "",
+        conversation_fn=lambda c, actor, row, p: majority_vote_rewards(c, row, p["field"], p["extract"], p["mode"]).get(actor, 0.0),
+        check=lambda p: _one_of("extract", p["extract"], EXTRACTORS)
+        or _one_of("mode", p["mode"], VOTE_MODES)
+        or ('mode "team" needs field: the dataset column holding the right answer' if p["mode"] == "team" and not p["field"] else None),
+    ),
+    "debate_verdict": BuiltinReward(
+        "debate_verdict",
+        _conversation_only,
+        {"judge": Param(str, "Judge", "the actor whose last message names the winning debater"), "field": _ANSWER_FIELD, "extract": _EXTRACT},
+        fields=lambda p: [p["field"]] if p["field"] else [],
+        doc=debate_rewards.__doc__ or "",
+        conversation_fn=lambda c, actor, row, p: debate_rewards(c, row, p["judge"], p["field"], p["extract"]).get(actor, 0.0),
+        check=lambda p: _one_of("extract", p["extract"], EXTRACTORS),
     ),
 }
 
@@ -112,6 +149,10 @@ def param_issues(reward_name: str, params: Params, path: str) -> list[FieldIssue
             issues.append(FieldIssue(f"{path}.{key}", f"must be {_TYPE_WORDS[spec.kind]}"))
         elif spec.minimum is not None and value < spec.minimum:
             issues.append(FieldIssue(f"{path}.{key}", f"must be >= {spec.minimum:g}"))
+    if not issues:
+        problem = reward.check(resolve_params(reward_name, params))
+        if problem:
+            issues.append(FieldIssue(path, problem))
     return issues
 
 
@@ -138,6 +179,8 @@ class BoundReward:
     def score_conversation(self, conversation: list[dict[str, str]], actor_name: str, row: Row) -> float:
         """A builtin reward at conversation scope scores the conversation's last message as the
         completion (the first message, the user prompt, as the prompt): one shared value for every actor."""
+        if self.builtin.conversation_fn is not None:
+            return float(self.builtin.conversation_fn(conversation, actor_name, row, self.params))
         prompt = conversation[0]["content"] if conversation else ""
         last = conversation[-1]["content"] if len(conversation) > 1 else ""
         return self(prompt, last, row)

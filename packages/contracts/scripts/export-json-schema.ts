@@ -9,6 +9,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { renderSchemas } from "../src/jsonSchema";
 import { DEMO_SPEC, DEMO_SPEC_INPUT } from "../src/demo";
+import { DEBATE_TEMPLATE_INPUT, MAJORITY_VOTE_TEMPLATE_INPUT } from "../src/templates";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "../../..");
@@ -21,6 +22,9 @@ const outputs: [string, string][] = [
   ...Object.entries(renderSchemas()).flatMap(([file, text]) => targets.map((dir) => [resolve(dir, file), text] as [string, string])),
   [resolve(fixtures, "demo.input.json"), json(DEMO_SPEC_INPUT)],
   [resolve(fixtures, "demo.filled.json"), json(DEMO_SPEC)],
+  // The outcome templates: tests/test_outcome_templates.py runs each for a few steps.
+  [resolve(fixtures, "template.majority_vote.json"), json(MAJORITY_VOTE_TEMPLATE_INPUT)],
+  [resolve(fixtures, "template.debate.json"), json(DEBATE_TEMPLATE_INPUT)],
 ];
 
 const check = process.argv.includes("--check");

@@ -2,6 +2,7 @@ export * from "./runSpec";
 export * from "./events";
 export * from "./queue";
 export * from "./demo";
+export * from "./templates";
 export * from "./issues";
 export * from "./control";
 export * from "./actorRules";

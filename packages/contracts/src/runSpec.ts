@@ -198,7 +198,9 @@ export const DatasetSpec = z
   })
   .strict();
 
-export const BuiltinRewardName = z.enum(["letter_match", "exact_match", "length_penalty"]);
+/** `majority_vote` and `debate_verdict` score a whole conversation per actor (scope "conversation"):
+ * a vote over the actors' last answers, or a judge's verdict, decides each actor's reward. */
+export const BuiltinRewardName = z.enum(["letter_match", "exact_match", "length_penalty", "majority_vote", "debate_verdict"]);
 
 export const RewardSpec = z
   .object({

@@ -15,7 +15,7 @@ from ..collaborative import MULTI_ACTOR_KINDS, round_spec_issues
 from ..lora import peft_available
 from ..grpo import SUPPORTED_LOSS_TYPES, loss_type_issue
 from ..learners import SUPPORTED_ALGORITHMS
-from ..rewards import param_issues
+from ..rewards import BUILTIN_REWARDS, param_issues
 from .issues import FieldIssue
 from .run_rules import run_rule_issues
 
@@ -121,6 +121,8 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
                 no(f"{p}.source.code", f"syntax error on line {e.lineno}, column {e.offset}: {e.msg}")
         else:
             issues.extend(param_issues(source["name"], source["params"], f"{p}.source.params"))
+            if BUILTIN_REWARDS[source["name"]].conversation_fn is not None and reward["scope"] != "conversation":
+                no(f"{p}.scope", f'{source["name"]} scores a whole conversation per actor: give it scope "conversation"')
 
     for i, env in enumerate(spec["environments"]):
         p = f"environments.{i}"
