@@ -6,6 +6,7 @@ export * from "./templates";
 export * from "./issues";
 export * from "./control";
 export * from "./actorRules";
+export * from "./evalRules";
 export * from "./runViews";
 export * from "./restApi";
 export * from "./specOrder";

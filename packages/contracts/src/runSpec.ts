@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { actorIssues, runIssues } from "./actorRules";
+import { evalIssues } from "./evalRules";
 
 /**
  * RunSpec v1: one JSON document that fully describes a run.
@@ -182,6 +183,8 @@ export const DatasetSource = z.discriminatedUnion("kind", [
   z
     .object({
       kind: z.literal("huggingface"),
+      /** A Hugging Face dataset id (`openai/gsm8k`), read with `datasets` offline from the runner host's cache
+       * (HF_HOME / HF_DATASETS_CACHE, or the hub cache that `hf download --repo-type dataset` fills). */
       id: z.string().min(1),
       config: z.string().min(1).optional(),
       split: z.string().min(1).default("train"),
@@ -266,6 +269,11 @@ export const EnvironmentSpec = z
     /** Share of each batch drawn from this environment when several are combined. */
     weight: z.number().positive().default(1),
     maxTurns: z.number().int().min(1).max(1024).default(16),
+    /**
+     * Never trained on: every row of its dataset is evaluated every `trainer.evalEvery` steps (and once in
+     * an eval-only run, `trainer.steps: 0`), reported as `eval/<environment>/...` metrics.
+     */
+    evalOnly: z.boolean().default(false),
   })
   .strict();
 
@@ -336,7 +344,8 @@ export const AlgorithmSpec = z
 
 export const TrainerSpec = z
   .object({
-    steps: z.number().int().min(1).max(10_000_000).default(100),
+    /** Training steps; 0 is an eval-only run: load the models, evaluate every environment once, finish. */
+    steps: z.number().int().min(0).max(10_000_000).default(100),
     /** Prompts per step; each yields `groupSize` completions. */
     promptsPerStep: z.number().int().min(1).max(65536).default(4),
     evalEvery: z.number().int().min(0).default(0),
@@ -436,7 +445,8 @@ export const RunSpec = z
       }
     });
     for (const issue of runIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
-    if (!spec.actors.some((a) => a.trainable)) {
+    for (const issue of evalIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
+    if (!spec.actors.some((a) => a.trainable) && spec.trainer.steps > 0) {
       ctx.addIssue({ code: "custom", path: ["actors"], message: "at least one actor must be trainable" });
     }
   });

@@ -16,12 +16,12 @@ describe("validation messages in words", () => {
 
   it("says bounds, choices and unknown fields plainly", () => {
     const issues = messages(
-      RunSpec.safeParse({ ...DEMO_SPEC_INPUT, name: "", bogus: 1, trainer: { ...DEMO_SPEC_INPUT.trainer, steps: 0, device: "tpu" } }),
+      RunSpec.safeParse({ ...DEMO_SPEC_INPUT, name: "", bogus: 1, trainer: { ...DEMO_SPEC_INPUT.trainer, steps: -1, device: "tpu" } }),
     );
     expect(issues).toEqual(
       expect.arrayContaining([
         { path: "name", message: "must not be empty" },
-        { path: "trainer.steps", message: "must be at least 1" },
+        { path: "trainer.steps", message: "must be at least 0" },
         { path: "trainer.device", message: 'must be one of "auto", "cpu", "cuda"' },
         { path: "(root)", message: "is not a known field: bogus" },
       ]),
