@@ -20,6 +20,7 @@ from .grpo import effective_loss_type
 from .lora import apply_lora, has_lora
 from .models import LoadedModel, load_actor_model
 from .shared_lora import FIRST_ADAPTER, AdapterBound, add_adapter, base_key
+from .rollout_engines.base import RolloutEngine
 
 
 @dataclass
@@ -31,6 +32,10 @@ class Actor:
     reference: torch.nn.Module | None
     loss_type: str
     device: torch.device
+    # The engine that samples this actor when it holds its own weights (vLLM, rollout_engines/); None:
+    # transformers `generate` on the trainer's module. `engine_stale`: the trainer changed since the last push.
+    engine: RolloutEngine | None = None
+    engine_stale: bool = True
 
     @property
     def name(self) -> str:
@@ -116,7 +121,8 @@ def build_actors(
             loaded.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             lora_note += ", gradient checkpointing"
         reference = None
-        if training["klBeta"] > 0 and not has_lora(loaded.model):
+        # A frozen copy for the KL term, and for DPO (its implicit reward is measured against it); LoRA uses its base.
+        if (training["klBeta"] > 0 or spec["algorithm"]["name"] == "dpo") and not has_lora(loaded.model):
             reference = copy.deepcopy(loaded.model).eval().requires_grad_(False)
             if training["precision"] == "bf16":
                 reference.to(torch.bfloat16)

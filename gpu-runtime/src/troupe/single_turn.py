@@ -12,7 +12,9 @@ import torch
 
 from .dapo import apply_overlong_penalty, group_rows, zero_variance_groups
 from .environments import RenderedPrompt, SingleTurnEnvironment
-from .rollout import Rollout, concat_rollouts, sample, select_rows
+from .rollout import Rollout, concat_rollouts, select_rows
+from .rollout_engines import EnginePrompt
+from .rollout_engines.colocate import engine_of
 
 if TYPE_CHECKING:
     from .actors import Actor
@@ -37,7 +39,7 @@ def draw_single_turn(env: SingleTurnEnvironment, actor: Actor, n_prompts: int, g
     row_indices = env.sampler.take(n_prompts)
     prompts = [env.render(env.dataset.rows[r], r, tokenizer) for r in row_indices]
     prompt_ids = [tokenizer.encode(p.text, p.add_special_tokens) for p in prompts for _ in range(group_size)]
-    rollout = sample(actor.loaded.model, tokenizer, prompt_ids, actor.spec["sampling"], device)
+    rollout = engine_of(actor).generate([EnginePrompt(ids) for ids in prompt_ids], actor.spec["sampling"])
     return EnvRollout(env, row_indices, prompts, rollout)
 
 
