@@ -19,7 +19,7 @@ export function LaunchPanel(props: {
   const spec = props.spec;
   const placementGpus = spec && spec.trainer.device !== "cpu" ? new Set(spec.actors.flatMap((a) => a.placement.gpus)).size : 0;
   const tooBig =
-    spec !== null && spec.trainer.device !== "cpu" && estimateSpecMemory(spec, props.assumptions).gpus.some((g) => !g.fits);
+    spec !== null && spec.trainer.device !== "cpu" && estimateSpecMemory(spec, props.assumptions).devices.some((g) => !g.fits);
   const issues = fieldIssuesOf(props.error);
   const gpuIssue = issues.find((i) => i.path === "gpus");
   const blocked = !spec || (tooBig && !anyway) || props.pending;

@@ -1,8 +1,7 @@
 "use client";
 
-import type { RunSpec } from "@troupe/contracts";
+import { GIB, type RunSpec } from "@troupe/contracts";
 import { formatBytes } from "../../../../lib/format";
-import { GIB } from "../../lib/memoryEstimate";
 import { estimateSpecMemory, type MemoryAssumptions } from "../../lib/specMemory";
 
 const PARTS = [
@@ -14,11 +13,13 @@ const PARTS = [
   ["activations", "Activations"],
 ] as const;
 
-/** Estimated peak memory per actor and per GPU (see lib/memoryEstimate.ts for the formulas). */
+const gpuOf = (device: string) => device.replace(/^cuda:/, "");
+
+/** Estimated peak memory per actor and per GPU (formulas: packages/contracts/src/memory/actorMemory.ts). */
 export function MemoryEstimatePanel(props: { spec: RunSpec; assumptions: MemoryAssumptions; setAssumptions(a: MemoryAssumptions): void }) {
   const { spec, assumptions: a, setAssumptions } = props;
   const estimate = estimateSpecMemory(spec, a);
-  const overflow = estimate.gpus.filter((g) => !g.fits);
+  const overflow = estimate.devices.filter((g) => !g.fits);
   const onCpu = spec.trainer.device === "cpu";
   return (
     <section className="panel memory-estimate" aria-label="Memory estimate" data-testid="memory-estimate">
@@ -83,7 +84,7 @@ export function MemoryEstimatePanel(props: { spec: RunSpec; assumptions: MemoryA
           ))}
           <tr>
             <td>
-              <b>Total per GPU</b>
+              <b>Worst phase, alone on a GPU</b>
             </td>
             {estimate.actors.map((x) => (
               <td key={x.name}>
@@ -94,25 +95,25 @@ export function MemoryEstimatePanel(props: { spec: RunSpec; assumptions: MemoryA
         </tbody>
       </table>
       <ul className="gpu-loads">
-        {estimate.gpus.map((g) => (
-          <li key={g.gpu} className={g.fits ? "" : "field-error"} data-testid={`gpu-load-${g.gpu}`}>
-            GPU {g.gpu}: {formatBytes(g.total)} of {a.gpuMemoryGiB} GiB ({Math.round((g.total / (a.gpuMemoryGiB * GIB)) * 100)}%) —{" "}
-            {g.actors.map((x) => x.name).join(", ")}
-            {g.offloaded && g.actors.length > 1 ? " (offloaded between phases: the larger of one actor's update and the rollout)" : ""}
+        {estimate.devices.map((g) => (
+          <li key={g.device} className={g.fits ? "" : "field-error"} data-testid={`gpu-load-${gpuOf(g.device)}`}>
+            GPU {gpuOf(g.device)}: {formatBytes(g.total)} of {a.gpuMemoryGiB} GiB ({Math.round((g.total / (a.gpuMemoryGiB * GIB)) * 100)}%) in{" "}
+            {g.phaseActor ? `${g.phaseActor}'s ${g.phase}` : g.phase} — {g.actors.join(", ")}
+            {g.offloaded && g.actors.length > 1 ? " (offloaded between phases: only the active actor's training state is resident)" : ""}
           </li>
         ))}
       </ul>
       {overflow.length > 0 && !onCpu && (
         <div className="form-error" role="alert" data-testid="memory-warning">
-          Will not fit: GPU {overflow.map((g) => g.gpu).join(", ")} needs more than {a.gpuMemoryGiB} GiB. Use LoRA, offload the optimizer,
+          Will not fit: GPU {overflow.map((g) => gpuOf(g.device)).join(", ")} needs more than {a.gpuMemoryGiB} GiB. Use LoRA, offload the optimizer,
           fewer prompts per step, a smaller group or more GPUs.
         </div>
       )}
       <p className="hint muted small">
-        Weights in each actor&apos;s precision (bf16 adds an fp32 master copy); AdamW = 2 fp32 moments (8 B per trained parameter, +4
-        master in bf16); activations 34·h bytes per token per layer (flash attention), 2·h with gradient checkpointing, for one
-        micro-batch; a KL penalty on a full fine-tune adds a reference copy. An estimate, not a measurement: the run page shows measured
-        memory by phase.
+        As the runtime does it: trainable weights in fp32 (bf16 is autocast), frozen actors and KL references in their precision;
+        AdamW = 2 fp32 moments; fsdp2 and deepspeed shard over the run&apos;s ranks; between-phase offload keeps only the active
+        actor&apos;s training state on the GPU; LoRA actors on one base share it. Activations per token and layer from the decoder&apos;s
+        shape, for one micro-batch. A test holds this estimate to measured peaks; the run page shows both side by side.
       </p>
     </section>
   );

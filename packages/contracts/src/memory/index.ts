@@ -1,0 +1,4 @@
+export * from "./modelConfigs";
+export * from "./actorMemory";
+export * from "./phaseMemory";
+export * from "./runMemory";
