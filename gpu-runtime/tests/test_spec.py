@@ -97,7 +97,7 @@ def test_cross_field_rules_match_the_contracts(mutate, field, words):
 @pytest.mark.parametrize(
     "mutate, field, words",
     [
-        (lambda d: d["actors"][0].update(backend="vllm"), "actors.0.backend", "needs CUDA and the gpu extra (pip install troupe[gpu])"),
+        (lambda d: d["actors"][0].update(backend="vllm"), "actors.0.backend", "needs the vllm package, which is not installed on this host"),
         (lambda d: d["environments"][0].update(kind="collaborative", roundSpec="student -> studnet"), "environments.0.roundSpec", 'line 1, column 12: unknown actor "studnet"'),
         (lambda d: d["environments"][0].update(kind="parallel"), "environments.0.actors", "then the combiner"),
         (lambda d: d["datasets"][0].update(source={"kind": "huggingface", "id": "x/y"}), "datasets.0.source.kind", "huggingface"),

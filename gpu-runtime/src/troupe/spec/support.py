@@ -18,6 +18,8 @@ from ..learners import SUPPORTED_ALGORITHMS
 from ..rewards import BUILTIN_REWARDS, param_issues
 from .issues import FieldIssue
 from .run_rules import run_rule_issues
+from . import vllm_rules
+from .vllm_rules import vllm_actor_issues
 
 GPU_EXTRA = "pip install troupe[gpu]"
 # `reward/mean` and `reward/std` describe the combined reward; a component may not shadow them.
@@ -68,8 +70,9 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
     for i, actor in enumerate(spec["actors"]):
         p = f"actors.{i}"
         backend = actor["backend"]
-        if backend == "vllm":
-            no(f"{p}.backend", f'"vllm" needs CUDA and the gpu extra ({GPU_EXTRA}); use "hf" here')
+        issues.extend(vllm_actor_issues(actor, p))
+        if backend == "vllm" and (reason := vllm_rules.vllm_host_issue(cuda_available)):
+            no(f"{p}.backend", reason)
         elif backend == "openai" and any(actor["name"] in e["actors"] and e["kind"] == "single_turn" for e in spec["environments"]):
             # In no environment is fine: a judge that library rewards call (reward_api.py).
             no(f"{p}.backend", '"openai" actors take part in collaborative, parallel and adversarial environments only (they are frozen: a single_turn environment would train nothing)')
