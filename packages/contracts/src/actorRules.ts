@@ -3,6 +3,7 @@
  * of these rules: ActorSpec's superRefine runs them, so the designer form, the REST API and
  * `troupe validate` all say the same thing about the same field.
  */
+import { type AsyncRuleInput, asyncIssues } from "./asyncRules";
 
 export interface ActorRuleIssue {
   path: (string | number)[];
@@ -11,9 +12,10 @@ export interface ActorRuleIssue {
 
 /** The fields the rules read (ActorSpec's output, defaults filled). */
 export interface ActorRuleInput {
-  model: { source: "tiny" | "huggingface" | "local" };
+  model: { source: "tiny" | "huggingface" | "local" | "run" };
   backend: "hf" | "vllm" | "openai";
   api?: unknown;
+  vllm?: { tensorParallel: number; sleepLevel: 1 | 2 };
   trainable: boolean;
   training: {
     clipEpsLow: number;
@@ -45,6 +47,21 @@ export function actorIssues(actor: ActorRuleInput): ActorRuleIssue[] {
   if (isApi && actor.placement.gpus.length > 0) add(["placement", "gpus"], "an actor behind an API runs elsewhere and takes no GPUs here");
   if (actor.backend === "vllm" && actor.model.source === "tiny") {
     add(["backend"], "tiny presets are built in-process with a character tokenizer that vLLM cannot load: use backend hf");
+  }
+  if (actor.vllm && actor.backend !== "vllm") {
+    add(["vllm"], `\`vllm\` settings are only used by the vllm backend; this actor samples with "${actor.backend}"`);
+  }
+  if (actor.backend === "vllm" && actor.vllm) {
+    const gpus = actor.placement.gpus.length;
+    if (actor.vllm.tensorParallel > 1 && actor.vllm.tensorParallel !== gpus) {
+      add(
+        ["vllm", "tensorParallel"],
+        `shards the engine over ${actor.vllm.tensorParallel} GPUs, but the actor is placed on ${gpus}: give placement.gpus that many GPUs, or use 1`,
+      );
+    }
+    if (!actor.trainable && actor.vllm.sleepLevel === 2) {
+      add(["vllm", "sleepLevel"], "level 2 drops the weights while the others train, and a frozen actor has no trainer to push them back: use 1");
+    }
   }
   if (!actor.trainable && actor.training.lora) {
     add(["training", "lora"], "LoRA adapters are trained weights; a frozen actor never trains them (set trainable, or remove lora)");
@@ -91,7 +108,7 @@ export interface RunRuleInput {
  * Rules that span several actors or an actor and the trainer. One run has one set of ranks: every local
  * actor that names GPUs or processes names the same number, and an actor that names none follows them.
  */
-export function runIssues(spec: RunRuleInput): ActorRuleIssue[] {
+export function runIssues(spec: RunRuleInput & AsyncRuleInput): ActorRuleIssue[] {
   const issues: ActorRuleIssue[] = [];
   const placed = spec.actors.map((a, i) => ({ i, a, ranks: actorRanks(a) })).filter((x) => x.ranks !== null);
   const first = placed[0];
@@ -133,6 +150,7 @@ export function runIssues(spec: RunRuleInput): ActorRuleIssue[] {
       }
     }
   });
+  issues.push(...asyncIssues(spec));
   return issues;
 }
 

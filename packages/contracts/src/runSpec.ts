@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { actorIssues, runIssues } from "./actorRules";
 import { evalIssues } from "./evalRules";
+import { OFFLINE_ALGORITHMS, learnerIssues } from "./learnerRules";
+import { ppoIssues } from "./ppoRules";
 
 /**
  * RunSpec v1: one JSON document that fully describes a run.
@@ -42,6 +44,20 @@ export const ModelSource = z.discriminatedUnion("source", [
       source: z.literal("local"),
       /** A folder on the runner host holding a Hugging Face causal LM. */
       path: z.string().min(1),
+    })
+    .strict(),
+  z
+    .object({
+      source: z.literal("run"),
+      /**
+       * Another run's checkpoint (a pipeline: SFT, then RL). Full weights load as they are; a LoRA adapter is
+       * merged into the base that run trained it on. This run's own `training.lora`, if any, is a fresh adapter.
+       */
+      runId: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "a run id (letters, digits, _ and -)"),
+      /** The checkpoint's step (that run's `checkpoint` events list them). */
+      step: z.number().int().min(0),
+      /** Which actor of that run; absent: the actor with this actor's name. */
+      actor: Identifier.optional(),
     })
     .strict(),
 ]);
@@ -125,12 +141,34 @@ export const ApiEndpointSpec = z
   })
   .strict();
 
+/**
+ * A `backend: "vllm"` actor's colocated engine (vLLM's own names in brackets). It sleeps while the actors train
+ * and wakes for the next rollout; after every update the trainer's weights reach it in memory.
+ */
+export const VllmSettings = z
+  .object({
+    /** Share of each GPU's memory the engine may take for weights and KV cache (gpu_memory_utilization). */
+    gpuMemoryUtilization: z.number().gt(0).max(1).default(0.5),
+    /** GPUs the engine shards the model over (tensor_parallel_size): 1, or the actor's placement.gpus count. */
+    tensorParallel: z.number().int().min(1).max(64).default(1),
+    /** While the actors train: 1 keeps the weights in host memory and drops the KV cache; 2 drops both (the next
+     * push refills them). A frozen actor has no trainer to push its weights back, so it sleeps at 1. */
+    sleepLevel: z.union([z.literal(1), z.literal(2)]).default(1),
+    /** Longest prompt + completion in tokens (max_model_len); absent: the model's own limit. */
+    maxModelLen: z.number().int().min(16).optional(),
+    /** No CUDA graphs (enforce_eager): slower sampling, faster start and less memory. */
+    enforceEager: z.boolean().default(false),
+  })
+  .strict();
+
 export const ActorSpec = z
   .object({
     name: Identifier,
     model: ModelSource,
     backend: z.enum(["hf", "vllm", "openai"]).default("hf"),
     api: ApiEndpointSpec.optional(),
+    /** Settings of the vLLM engine (`backend: "vllm"` only). */
+    vllm: VllmSettings.optional(),
     trainable: z.boolean().default(true),
     training: TrainingSpec.default(TrainingSpec.parse({})),
     sampling: SamplingSpec.default(SamplingSpec.parse({})),
@@ -203,7 +241,7 @@ export const DatasetSpec = z
 
 /** `majority_vote` and `debate_verdict` score a whole conversation per actor (scope "conversation"):
  * a vote over the actors' last answers, or a judge's verdict, decides each actor's reward. */
-export const BuiltinRewardName = z.enum(["letter_match", "exact_match", "length_penalty", "majority_vote", "debate_verdict"]);
+export const BuiltinRewardName = z.enum(["letter_match", "exact_match", "length_penalty", "majority_vote", "debate_verdict", "math_answer"]);
 
 export const RewardSpec = z
   .object({
@@ -236,6 +274,40 @@ export const RewardSpec = z
   })
   .strict();
 
+/** Environments where the environment itself speaks between actor turns (tool results, program output). */
+export const ACTING_ENVIRONMENT_KINDS = ["code", "tools", "python"] as const;
+
+export const CodeEnvironmentSettings = z
+  .object({
+    /** Dataset column with the test cases: a list (or JSON string) of `{input, output}` (stdin, expected stdout). */
+    testsField: z.string().min(1).default("tests"),
+    /** Attempts per episode: after a failing attempt the failures are fed back and the model tries again. */
+    maxTries: z.number().int().min(1).max(16).default(2),
+  })
+  .strict();
+
+export const ToolsEnvironmentSettings = z
+  .object({
+    /** Built-in tools: `calculator` (arithmetic) and `python` (runs code in the sandbox, returns its output). */
+    builtin: z.array(z.enum(["calculator", "python"])).default(["calculator"]),
+    /** Python source defining user tools: every public top-level function is a tool (its docstring the description); runs in the sandbox. */
+    code: z.string().min(1).optional(),
+    /** Tool calls answered per episode; the episode ends at the first message with no tool call. */
+    maxCalls: z.number().int().min(1).max(64).default(4),
+  })
+  .strict();
+
+/** Limits of the one sandbox that Python rewards, tools and code environments run in (bubblewrap). */
+export const SandboxSpec = z
+  .object({
+    network: z.literal(false).default(false),
+    memoryMb: z.number().int().min(16).max(65536).default(512),
+    cpuSeconds: z.number().int().min(1).max(3600).default(10),
+    processes: z.number().int().min(1).max(4096).default(64),
+    outputBytes: z.number().int().min(1).max(1_000_000_000).default(1_000_000),
+  })
+  .strict();
+
 export const EnvironmentReward = z
   .object({ reward: Identifier, weight: z.number().default(1) })
   .strict();
@@ -243,7 +315,15 @@ export const EnvironmentReward = z
 export const EnvironmentSpec = z
   .object({
     name: Identifier,
-    kind: z.enum(["single_turn", "collaborative", "parallel", "adversarial"]).default("single_turn"),
+    kind: z.enum(["single_turn", "collaborative", "parallel", "adversarial", ...ACTING_ENVIRONMENT_KINDS]).default("single_turn"),
+    /** `python` environments: the `troupe.Environment` subclass, `module:Class` or `file.py:Class` (run folder). */
+    entrypoint: z.string().regex(/^[^:\s]+:[A-Za-z_][A-Za-z0-9_]*$/, "must be module:Class or file.py:Class").optional(),
+    /** `python` environments: settings handed to the class as `self.params`. */
+    params: z.record(z.string(), z.unknown()).optional(),
+    /** `code` environments: how the model's program is tested. */
+    code: CodeEnvironmentSettings.optional(),
+    /** `tools` environments: the tools the actor may call. */
+    tools: ToolsEnvironmentSettings.optional(),
     dataset: Identifier,
     /** Actors taking part, by name. A single-turn environment has exactly one. */
     actors: z.array(Identifier).min(1),
@@ -265,7 +345,13 @@ export const EnvironmentSpec = z
      * An actor always sees its own messages; an actor not listed sees everyone.
      */
     visibility: z.record(Identifier, z.array(Identifier)).optional(),
-    rewards: z.array(EnvironmentReward).min(1),
+    /** At least one, except where the environment scores episodes itself (code, python, game, remote). */
+    rewards: z.array(EnvironmentReward).default([]),
+    /** sft: the dataset column holding the target completion (absent: `completion`). */
+    completionField: z.string().min(1).optional(),
+    /** dpo: the dataset columns holding the preferred and the dispreferred completion (absent: `chosen`, `rejected`). */
+    chosenField: z.string().min(1).optional(),
+    rejectedField: z.string().min(1).optional(),
     /** Share of each batch drawn from this environment when several are combined. */
     weight: z.number().positive().default(1),
     maxTurns: z.number().int().min(1).max(1024).default(16),
@@ -339,6 +425,20 @@ export const AlgorithmSpec = z
     importanceCorrection: ImportanceCorrectionSpec.optional(),
     /** Absent: synchronous rollouts (sample, then train, each step). */
     async: AsyncRolloutSpec.optional(),
+    /** dpo: how far the policy may move from the reference (TRL's `beta`; for ipo, the regulariser tau). */
+    beta: z.number().positive().max(100).default(0.1),
+    /** dpo: the loss variant, with TRL's `loss_type` names. */
+    dpoLoss: DpoLossType.default("sigmoid"),
+    /** dpo `robust`: the probability that a preference label is flipped. */
+    labelSmoothing: z.number().min(0).lt(0.5).default(0),
+    /** ppo, ippo, mappo: the discount over an actor's tokens (mappo: over its turns) in GAE. */
+    gamma: z.number().min(0).max(1).default(1),
+    /** ppo, ippo, mappo: GAE's lambda (1: Monte Carlo returns; 0: one-step TD). */
+    lambda: z.number().min(0).max(1).default(0.95),
+    /** ppo, ippo, mappo: how far a value may move from the rollout's value per update (PPO2's value clipping); 0: no clipping. */
+    valueClip: z.number().min(0).max(1000).default(0.2),
+    /** ppo, ippo, mappo: the critics' learning rate; absent: each critic uses its actor's `training.learningRate`. */
+    criticLearningRate: z.number().positive().max(1).optional(),
   })
   .strict();
 
@@ -400,11 +500,14 @@ export const RunSpec = z
     seed: z.number().int().min(0).max(2 ** 31 - 1).default(0),
     actors: z.array(ActorSpec).min(1),
     datasets: z.array(DatasetSpec).min(1),
-    rewards: z.array(RewardSpec).min(1),
+    /** Reward functions; an sft or dpo run may have none. */
+    rewards: z.array(RewardSpec).default([]),
     environments: z.array(EnvironmentSpec).min(1),
     algorithm: AlgorithmSpec.default(AlgorithmSpec.parse({})),
     trainer: TrainerSpec.default(TrainerSpec.parse({})),
     cluster: ClusterSpec.default({ kind: "local" }),
+    /** Limits for untrusted code (Python rewards, tools, code environments); the sandbox is always on. */
+    sandbox: SandboxSpec.default(SandboxSpec.parse({})),
     tags: z.array(z.string().min(1).max(64)).default([]),
   })
   .strict()
@@ -440,12 +543,36 @@ export const RunSpec = z
       if (env.kind === "single_turn" && env.actors.length !== 1) {
         ctx.addIssue({ code: "custom", path: ["environments", i, "actors"], message: "a single_turn environment has exactly one actor" });
       }
+      const acting = (ACTING_ENVIRONMENT_KINDS as readonly string[]).includes(env.kind);
+      if (env.rewards.length === 0 && !["code", "python", "game", "remote"].includes(env.kind) && !OFFLINE_ALGORITHMS.includes(spec.algorithm.name)) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "rewards"], message: `a ${env.kind} environment needs at least one reward` });
+      }
+      if (env.kind === "python" && !env.entrypoint) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "entrypoint"], message: 'a python environment needs an entrypoint ("module:Class" or "file.py:Class")' });
+      }
+      if (env.kind !== "python" && env.entrypoint !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "entrypoint"], message: "only python environments take an entrypoint" });
+      }
+      if (env.kind !== "python" && env.params !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "params"], message: "only python environments take params" });
+      }
+      if (env.kind !== "code" && env.code !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "code"], message: "only code environments take code settings" });
+      }
+      if (env.kind !== "tools" && env.tools !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "tools"], message: "only tools environments take tools settings" });
+      }
+      if (acting && env.kind !== "python" && env.actors.length !== 1) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "actors"], message: `a ${env.kind} environment has exactly one actor` });
+      }
       if (env.kind === "collaborative" && !env.roundSpec) {
         ctx.addIssue({ code: "custom", path: ["environments", i, "roundSpec"], message: "a collaborative environment needs a roundSpec" });
       }
     });
     for (const issue of runIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     for (const issue of evalIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
+    for (const issue of learnerIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
+    for (const issue of ppoIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     if (!spec.actors.some((a) => a.trainable) && spec.trainer.steps > 0) {
       ctx.addIssue({ code: "custom", path: ["actors"], message: "at least one actor must be trainable" });
     }

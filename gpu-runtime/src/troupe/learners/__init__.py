@@ -10,15 +10,16 @@ from __future__ import annotations
 from typing import Literal
 
 GRPO_FAMILY: tuple[str, ...] = ("grpo", "dr_grpo", "dapo", "gspo")
-PPO_FAMILY: tuple[str, ...] = ()  # ppo, ippo, mappo once their learners land
-OFFLINE: tuple[str, ...] = ()  # sft, dpo once their learners land
+PPO_FAMILY: tuple[str, ...] = ("ppo", "ippo", "mappo")  # learners/ppo.py
+OFFLINE: tuple[str, ...] = ("sft", "dpo")
 SUPPORTED_ALGORITHMS: tuple[str, ...] = GRPO_FAMILY + PPO_FAMILY + OFFLINE
+OFFLINE_NAMES = ("sft", "dpo")  # the offline learners' names, whether or not this runtime supports them
 
 Family = Literal["grpo", "ppo", "offline"]
 
 
 def family(name: str) -> Family:
-    if name in OFFLINE or name in ("sft", "dpo"):
+    if name in OFFLINE_NAMES:
         return "offline"
     if name in PPO_FAMILY or name in ("ppo", "ippo", "mappo"):
         return "ppo"

@@ -18,6 +18,8 @@ from ..learners import SUPPORTED_ALGORITHMS
 from ..rewards import BUILTIN_REWARDS, param_issues
 from .issues import FieldIssue
 from .run_rules import run_rule_issues
+from .learner_rules import learner_rule_issues
+from .ppo_rules import ppo_rule_issues
 from . import vllm_rules
 from .vllm_rules import vllm_actor_issues
 
@@ -49,6 +51,18 @@ def effective_offload_between_phases(spec: dict[str, Any], cuda_available: bool)
     return any(count > 1 for count in seen.values())
 
 
+def datasets_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("datasets") is not None
+
+
+def datasets_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("datasets") is not None
+
+
 def ray_available() -> bool:
     import importlib.util
 
@@ -64,6 +78,8 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
         issues.append(FieldIssue(path, message))
 
     issues.extend(run_rule_issues(spec))
+    issues.extend(learner_rule_issues(spec))
+    issues.extend(ppo_rule_issues(spec))
     if spec.get("cluster", {}).get("kind") == "ray" and not ray_available():
         no("cluster.kind", '"ray" needs Ray on this host (pip install ray); it is not installed here: use kind "local"')
 
@@ -105,8 +121,8 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
     for i, dataset in enumerate(spec["datasets"]):
         source = dataset["source"]
         p = f"datasets.{i}.source"
-        if source["kind"] == "huggingface":
-            no(f"{p}.kind", '"huggingface" datasets are not supported yet; export the split to jsonl and use kind "file"')
+        if source["kind"] == "huggingface" and not datasets_available():
+            no(f"{p}.kind", '"huggingface" datasets are read with the datasets package, which is not installed here: pip install datasets')
         elif source["kind"] == "stored":
             # The runner writes a stored upload into the run folder and rewrites it to kind "file".
             no(f"{p}.kind", '"stored" datasets are read by the runner, not the runtime: run this spec through Troupe, '
@@ -145,7 +161,8 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
                 if speaker not in env["actors"]:
                     no(f"{p}.visibility.{viewer}.{j}", f'"{speaker}" is not an actor of this environment')
         trainable = {a["name"] for a in spec["actors"] if a["trainable"]}
-        if not any(a in trainable for a in env["actors"]):
+        # An eval-only environment, or any in an eval-only run (trainer.steps 0), trains nothing by design.
+        if not env.get("evalOnly") and spec["trainer"]["steps"] > 0 and not any(a in trainable for a in env["actors"]):
             no(f"{p}.actors", "no actor of this environment is trainable: it would sample and train nothing")
         template = env["prompt"].get("template")
         if template is not None:
@@ -163,6 +180,6 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
         no("trainer.device", '"cuda" asked for, but CUDA is not available here (torch.cuda.is_available() is false)')
     if trainer["evalEvery"] > 0:
         fractions = {d["name"]: d["evalFraction"] for d in spec["datasets"]}
-        if not any(e["kind"] == "single_turn" and fractions.get(e["dataset"], 0) > 0 for e in spec["environments"]):
-            no("trainer.evalEvery", "no single_turn environment has a dataset with evalFraction > 0 to evaluate on")
+        if not any(e.get("evalOnly") or fractions.get(e["dataset"], 0) > 0 for e in spec["environments"]):
+            no("trainer.evalEvery", "no environment has rows to evaluate: mark one evalOnly, or give its dataset an evalFraction > 0")
     return issues

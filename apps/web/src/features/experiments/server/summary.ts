@@ -9,6 +9,8 @@ function modelLabel(model: RunSpec["actors"][number]["model"]): string {
       return model.revision ? `${model.id}@${model.revision}` : model.id;
     case "local":
       return model.path;
+    case "run":
+      return `run ${model.runId} step ${model.step}${model.actor ? ` (${model.actor})` : ""}`;
   }
 }
 
