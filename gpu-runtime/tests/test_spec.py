@@ -100,7 +100,6 @@ def test_cross_field_rules_match_the_contracts(mutate, field, words):
         (lambda d: d["actors"][0].update(backend="vllm"), "actors.0.backend", "needs the vllm package, which is not installed on this host"),
         (lambda d: d["environments"][0].update(kind="collaborative", roundSpec="student -> studnet"), "environments.0.roundSpec", 'line 1, column 12: unknown actor "studnet"'),
         (lambda d: d["environments"][0].update(kind="parallel"), "environments.0.actors", "then the combiner"),
-        (lambda d: d["datasets"][0].update(source={"kind": "huggingface", "id": "x/y"}), "datasets.0.source.kind", "huggingface"),
         (lambda d: d["datasets"][0].update(source={"kind": "stored", "datasetId": "ds1", "format": "csv"}), "datasets.0.source.kind", "read by the runner"),
         (lambda d: d["rewards"][0].update(source={"kind": "python", "code": "def reward(:"}), "rewards.0.source.code", "syntax error on line 1"),
         (lambda d: d["rewards"][0]["source"].update(params={"colour": "x"}), "rewards.0.source.params.colour", "unknown parameter"),

@@ -1,4 +1,5 @@
-"""Datasets: builtin toy tasks generated from the seed, and jsonl/csv/parquet files.
+"""Datasets: builtin toy tasks generated from the seed, jsonl/csv/parquet files, and Hugging Face datasets
+read offline from the host's cache (hf_datasets.py).
 
 Rows are plain dicts. A dataset keeps every row (so `datasetRow` indices are stable) and which
 of them are held out for evaluation (`evalFraction`).
@@ -15,6 +16,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .hf_datasets import load_huggingface_rows
 from .spec import SpecError
 
 # echo_letter: a small alphabet so a random policy already hits the asked letter now and then
@@ -123,6 +125,8 @@ def load_dataset(spec: dict[str, Any], index: int, seed: int, work_dir: Path) ->
         rows = reader(path, f"{field}.path")
         if not rows:
             raise SpecError.at(f"{field}.path", f"{path} has no rows")
+    elif source["kind"] == "huggingface":
+        rows = load_huggingface_rows(source, field)
     else:  # refused earlier by spec.support
         raise SpecError.at(f"{field}.kind", f'"{source["kind"]}" datasets are not supported yet')
     order = _rng(seed, f"split:{spec['name']}").permutation(len(rows)).tolist()

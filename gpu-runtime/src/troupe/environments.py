@@ -120,8 +120,11 @@ def build_environment(
 
 
 def allocate_prompts(total: int, weights: list[float]) -> list[int]:
-    """Split `total` prompts across environments by weight (largest remainder; ties to the first)."""
+    """Split `total` prompts across environments by weight (largest remainder; ties to the first). A weight of
+    0 (an eval-only environment) gets none; all zero (an eval-only run) gets none anywhere."""
     s = sum(weights)
+    if s <= 0:
+        return [0] * len(weights)
     exact = [total * w / s for w in weights]
     counts = [int(x) for x in exact]
     order = sorted(range(len(weights)), key=lambda i: (-(exact[i] - counts[i]), i))

@@ -1,50 +1,162 @@
-"""Evaluation on held-out rows: what a run reports as `eval/...` every `trainer.evalEvery` steps."""
+"""Evaluation: what a run reports as `eval/...` every `trainer.evalEvery` steps, and once in an eval-only run
+(`trainer.steps: 0`).
+
+Every environment kind is evaluated, one sample per row, with each actor's `evalSampling` (else `sampling`):
+
+    rows     an `evalOnly` environment: every row of its dataset; any other: its dataset's held-out rows
+             (`evalFraction`); an environment with no rows to evaluate is skipped (the spec rules make sure
+             an eval-only run has none such)
+    play     single_turn: the actor answers each prompt; every other kind (collaborative, parallel,
+             adversarial, and the acting kinds played by an `Environment` object) plays one episode per row
+             through the same seam as training (`new_episode`, `play` or `run_turns`, `score_all`), with a
+             round-spec schedule drawn from a seed that depends on the environment and the row only, so
+             every evaluation of a run plays the same schedules
+
+Metrics, per actor (the event's `actor`):
+
+    eval/reward/mean, eval/reward/<component>, eval/completion_len, eval/samples
+        over every environment the actor was evaluated in (the names single-turn eval always had)
+    eval/<environment>/reward/mean, .../reward/std, .../reward/<component>, .../completion_len, .../samples
+        per environment
+
+Torch's and numpy's RNG states are restored afterwards, so a run with eval trains exactly as the same run
+without it. Nothing here is trained on.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 import torch
 
-from .collaborative import CollaborativeEnvironment
+from .collaborative import CollaborativeEnvironment, run_turns, schedule_seed
 from .events import EventWriter
 from .rollout import sample
+from .schedule import sample as dsl_sample
 
 if TYPE_CHECKING:
     from .actors import Actor
 
+# Seeds of eval schedules: environment name prefixed, step 0 (training steps start at 1).
+EVAL_SEED_PREFIX = "eval:"
 
-def evaluate(events: EventWriter, step: int, environments: list[Any], actors: dict[str, Actor], device: torch.device) -> None:
-    """Every held-out row of each single-turn environment, one sample each, with the actor's
-    `evalSampling` (else `sampling`). Torch's and numpy's RNG states are restored afterwards, so
-    a run with eval trains exactly as the same run without it. Metrics `eval/...` per actor."""
+
+@dataclass(frozen=True)
+class Scored:
+    """One evaluated sample of one actor."""
+
+    environment: str
+    actor: str
+    reward: float
+    components: dict[str, float]
+    completion_len: int
+
+
+def eval_rows(env: Any) -> list[int]:
+    """The dataset rows an environment is evaluated on."""
+    if env.spec.get("evalOnly"):
+        return list(range(len(env.dataset.rows)))
+    return list(env.dataset.eval_indices)
+
+
+def _sampling(actor: Any) -> dict[str, Any]:
+    return actor.spec.get("evalSampling") or actor.spec["sampling"]
+
+
+def _single_turn(env: Any, rows: list[int], actors: dict[str, Actor], device: torch.device) -> list[Scored]:
+    actor = actors[env.actor]
+    tokenizer = actor.loaded.tokenizer
+    prompts = [env.render(env.dataset.rows[r], r, tokenizer) for r in rows]
+    rollout = sample(actor.loaded.model, tokenizer, [tokenizer.encode(p.text, p.add_special_tokens) for p in prompts], _sampling(actor), device)
+    scored = env.score_batch([p.user for p in prompts], rollout.texts, [env.dataset.rows[r] for r in rows])
+    lengths = rollout.completion_mask.sum(dim=1).tolist()
+    return [Scored(env.name, env.actor, total, components, int(n)) for (total, components), n in zip(scored, lengths)]
+
+
+def _episodes(env: CollaborativeEnvironment, rows: list[int], actors: dict[str, Actor], api_actors: dict[str, Any], seed: int, device: torch.device) -> list[Scored]:
+    tokenizers = {a: actors[a].loaded.tokenizer if a in actors else None for a in env.actors}
+    episodes = []
+    for k, r in enumerate(rows):
+        seed_k = schedule_seed(seed, EVAL_SEED_PREFIX + env.name, 0, k, 0)
+        turns = dsl_sample(env.node, seed_k, env.actors, env.spec["maxTurns"]) if env.node is not None else []
+        episodes.append(env.new_episode(env.dataset.rows[r], r, k, 0, turns, tokenizers))
+    # A local actor samples with its rollout engine where it has one (vLLM), else its transformers module.
+    models = {a: (getattr(actors[a], "engine", None) or actors[a].loaded.model) if a in actors else api_actors[a] for a in env.actors}
+    samplings = {a: _sampling(actors[a]) if a in actors else api_actors[a].sampling for a in env.actors}
+    play = getattr(env, "play", None) or run_turns  # acting environments speak between turns (acting.py)
+    play(episodes, models, tokenizers, samplings, device)
+    env.score_all(episodes)
+    out = []
+    for e in episodes:
+        for a in env.actors:
+            if a not in e.rewards:
+                continue
+            own_tokens = sum(len(m.ids) for m in e.messages if m.actor == a and getattr(m, "role", "actor") != "environment")
+            out.append(Scored(env.name, a, float(e.rewards[a]), dict(e.components.get(a, {})), own_tokens))
+    return out
+
+
+def evaluate_environments(
+    environments: Iterable[Any], actors: dict[str, Actor], device: torch.device, api_actors: dict[str, Any] | None = None, seed: int = 0
+) -> list[Scored]:
+    """Every evaluated sample of every environment (RNG states restored afterwards)."""
+    api_actors = api_actors or {}
     cpu_state = torch.get_rng_state()
     cuda_state = torch.cuda.get_rng_state_all() if device.type == "cuda" else None
     np_state = np.random.get_state()
-    per_actor: dict[str, list[tuple[float, dict[str, float], int]]] = defaultdict(list)
+    results: list[Scored] = []
     try:
         for env in environments:
-            if isinstance(env, CollaborativeEnvironment) or not env.dataset.eval_indices:
+            rows = eval_rows(env)
+            if not rows:
                 continue
-            actor = actors[env.actor]
-            tokenizer = actor.loaded.tokenizer
-            rows = env.dataset.eval_indices
-            prompts = [env.render(env.dataset.rows[r], r, tokenizer) for r in rows]
-            sampling = actor.spec.get("evalSampling") or actor.spec["sampling"]
-            rollout = sample(actor.loaded.model, tokenizer, [tokenizer.encode(p.text, p.add_special_tokens) for p in prompts], sampling, device)
-            scored = env.score_batch([p.user for p in prompts], rollout.texts, [env.dataset.rows[r] for r in rows])
-            lengths = rollout.completion_mask.sum(dim=1).tolist()
-            per_actor[env.actor].extend((total, components, int(n)) for (total, components), n in zip(scored, lengths))
+            if isinstance(env, CollaborativeEnvironment):
+                results.extend(_episodes(env, rows, actors, api_actors, seed, device))
+            else:
+                results.extend(_single_turn(env, rows, actors, device))
     finally:
         torch.set_rng_state(cpu_state)
         if cuda_state is not None:
             torch.cuda.set_rng_state_all(cuda_state)
         np.random.set_state(np_state)
-    for name, results in per_actor.items():
-        values = {"eval/reward/mean": float(np.mean([t for t, _, _ in results])), "eval/completion_len": float(np.mean([n for _, _, n in results]))}
-        for reward_name in sorted({k for _, c, _ in results for k in c}):
-            values[f"eval/reward/{reward_name}"] = float(np.mean([c[reward_name] for _, c, _ in results if reward_name in c]))
-        values["eval/samples"] = float(len(results))
+    return results
+
+
+def eval_metrics(results: list[Scored], prefix: str) -> dict[str, float]:
+    """`<prefix>reward/mean`, `.../reward/std`, `.../reward/<component>`, `<prefix>completion_len`, `<prefix>samples`."""
+    rewards = [s.reward for s in results]
+    values = {f"{prefix}reward/mean": float(np.mean(rewards)), f"{prefix}completion_len": float(np.mean([s.completion_len for s in results]))}
+    for name in sorted({k for s in results for k in s.components}):
+        values[f"{prefix}reward/{name}"] = float(np.mean([s.components[name] for s in results if name in s.components]))
+    values[f"{prefix}samples"] = float(len(results))
+    return values
+
+
+def evaluate(
+    events: EventWriter,
+    step: int,
+    environments: list[Any],
+    actors: dict[str, Actor],
+    device: torch.device,
+    api_actors: dict[str, Any] | None = None,
+    seed: int = 0,
+) -> list[Scored]:
+    """Evaluate and report one metric event per evaluated actor: its overall `eval/...` values and its
+    `eval/<environment>/...` values for each environment it took part in."""
+    results = evaluate_environments(environments, actors, device, api_actors, seed)
+    by_actor: dict[str, list[Scored]] = defaultdict(list)
+    for s in results:
+        by_actor[s.actor].append(s)
+    for name, scored in by_actor.items():
+        values = eval_metrics(scored, "eval/")
+        by_env: dict[str, list[Scored]] = defaultdict(list)
+        for s in scored:
+            by_env[s.environment].append(s)
+        for env_name, env_scored in by_env.items():
+            values.update(eval_metrics(env_scored, f"eval/{env_name}/"))
+            values[f"eval/{env_name}/reward/std"] = float(np.std([s.reward for s in env_scored]))
         events.metric(step, values, actor=name)
+    return results
