@@ -28,7 +28,7 @@ import torch
 from . import schedule as dsl
 from .data import Dataset, RowSampler
 from .rewards import BoundReward, combine_rewards
-from .rollout import Rollout, sample
+from .rollout import Rollout
 from .spec import SpecError
 from .tokenizer import Tokenizer
 
@@ -203,11 +203,15 @@ def run_turns(
 ) -> dict[str, float]:
     """Play every episode's schedule, batching each turn by actor. Returns rollout seconds per actor.
 
-    `models[a]` is a transformers model, or an `ApiActor` (then `tokenizers[a]` is None)."""
+    `models[a]` is the actor's rollout engine (rollout_engines/); a transformers model or an `ApiActor`
+    is wrapped in one (an engine that reads chat has no tokenizer: `tokenizers[a]` is None)."""
     import time
 
-    from .api_actor import ApiActor, chat_view
+    from .api_actor import chat_view
+    from .rollout_engines import EnginePrompt
+    from .rollout_engines.colocate import as_engine
 
+    engines = {a: as_engine(m, tokenizers.get(a), device) for a, m in models.items()}
     seconds: dict[str, float] = {}
     longest = max((len(e.schedule) for e in episodes), default=0)
     for t in range(longest):
@@ -216,11 +220,11 @@ def run_turns(
         # Every actor of a turn (`a & b`) samples from the same context: nothing is appended until all have spoken.
         for actor in dict.fromkeys(a for e in acting for a in e.schedule[t]):
             batch = [e for e in acting if actor in e.schedule[t]]
-            if isinstance(models[actor], ApiActor):
+            engine = engines[actor]
+            if engine.reads_chat:
                 t0 = time.monotonic()
-                texts = models[actor].complete_many(
-                    [chat_view(actor, e.systems.get(actor), e.user, [m for m in e.messages if e.sees(actor, m.actor)]) for e in batch]
-                )
+                chats = [chat_view(actor, e.systems.get(actor), e.user, [m for m in e.messages if e.sees(actor, m.actor)]) for e in batch]
+                texts = engine.generate([EnginePrompt([], chat) for chat in chats], samplings[actor]).texts
                 seconds[actor] = seconds.get(actor, 0.0) + time.monotonic() - t0
                 for e, text in zip(batch, texts):
                     said[id(e)].append(Message(actor, text, [], []))
@@ -230,7 +234,7 @@ def run_turns(
             header = tok.encode(f"{actor}:", False)
             contexts = [e.views[actor].ids + header for e in batch]
             t0 = time.monotonic()
-            rollout = sample(models[actor], tok, contexts, samplings[actor], device)
+            rollout = engine.generate([EnginePrompt(c) for c in contexts], samplings[actor])
             seconds[actor] = seconds.get(actor, 0.0) + time.monotonic() - t0
             for k, e in enumerate(batch):
                 n = int(rollout.completion_mask[k].sum())
