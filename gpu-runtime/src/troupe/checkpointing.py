@@ -37,6 +37,7 @@ FORMAT_VERSION = 1
 STATE_FILE = "trainer_state.json"
 TORCH_RNG_FILE = "rng_torch.pt"
 OPTIMIZER_FILE = "optimizer.pt"
+ACTOR_SPEC_FILE = "troupe_actor.json"
 _STEP_DIR = re.compile(r"^step-(\d+)$")
 
 
@@ -92,6 +93,8 @@ def save_training_checkpoint(
         if has_lora(actor.loaded.model):
             save_adapter(actor.loaded.model, folder, full)
             actor.loaded.tokenizer.save_pretrained(folder)
+            # What the adapter was trained on, so a run can start from it (run_source.py) without this run's spec.
+            (folder / ACTOR_SPEC_FILE).write_text(json.dumps(actor.spec), encoding="utf-8")
         else:
             save_checkpoint(actor.loaded, folder, full)
         torch.save(optimizer_state, folder / OPTIMIZER_FILE)

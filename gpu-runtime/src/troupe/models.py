@@ -80,6 +80,10 @@ def load_actor_model(actor: dict[str, Any], actor_index: int, work_dir: Path) ->
     source = actor["model"]
     if source["source"] == "tiny":
         loaded = build_tiny(source["preset"])
+    elif source["source"] == "run":
+        from .run_source import load_from_run  # another run's checkpoint (run_source.py)
+
+        loaded = load_from_run(actor, actor_index, work_dir)
     else:
         if source["source"] == "local":
             folder = Path(source["path"])
