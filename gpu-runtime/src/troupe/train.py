@@ -341,14 +341,17 @@ def run_loop(
         parts: dict[str, list[EnvRollout]] = defaultdict(list)
         conversations: list[ConversationPart] = []
         rollout_seconds: dict[str, float] = defaultdict(float)
-        # An actor with its own engine (vLLM) samples from the engine's copy: its trainer's weights may stay on the host.
-        residency.for_rollout(a for env, n in zip(environments, prompts_per_env) if n > 0 for a in env.spec["actors"] if a in actors and actors[a].engine is None)
-        for name, synced in wake_for_rollout(actors).items():  # wake weights -> push -> reset prefix cache -> wake KV cache
+        samplers = [a for env, n in zip(environments, prompts_per_env) if n > 0 for a in env.spec["actors"] if a in actors]
+        residency.for_rollout(samplers)
+        # A vLLM actor's engine gets its trainer's weights (wake weights -> push -> reset prefix cache -> wake KV
+        # cache), then samples from its own copy: the trainer's weights may go back to the host meanwhile.
+        for name, synced in wake_for_rollout(actors).items():
             if step == first_step:
                 events.log("info", f'actor "{name}": {synced.tensors} tensors ({synced.bytes / 2**20:.1f} MiB) pushed to its vLLM engine in {synced.seconds:.2f}s')
+        residency.for_rollout(a for a in samplers if actors[a].engine is None)
         gathered = contextlib.ExitStack()  # sharded actors hold full parameters while they sample
         for actor in actors.values():
-            if actor.backend is not None:
+            if actor.backend is not None and actor.engine is None:
                 gathered.enter_context(actor.backend.sampling())
         for env, n_prompts in zip(environments, prompts_per_env):
             if n_prompts == 0 or produced is not None:
