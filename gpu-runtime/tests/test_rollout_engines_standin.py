@@ -248,3 +248,19 @@ def test_vllm_rules_mirror_the_contracts(folder):
     actor.update(backend="vllm", model={"source": "local", "path": str(folder)}, placement={"gpus": [0]})
     paths = {i.path for i in vllm_rules.vllm_actor_issues(actor, "actors.0")}
     assert paths == {"actors.0.vllm.tensorParallel", "actors.0.vllm.sleepLevel"}
+
+
+def test_residency_sends_a_vllm_actors_trainer_weights_to_the_host_while_its_engine_samples(folder, tmp_path, monkeypatch):
+    """With offload between phases, each vLLM actor's trainer parameters are on the device for the push, then
+    go to the host while its engine samples (the engine has its own copy); HF actors keep theirs for sampling."""
+    pytest.importorskip("peft")
+    use_standin(monkeypatch)
+    spec = _two_actor_spec(folder, steps=2)
+    spec["trainer"]["offloadBetweenPhases"] = True
+    spec["actors"][1]["backend"] = "hf"  # the LoRA actor samples with HF generate: its parameters must stay
+    del spec["actors"][1]["vllm"]
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    params_out = [(e["actor"], e["phase"]) for e in result.events if e["type"] == "offload" and e["direction"] == "offload" and "params" in e["parts"]]
+    assert ("student", "rollout") in params_out
+    assert ("adapted", "rollout") not in params_out
