@@ -6,6 +6,7 @@ import { UNAVAILABLE } from "../../lib/runnerSupport";
 import { CheckboxField, ListField, NumberField, SelectField, TextField } from "../fields";
 import { EngineFields } from "./EngineFields";
 import { SamplingFields } from "./SamplingFields";
+import { VllmFields } from "./VllmFields";
 
 const TRAINING_DEFAULTS = TrainingSpec.parse({});
 const LORA_DEFAULTS = LoraSpec.parse({});
@@ -103,6 +104,8 @@ export function ActorForm({
           </div>
         </fieldset>
       ) : null}
+
+      {backend === "vllm" || val("vllm") !== undefined ? <VllmFields spec={spec} errors={errors} onChange={onChange} /> : null}
 
       <fieldset>
         <legend>Training {trainable ? "" : <span className="muted small">(kept, but unused while frozen)</span>}</legend>
