@@ -18,6 +18,7 @@ describe("actor rules", () => {
     expect(issues({ backend: "openai", api, trainable: false })).toEqual([]);
     expect(issues({ training: { lora: { rank: 8 } }, placement: { gpus: [0] } })).toEqual([]);
     expect(issues({ evalSampling: { temperature: 0 } })).toEqual([]);
+    expect(issues({ backend: "vllm", vllm: { tensorParallel: 2, sleepLevel: 2 }, placement: { gpus: [0, 1] } })).toEqual([]);
   });
 
   const cases: [string, Record<string, unknown>, string, RegExp][] = [
@@ -27,6 +28,10 @@ describe("actor rules", () => {
     ["LoRA on an API actor", { backend: "openai", api, trainable: false, training: { lora: {} } }, "training.lora", /no local weights/],
     ["GPUs for an API actor", { backend: "openai", api, trainable: false, placement: { gpus: [0] } }, "placement.gpus", /takes no GPUs/],
     ["vLLM with a tiny preset", { backend: "vllm", model: { source: "tiny" } }, "backend", /vLLM cannot load/],
+    ["vllm settings on an hf actor", { vllm: { sleepLevel: 2 } }, "vllm", /only used by the vllm backend/],
+    ["vLLM tensor parallel unlike the GPUs", { backend: "vllm", vllm: { tensorParallel: 2 }, placement: { gpus: [0] } }, "vllm.tensorParallel", /placed on 1/],
+    ["level-2 sleep on a frozen vLLM actor", { backend: "vllm", trainable: false, vllm: { sleepLevel: 2 } }, "vllm.sleepLevel", /no trainer to push them back/],
+    ["a vLLM memory share above 1", { backend: "vllm", vllm: { gpuMemoryUtilization: 1.5 } }, "vllm.gpuMemoryUtilization", /1/],
     ["LoRA on a frozen actor", { trainable: false, training: { lora: {} } }, "training.lora", /frozen actor never trains/],
     ["optimizer offload on a frozen actor", { trainable: false, training: { offload: { optimizer: true } } }, "training.offload.optimizer", /no optimizer state/],
     ["greedy sampling while training", { sampling: { temperature: 0 } }, "sampling.temperature", /zero advantage/],
