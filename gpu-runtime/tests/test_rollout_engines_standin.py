@@ -264,3 +264,39 @@ def test_residency_sends_a_vllm_actors_trainer_weights_to_the_host_while_its_eng
     params_out = [(e["actor"], e["phase"]) for e in result.events if e["type"] == "offload" and e["direction"] == "offload" and "params" in e["parts"]]
     assert ("student", "rollout") in params_out
     assert ("adapted", "rollout") not in params_out
+
+
+def test_set_adapter_serves_a_saved_lora_folder_with_a_new_request_each_time(folder, tmp_path):
+    """`set_adapter(name, path)`: a `LoRARequest` for an adapter folder (peft's files, as checkpoints write them);
+    each call a new id, so a changed adapter is reloaded rather than served from vLLM's adapter cache."""
+    from peft import LoraConfig, inject_adapter_in_model
+
+    from troupe.lora import save_adapter
+
+    loaded = load_actor_model({"model": {"source": "local", "path": str(folder)}}, 0, folder)
+    model = loaded.model
+    config = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"])
+    inject_adapter_in_model(config, model)
+    model._troupe_lora_config = config
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.2)
+    save_adapter(model, tmp_path / "adapter")
+    engine = VllmEngine(str(folder), loaded.tokenizer, VllmSettings(), seed=3, dtype="float32", lora_rank=4, vllm=vllm_standin)
+    engine.set_adapter("alice", str(tmp_path / "adapter"))
+    first = engine.lora_request
+    prompts = [EnginePrompt(loaded.tokenizer.encode(f"say {c}:", False)) for c in "abcd"]
+    rollout = engine.generate(prompts, SAMPLING)
+    trainer, _ = completion_logprobs(model, rollout, SAMPLING["temperature"])
+    assert ((trainer - rollout.sampler_logprobs).abs() * rollout.completion_mask).max() < 1e-5
+    engine.set_adapter("alice", str(tmp_path / "adapter"))
+    assert engine.lora_request.lora_int_id != first.lora_int_id
+    engine.set_adapter(None)
+    base = engine.generate(prompts, SAMPLING)
+    with torch.no_grad():
+        from troupe.lora import adapters_disabled
+
+        with adapters_disabled(model):
+            plain, _ = completion_logprobs(model, base, SAMPLING["temperature"])
+    assert ((plain - base.sampler_logprobs).abs() * base.completion_mask).max() < 1e-5
