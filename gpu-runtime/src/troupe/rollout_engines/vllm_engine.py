@@ -122,8 +122,9 @@ class VllmEngine(RolloutEngine):
             kwargs["max_model_len"] = settings.max_model_len
         if lora_rank is not None:
             kwargs.update(enable_lora=True, max_lora_rank=lora_rank)
-        if distributed and settings.tensor_parallel > 1:
-            # Each of the run's torch ranks hosts one tensor-parallel shard (as TRL colocates).
+        if distributed:
+            # The run's own torch ranks are vLLM's workers (TRL colocates the same way): each rank's engine sits on
+            # its own GPU, holding one tensor-parallel shard, or a whole replica when tensorParallel is 1.
             kwargs["distributed_executor_backend"] = "external_launcher"
         self.llm = self.vllm.LLM(**kwargs)
 
