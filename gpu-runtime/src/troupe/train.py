@@ -381,7 +381,6 @@ def run_loop(
         gathered.close()
         if produced is not None:
             parts, rollout_seconds = produced.parts, produced.rollout_seconds
-        sleep_for_training(actors)  # colocated engines free their memory while the actors train
         report_memory(events, step, "rollout", device)
 
         # -------------------------------------------------------------- reward
@@ -405,6 +404,7 @@ def run_loop(
                 resampling[name] = {f"dynamic_sampling/{key}": value for key, value in counts.items()}
         resampling = produced.resampling if produced is not None else resampling
         report_memory(events, step, "reward", device)
+        sleep_for_training(actors)  # colocated engines free their memory while the actors train (after dynamic sampling's draws)
 
         # -------------------------------------------------------------- update
         # Per actor: advantages within each group, then iterationsPerBatch clipped PG steps.
