@@ -300,3 +300,17 @@ def test_set_adapter_serves_a_saved_lora_folder_with_a_new_request_each_time(fol
         with adapters_disabled(model):
             plain, _ = completion_logprobs(model, base, SAMPLING["temperature"])
     assert ((plain - base.sampler_logprobs).abs() * base.completion_mask).max() < 1e-5
+
+
+def test_dynamic_sampling_draws_through_the_awake_engine(folder, tmp_path, monkeypatch):
+    """DAPO's dynamic sampling draws more groups after scoring: the engine sleeps only after those draws."""
+    engines: list = []
+    use_standin(monkeypatch, engines)
+    spec = small_spec(steps=2)
+    spec["actors"][0].update(model={"source": "local", "path": str(folder)}, backend="vllm", vllm={"sleepLevel": 2})
+    spec["algorithm"]["dynamicSampling"] = {"enabled": True, "maxRounds": 2}
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    assert sum(result.metrics("dynamic_sampling/rounds")) > 0  # it really drew again (random weights: equal rewards)
+    names = [c[0] for c in engines[0].calls]
+    assert names.count("generate") > 2 and names.count("sleep") == 2
