@@ -314,3 +314,34 @@ def test_dynamic_sampling_draws_through_the_awake_engine(folder, tmp_path, monke
     assert sum(result.metrics("dynamic_sampling/rounds")) > 0  # it really drew again (random weights: equal rewards)
     names = [c[0] for c in engines[0].calls]
     assert names.count("generate") > 2 and names.count("sleep") == 2
+
+
+def test_resume_with_the_vllm_backend_reproduces_the_straight_run_bitwise(folder, tmp_path, monkeypatch):
+    """The engine's per-request seeds come from torch's generator, which checkpoints save and restore, and a resumed
+    run pushes the checkpoint's weights before its first rollout: the resumed run equals the straight one."""
+    from test_control_and_resume import _StopAfterStep, episodes, per_step
+
+    from troupe.checkpointing import list_checkpoints
+
+    use_standin(monkeypatch)
+
+    def spec():
+        s = small_spec(steps=4, checkpointEvery=2)
+        s["rewards"][0] = {"name": "letter_match", "source": {"kind": "python", "code": "def reward(prompt, completion, **row):\n    return len(set(completion)) / 8"}}
+        s["actors"][0].update(model={"source": "local", "path": str(folder)}, backend="vllm", vllm={"sleepLevel": 2})
+        return s
+
+    straight = run_spec(spec(), work_dir=tmp_path / "straight")
+    assert straight.state == "succeeded", straight.message
+    kept = EventWriter(keep=True)
+    first = run_spec(spec(), events=kept, work_dir=tmp_path / "resumed", stop=_StopAfterStep(kept, 2))
+    assert first.state == "cancelled" and first.steps_completed == 2, first.message
+    assert [s for s, _ in list_checkpoints(tmp_path / "resumed" / "checkpoints")] == [2]
+    second = run_spec(spec(), work_dir=tmp_path / "resumed", resume="latest")
+    assert second.state == "succeeded", second.message
+    want = per_step(straight.events)
+    got = {**{k: v for k, v in per_step(first.events).items() if k[0] <= 2}, **per_step(second.events)}
+    assert sorted(got) == sorted(want) and len(want) == 4
+    for key in want:
+        assert got[key] == want[key], (key, got[key], want[key])
+    assert episodes(second.events) == [e for e in episodes(straight.events) if e[0] > 2]

@@ -147,8 +147,9 @@ class VllmEngine(RolloutEngine):
         if self.asleep:
             raise EngineStateError(f"vLLM engine asked to generate while {sorted(self.asleep)} sleep: wake it first")
         self.calls += 1
-        # One seed per request: a run samples the same tokens on resume and on every host.
-        base = (self.seed * 1_000_003 + self.calls * 7919) % (2**31)
+        # One seed per request, drawn from torch's global generator: the run's seed fixes it, a checkpoint saves
+        # and restores it, so a resumed run samples what the uninterrupted one did (as HF `generate` does).
+        base = int(torch.randint(0, 2**31 - 1, (1,)).item())
         params = [self.sampling_params(sampling, (base + i) % (2**31)) for i in range(len(prompts))]
         requests = [{"prompt_token_ids": list(p.token_ids)} for p in prompts]
         outputs = self.llm.generate(requests, sampling_params=params, use_tqdm=False, lora_request=self.lora_request)
