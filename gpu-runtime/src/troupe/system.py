@@ -46,9 +46,38 @@ def rss_bytes() -> int:
         return peak if sys.platform == "darwin" else peak * 1024
 
 
+def peak_rss_bytes() -> int | None:
+    """The highest RSS since the last `reset_memory_peaks` (Linux VmHWM), or None where it cannot be read."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def reset_memory_peaks(device: torch.device) -> None:
+    """Starts the next phase's peaks: CUDA's max allocated, and the host's peak RSS (writing 5 to
+    /proc/self/clear_refs sets VmHWM back to the current RSS, Linux 4.0+; ignored where not allowed)."""
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
 def memory_readings(device: torch.device) -> list[dict[str, object]]:
-    """One reading per device: host RSS, plus allocated/reserved/peak for a CUDA device."""
-    readings: list[dict[str, object]] = [{"device": "cpu", "rssBytes": rss_bytes()}]
+    """One reading per device: host RSS (now, and its peak since the last reset where Linux tells it),
+    plus allocated/reserved/peak for a CUDA device."""
+    host: dict[str, object] = {"device": "cpu", "rssBytes": rss_bytes()}
+    peak = peak_rss_bytes()
+    if peak is not None:
+        host["peakBytes"] = max(peak, int(host["rssBytes"]))  # type: ignore[call-overload]
+    readings: list[dict[str, object]] = [host]
     if device.type == "cuda":
         index = device.index if device.index is not None else torch.cuda.current_device()
         readings.append(

@@ -106,6 +106,7 @@ def update_actor(
     micro_batch_size: int | None,
     reference: Callable[[Rollout], torch.Tensor | None],
     liger_cls: Any = None,
+    after_reference: Callable[[], None] | None = None,
 ) -> dict[str, float]:
     """Runs the update; returns the step's metrics (loss, grad_norm, clip_frac, kl, logprob_gap, entropy),
     identical on every rank."""
@@ -113,6 +114,8 @@ def update_actor(
     single = len(micro) == 1 and not ctx.distributed
     with torch.no_grad(), backend.forward_context():
         ref_logps = [reference(mb.batch) for mb in micro]
+    if after_reference is not None:
+        after_reference()  # the loop books the reference's memory peak apart from the update's
     backend.module.train()
     old_logps: list[torch.Tensor | None] = [None] * len(micro)
     first = WeightedMeans()
