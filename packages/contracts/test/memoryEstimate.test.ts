@@ -175,3 +175,11 @@ describe("estimateRunMemory: the spec's numbers feed the estimate", () => {
     expect(cpu.onCpu).toBe(true);
   });
 });
+
+describe("the estimates the runtime's memory test compares with its measurements", () => {
+  it("gpu-runtime/tests/fixtures/memory_estimates.json is what the estimate gives now (else: npm run -w @troupe/contracts export-memory-estimates)", async () => {
+    const { readFileSync } = await import("node:fs");
+    const { MEMORY_ESTIMATES_FILE, renderMemoryEstimates } = await import("../scripts/export-memory-estimates");
+    expect(readFileSync(MEMORY_ESTIMATES_FILE, "utf8")).toBe(renderMemoryEstimates());
+  });
+});
