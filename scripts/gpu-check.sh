@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything that needs a GPU, in one command, so a lent GPU machine needs nothing else:
 # the GPU-marked runtime tests (bf16 steps, offload freeing device memory, two actors sharing one GPU,
-# the residency books against torch.cuda.memory_allocated, the CUDA path), the kernels' tests on CUDA,
+# the residency books against torch.cuda.memory_allocated, the CUDA path, the memory estimate against
+# measured CUDA peaks), the kernels' tests on CUDA,
 # and the training-engines benchmark. Uses the machine's own torch/transformers (never installs them);
 # pure-Python wheels it lacks (jsonschema, ...) may travel in .whl/ (see README "GPU check").
 set -euo pipefail
@@ -26,7 +27,7 @@ for name in ("transformers", "vllm", "deepspeed", "liger_kernel", "flash_attn", 
         print(f"gpu-check: {name} absent ({type(e).__name__})")
 PY
 status=0
-(cd gpu-runtime && "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_gpu_engines.py tests/test_cuda.py tests/test_deepspeed_backend.py tests/test_vllm_gpu.py) || status=1
+(cd gpu-runtime && "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_gpu_engines.py tests/test_cuda.py tests/test_deepspeed_backend.py tests/test_memory_estimate.py::test_estimate_matches_measured_cuda_memory tests/test_vllm_gpu.py) || status=1
 (cd kernels && "$PY" -m pytest -q -rs -p no:cacheprovider tests) || status=1
 "$PY" bench/runtime/engines.py --steps 4 || status=1
 exit $status
