@@ -331,8 +331,12 @@ def test_resume_with_the_vllm_backend_reproduces_the_straight_run_bitwise(folder
         s["actors"][0].update(model={"source": "local", "path": str(folder)}, backend="vllm", vllm={"sleepLevel": 2})
         return s
 
+    for folder_name in ("straight", "resumed"):
+        (tmp_path / folder_name).mkdir()  # the Python reward's sandbox binds the run folder: it must exist
     straight = run_spec(spec(), work_dir=tmp_path / "straight")
     assert straight.state == "succeeded", straight.message
+    assert not [e for e in straight.events if e["type"] == "log" and e["level"] == "error"]
+    assert len(set(straight.metrics("loss"))) > 1  # real updates, so equal runs mean something
     kept = EventWriter(keep=True)
     first = run_spec(spec(), events=kept, work_dir=tmp_path / "resumed", stop=_StopAfterStep(kept, 2))
     assert first.state == "cancelled" and first.steps_completed == 2, first.message
