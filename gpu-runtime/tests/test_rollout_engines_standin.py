@@ -349,3 +349,15 @@ def test_resume_with_the_vllm_backend_reproduces_the_straight_run_bitwise(folder
     for key in want:
         assert got[key] == want[key], (key, got[key], want[key])
     assert episodes(second.events) == [e for e in episodes(straight.events) if e[0] > 2]
+
+
+def test_the_run_closes_its_engines(folder, tmp_path, monkeypatch):
+    engines: list = []
+    use_standin(monkeypatch, engines)
+    closed = []
+    monkeypatch.setattr(VllmEngine, "close", lambda self: closed.append(self))
+    spec = small_spec(steps=1)
+    spec["actors"][0].update(model={"source": "local", "path": str(folder)}, backend="vllm")
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    assert len(closed) == 1 and closed[0].llm is engines[0]

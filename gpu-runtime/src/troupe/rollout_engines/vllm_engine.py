@@ -228,4 +228,10 @@ class VllmEngine(RolloutEngine):
         self.llm.reset_prefix_cache()
 
     def close(self) -> None:
+        """Drops the engine so its device memory can be released (a library caller may start another run)."""
+        import gc
+
         self.llm = None
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
