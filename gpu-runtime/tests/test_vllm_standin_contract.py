@@ -107,3 +107,16 @@ def test_the_engine_constructs_llm_with_listed_names(tmp_path, monkeypatch):
     VllmEngine(str(tmp_path), None, VllmSettings(tensor_parallel=2, max_model_len=64), seed=1, lora_rank=8, distributed=True, vllm=module)
     assert set(seen) <= set(VLLM_CALLS["LLM"]), set(seen) - set(VLLM_CALLS["LLM"])
     assert seen["enable_sleep_mode"] is True and seen["tensor_parallel_size"] == 2 and seen["max_model_len"] == 64
+
+
+def test_engine_defaults_equal_the_contracts():
+    """An actor without `vllm` gets VllmSettings' defaults: they must be the schema's (zod's) defaults."""
+    import json
+
+    from troupe.rollout_engines.vllm_engine import VllmSettings
+
+    schema = json.loads((Path(vllm_engine.__file__).parents[1] / "schema" / "runspec.v1.schema.json").read_text())
+    props = schema["properties"]["actors"]["items"]["properties"]["vllm"]["properties"]
+    defaults = {k: v["default"] for k, v in props.items() if "default" in v}
+    assert VllmSettings.from_spec({}) == VllmSettings.from_spec({"vllm": defaults})
+    assert set(props) == {"gpuMemoryUtilization", "tensorParallel", "sleepLevel", "maxModelLen", "enforceEager"}
