@@ -2,6 +2,7 @@ import { z } from "zod";
 import { RunSpec } from "./runSpec";
 import { RunEvent } from "./events";
 import { RuntimeControlCommand } from "./control";
+import { renderRunnerRequirements } from "./runners";
 
 /** File name → JSON text of every exported schema. Deterministic, so drift is a byte diff. */
 export function renderSchemas(): Record<string, string> {
@@ -19,5 +20,6 @@ export function renderSchemas(): Record<string, string> {
       "https://troupe.dev/schema/runtime-control.v1.json",
       "Troupe runtime control command v1",
     ),
+    "runner-requirements.v1.json": renderRunnerRequirements(),
   };
 }
