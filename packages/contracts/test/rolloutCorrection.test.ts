@@ -35,3 +35,43 @@ describe("algorithm.importanceCorrection", () => {
     expect(issues({ importanceCorrection: { kind: "mis", cap: 2 } }).map((i) => i.path)).toEqual(["algorithm.importanceCorrection.kind"]);
   });
 });
+
+/** algorithm.async (asyncRules.ts, through RunSpec); gpu-runtime/tests/test_async_rules.py runs the same cases. */
+describe("algorithm.async", () => {
+  const K1 = { async: { maxStaleness: 1 } };
+  function asyncIssues(patch: (spec: typeof DEMO_SPEC_INPUT) => Record<string, unknown>, algorithm: Record<string, unknown> = K1) {
+    const spec = structuredClone(DEMO_SPEC_INPUT);
+    const doc = { ...patch(spec), algorithm: { ...spec.algorithm, ...algorithm } };
+    const parsed = RunSpec.safeParse(doc);
+    return parsed.success ? [] : fieldIssues(parsed.error).filter((i) => i.message.includes("algorithm.async") || i.path.startsWith("algorithm.async"));
+  }
+  const actor0 = (spec: typeof DEMO_SPEC_INPUT, extra: Record<string, unknown>) => ({ ...spec, actors: [{ ...spec.actors[0], ...extra }] });
+
+  it("accepts the demo with a staleness bound, fills K = 1 by default, and refuses a negative one", () => {
+    expect(asyncIssues((s) => s)).toEqual([]);
+    const filled = RunSpec.safeParse({ ...DEMO_SPEC_INPUT, algorithm: { ...DEMO_SPEC_INPUT.algorithm, async: {} } });
+    expect(filled.success && filled.data.algorithm.async).toEqual({ maxStaleness: 1 });
+    const negative = RunSpec.safeParse({ ...DEMO_SPEC_INPUT, algorithm: { ...DEMO_SPEC_INPUT.algorithm, async: { maxStaleness: -1 } } });
+    expect(negative.success ? [] : fieldIssues(negative.error).map((i) => i.path)).toEqual(["algorithm.async.maxStaleness"]);
+  });
+
+  it("refuses several ranks, on the actor's placement", () => {
+    expect(asyncIssues((s) => actor0(s, { placement: { processes: 2 } })).map((i) => i.path)).toEqual(["actors.0.placement.processes"]);
+    expect(asyncIssues((s) => actor0(s, { placement: { processes: 1 } }))).toEqual([]);
+  });
+
+  it("refuses a sharded training backend and a vLLM engine, on the actor's field", () => {
+    expect(asyncIssues((s) => actor0(s, { training: { backend: "fsdp2" } })).map((i) => i.path)).toEqual(["actors.0.training.backend"]);
+    const vllm = asyncIssues((s) => actor0(s, { backend: "vllm", model: { source: "huggingface", id: "Qwen/Qwen2.5-0.5B" } }));
+    expect(vllm.map((i) => i.path)).toEqual(["actors.0.backend"]);
+  });
+
+  it("refuses multi-turn environments, on the environment's kind", () => {
+    const found = asyncIssues((s) => ({ ...s, environments: [{ ...s.environments[0], kind: "collaborative", roundSpec: "student" }] }));
+    expect(found.map((i) => i.path)).toEqual(["environments.0.kind"]);
+  });
+
+  it("refuses learners outside the GRPO family, on algorithm.async", () => {
+    expect(asyncIssues((s) => s, { ...K1, name: "ppo" }).map((i) => i.path)).toEqual(["algorithm.async"]);
+  });
+});

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .async_rules import async_issues
 from .issues import FieldIssue
 
 
@@ -66,6 +67,7 @@ def run_rule_issues(spec: dict[str, Any]) -> list[FieldIssue]:
                             "set trainer.offloadBetweenPhases to false, or turn this off",
                         )
                     )
+    issues.extend(async_issues(spec))
     return issues
 
 

@@ -1,0 +1,47 @@
+"""The contracts' rules for asynchronous rollouts (packages/contracts/src/asyncRules.ts `asyncIssues`), mirrored
+for specs that reach the runtime without a Troupe client; tests/test_async_rules.py runs the contracts' cases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .issues import FieldIssue
+
+ASYNC_ALGORITHMS = ("grpo", "gspo", "dr_grpo", "dapo")
+WHY = "asynchronous rollouts (algorithm.async)"
+
+
+def async_issues(spec: dict[str, Any]) -> list[FieldIssue]:
+    algorithm = spec["algorithm"]
+    if algorithm.get("async") is None:
+        return []
+    issues: list[FieldIssue] = []
+    if algorithm["name"] not in ASYNC_ALGORITHMS:
+        issues.append(FieldIssue("algorithm.async", f'{WHY} feed the GRPO family ({", ".join(ASYNC_ALGORITHMS)}), not "{algorithm["name"]}": remove async'))
+    for i, env in enumerate(spec["environments"]):
+        if env["kind"] != "single_turn" and not env.get("evalOnly"):
+            issues.append(FieldIssue(f"environments.{i}.kind", f'{WHY} sample single_turn environments only; this one is "{env["kind"]}": remove algorithm.async'))
+    for i, a in enumerate(spec["actors"]):
+        if a["backend"] == "openai":
+            continue
+        placement = a["placement"]
+        ranks = len(placement["gpus"]) if placement["gpus"] else placement.get("processes") or 1
+        if ranks > 1:
+            what = "gpus" if placement["gpus"] else "processes"
+            issues.append(FieldIssue(f"actors.{i}.placement.{what}", f"{WHY} run in one process; this actor asks for {ranks} ranks: use one, or remove algorithm.async"))
+        if a["backend"] == "vllm":
+            issues.append(
+                FieldIssue(
+                    f"actors.{i}.backend",
+                    f"{WHY} sample from a copy of the weights with transformers; a colocated vLLM engine sleeps while its actor trains: "
+                    "use backend hf, or remove algorithm.async",
+                )
+            )
+        if a["trainable"] and a["training"]["backend"] != "torch":
+            issues.append(
+                FieldIssue(
+                    f"actors.{i}.training.backend",
+                    f'{WHY} copy each trainable actor\'s plain torch module; "{a["training"]["backend"]}" shards it: use torch, or remove algorithm.async',
+                )
+            )
+    return issues

@@ -1,0 +1,169 @@
+"""Asynchronous rollouts (algorithm.async.maxStaleness: K, async_rollout.py): K = 0 is the synchronous loop bit
+for bit, staleness never exceeds K, checkpoints carry the batches in flight so resume is exact (also after a
+stop at the step boundary), and K = 1 learns the demo."""
+
+import copy
+import json
+import time
+from pathlib import Path
+
+import pytest
+from runtime_helpers import TEST_THREADS, demo_input, small_spec
+
+from troupe.checkpointing import list_checkpoints
+from troupe.control import RunControl
+from troupe.events import EventWriter
+from troupe.run import run_spec
+
+TIMING = {"step_time_s", "tokens_per_s"}
+STALENESS = {"staleness/mean", "staleness/max"}
+VARIED = {"name": "letter_match", "source": {"kind": "python", "code": "def reward(prompt, completion, **row):\n    return len(set(completion)) / 8"}}
+
+
+def wd(path: Path) -> Path:
+    """A run folder (python rewards bind it into their sandbox, so it must exist)."""
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def per_step(events, drop=frozenset()):
+    return {(e["step"], e.get("actor")): {k: v for k, v in e["values"].items() if k not in TIMING | drop} for e in events if e["type"] == "metric"}
+
+
+def episodes(events):
+    return [(e["step"], e["group"], e["sample"], json.dumps(e["messages"]), e["reward"]) for e in events if e["type"] == "episode"]
+
+
+def spec(steps=4, k=None, **trainer):
+    s = small_spec(steps=steps, **trainer)
+    s["rewards"][0] = copy.deepcopy(VARIED)  # varies within groups: real updates, non-zero advantages
+    s["actors"][0]["training"]["klBeta"] = 0.05
+    if k is not None:
+        s["algorithm"]["async"] = {"maxStaleness": k}
+    return s
+
+
+@pytest.mark.parametrize("variant", ["plain", "dynamic+tis+eval+checkpoints"])
+def test_k0_is_the_synchronous_loop_bit_for_bit(tmp_path: Path, variant: str):
+    def make(k):
+        s = spec(steps=4, k=k)
+        if variant != "plain":
+            s["algorithm"]["dynamicSampling"] = {"enabled": True, "maxRounds": 2}
+            s["algorithm"]["importanceCorrection"] = {"kind": "tis", "cap": 2}
+            s["datasets"][0]["evalFraction"] = 0.25
+            s["trainer"].update(evalEvery=2, checkpointEvery=2)
+        return s
+
+    sync = run_spec(make(None), work_dir=wd(tmp_path / "sync"))
+    k0 = run_spec(make(0), work_dir=wd(tmp_path / "k0"))
+    assert sync.state == k0.state == "succeeded", (sync.message, k0.message)
+    assert all(v == 0.0 for v in k0.metrics("staleness/max") + k0.metrics("staleness/mean")) and len(k0.metrics("staleness/max")) == 4
+    want, got = per_step(sync.events), per_step(k0.events, drop=STALENESS)
+    assert sorted(got) == sorted(want) and len(want) >= 4
+    for key in want:  # no tolerance: the same floats
+        assert got[key] == want[key], (key, got[key], want[key])
+    assert episodes(k0.events) == episodes(sync.events)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_staleness_never_exceeds_k(tmp_path: Path, k: int):
+    run = run_spec(spec(steps=5, k=k), work_dir=wd(tmp_path))
+    assert run.state == "succeeded", run.message
+    lags = run.metrics("staleness/max")
+    assert lags == run.metrics("staleness/mean")  # one weights version per batch
+    assert len(lags) == 5 and max(lags) <= k
+    # The batch of step t is sampled after exactly max(0, t - 1 - k) updates: the lag grows to k and stays.
+    assert lags == [float(min(t - 1, k)) for t in range(1, 6)]
+
+
+def test_an_async_run_is_the_same_run_each_time(tmp_path: Path):
+    a = run_spec(spec(steps=4, k=1), work_dir=wd(tmp_path / "a"))
+    b = run_spec(spec(steps=4, k=1), work_dir=wd(tmp_path / "b"))
+    assert per_step(a.events) == per_step(b.events) and episodes(a.events) == episodes(b.events)
+
+
+class _StopAfterStep:
+    """A SIGTERM during step n: the loop is cancelled at the next boundary (no checkpoint then)."""
+
+    def __init__(self, events: EventWriter, n: int):
+        self.events, self.n, self.reason = events, n, "test"
+
+    def is_set(self) -> bool:
+        return any(e["type"] == "metric" and e["step"] >= self.n for e in self.events.events)
+
+
+def test_resume_from_a_checkpoint_with_a_batch_in_flight_is_exact(tmp_path: Path):
+    straight = run_spec(spec(steps=4, k=1, checkpointEvery=2), work_dir=wd(tmp_path / "straight"))
+    assert straight.state == "succeeded", straight.message
+    assert (tmp_path / "straight" / "checkpoints" / "step-2" / "in_flight.pt").exists()
+
+    kept = EventWriter(keep=True)
+    first = run_spec(spec(steps=4, k=1, checkpointEvery=2), events=kept, work_dir=wd(tmp_path / "resumed"), stop=_StopAfterStep(kept, 2))
+    assert first.state == "cancelled" and first.steps_completed == 2, first.message
+    second = run_spec(spec(steps=4, k=1, checkpointEvery=2), work_dir=wd(tmp_path / "resumed"), resume="latest")
+    assert second.state == "succeeded", second.message
+    want = per_step(straight.events)
+    got = {**{key: v for key, v in per_step(first.events).items() if key[0] <= 2}, **per_step(second.events)}
+    assert got == want and len(want) == 4
+    assert episodes(second.events) == [e for e in episodes(straight.events) if e[0] > 2]
+
+
+class _StopAt(EventWriter):
+    """Asks the run to stop after step n, as the control channel would, while step n reports."""
+
+    def __init__(self, control: RunControl, n: int):
+        super().__init__(keep=True)
+        self.control, self.n = control, n
+
+    def metric(self, step, values, actor=None):
+        out = super().metric(step, values, actor)
+        if step == self.n:
+            self.control.apply("stop_after_step")
+        return out
+
+
+def test_stop_after_step_saves_what_is_in_flight_and_resume_is_exact(tmp_path: Path):
+    k = 1
+    straight = run_spec(spec(steps=5, k=k), work_dir=wd(tmp_path / "straight"))
+    assert straight.state == "succeeded", straight.message
+
+    control = RunControl()
+    first = run_spec(spec(steps=5, k=k), events=_StopAt(control, 2), work_dir=wd(tmp_path / "resumed"), control=control)
+    assert first.state == "stopped" and first.steps_completed == 2, first.message
+    assert [s for s, _ in list_checkpoints(tmp_path / "resumed" / "checkpoints")] == [2]
+    import torch
+
+    saved = torch.load(tmp_path / "resumed" / "checkpoints" / "step-2" / "in_flight.pt", weights_only=False)
+    # At the boundary after step 2 the producer may have made the batches of steps 3 and 4 (K + 1): both saved.
+    assert [b["step"] for b in saved["batches"]] == [3, 4] and [b["version"] for b in saved["batches"]] == [1, 2]
+    second = run_spec(spec(steps=5, k=k), work_dir=wd(tmp_path / "resumed"), resume="latest")
+    assert second.state == "succeeded", second.message
+    want = per_step(straight.events)
+    got = {**{key: v for key, v in per_step(first.events).items() if key[0] <= 2}, **per_step(second.events)}
+    assert got == want and len(want) == 5
+    assert episodes(second.events) == [e for e in episodes(straight.events) if e[0] > 2]
+
+
+# --- learning: the demo with K = 1 ---------------------------------------------------------------
+# Same task, seed and bars as tests/test_learning.py (see its docstring for where the margins come from):
+# a rise of +0.15 from the first 20 steps to the last 20, and a last-20 mean of at least twice the best
+# prompt-blind policy (1/8).
+MIN_RISE = 0.15
+PROMPT_BLIND_BEST = 1 / 8
+
+
+@pytest.mark.slow
+def test_demo_learns_with_k1(tmp_path: Path):
+    s = demo_input()
+    s["trainer"]["cpuThreads"] = TEST_THREADS
+    s["algorithm"]["async"] = {"maxStaleness": 1}
+    started = time.monotonic()
+    result = run_spec(s, events=EventWriter(keep=True), work_dir=wd(tmp_path))
+    assert result.state == "succeeded", result.message
+    rewards = result.metrics("reward/mean")
+    assert len(rewards) == s["trainer"]["steps"]
+    head, tail = sum(rewards[:20]) / 20, sum(rewards[-20:]) / 20
+    print(f"demo K=1: {time.monotonic() - started:.1f}s, reward first 20 steps {head:.3f}, last 20 steps {tail:.3f}")
+    assert max(result.metrics("staleness/max")) == 1.0
+    assert tail - head >= MIN_RISE, (head, tail)
+    assert tail >= 2 * PROMPT_BLIND_BEST, tail

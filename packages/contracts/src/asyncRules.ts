@@ -1,0 +1,45 @@
+/**
+ * What asynchronous rollouts (`algorithm.async`) can run with, each refusal on the field that conflicts. The
+ * producer (gpu-runtime/src/troupe/async_rollout.py) samples single-turn environments in a thread of the one
+ * trainer process, from a plain copy of each trainable actor's module. Mirrored by the runtime's
+ * spec/async_rules.py; both test the same cases.
+ */
+import type { ActorRuleIssue, ActorRuleInput } from "./actorRules";
+
+export const ASYNC_ALGORITHMS = ["grpo", "gspo", "dr_grpo", "dapo"] as const;
+
+export interface AsyncRuleInput {
+  actors: (Pick<ActorRuleInput, "backend" | "trainable" | "placement"> & { training: { backend: string } })[];
+  environments: { kind: string; evalOnly?: boolean }[];
+  algorithm: { name: string; async?: { maxStaleness: number } };
+}
+
+export function asyncIssues(spec: AsyncRuleInput): ActorRuleIssue[] {
+  if (!spec.algorithm.async) return [];
+  const issues: ActorRuleIssue[] = [];
+  const add = (path: (string | number)[], message: string) => issues.push({ path, message });
+  const why = "asynchronous rollouts (algorithm.async)";
+  if (!(ASYNC_ALGORITHMS as readonly string[]).includes(spec.algorithm.name)) {
+    add(["algorithm", "async"], `${why} feed the GRPO family (${ASYNC_ALGORITHMS.join(", ")}), not "${spec.algorithm.name}": remove async`);
+  }
+  spec.environments.forEach((env, i) => {
+    if (env.kind !== "single_turn" && !env.evalOnly) {
+      add(["environments", i, "kind"], `${why} sample single_turn environments only; this one is "${env.kind}": remove algorithm.async`);
+    }
+  });
+  spec.actors.forEach((a, i) => {
+    if (a.backend === "openai") return;
+    const ranks = a.placement.gpus.length > 0 ? a.placement.gpus.length : (a.placement.processes ?? 1);
+    if (ranks > 1) {
+      const what = a.placement.gpus.length > 0 ? "gpus" : "processes";
+      add(["actors", i, "placement", what], `${why} run in one process; this actor asks for ${ranks} ranks: use one, or remove algorithm.async`);
+    }
+    if (a.backend === "vllm") {
+      add(["actors", i, "backend"], `${why} sample from a copy of the weights with transformers; a colocated vLLM engine sleeps while its actor trains: use backend hf, or remove algorithm.async`);
+    }
+    if (a.trainable && a.training.backend !== "torch") {
+      add(["actors", i, "training", "backend"], `${why} copy each trainable actor's plain torch module; "${a.training.backend}" shards it: use torch, or remove algorithm.async`);
+    }
+  });
+  return issues;
+}
