@@ -19,3 +19,17 @@ def test_capabilities_report_what_this_host_has():
     assert len(found["gpus"]) == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
     assert found["cpuCount"] >= 1 and found["memoryBytes"] > 0
     assert set(found["sandbox"]) == {"usable", "mode", "detail"}
+
+
+def test_capabilities_name_every_engine_the_runners_page_shows():
+    from troupe.capabilities import capabilities
+
+    found = capabilities()
+    # torch, vLLM, DeepSpeed, Liger, flash-attn, PEFT, Ray, Triton (CUDA is `cuda`): listed installed or not.
+    assert {"torch", "vllm", "deepspeed", "liger-kernel", "flash-attn", "peft", "ray", "triton"} <= set(found["engines"])
+    assert found["hostname"]
+    import torch
+
+    # What support.py accepts here: bf16 on CPU always, on CUDA where the GPUs have it.
+    assert ("bf16" in found["precisions"]) == (not torch.cuda.is_available() or all(g["bf16"] for g in found["gpus"]))
+    assert ("vllm" in found["rolloutBackends"]) == (found["engines"]["vllm"] is not None and torch.cuda.is_available())

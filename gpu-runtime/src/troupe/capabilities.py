@@ -1,7 +1,8 @@
 """`python -m troupe capabilities --json`: what this runtime can run on this host, for the runner to publish.
 
 Everything is probed, nothing assumed: GPUs with their memory, the engines installed with their versions
-(an engine is listed only if it imports), the train backends and cluster kinds that would be accepted
+(an engine is listed only if it imports; every engine the runners page and the launch checks name
+is in ENGINES: torch, vLLM, DeepSpeed, Liger, flash-attn, PEFT, Ray, Triton, and CUDA is `cuda`), the train backends and cluster kinds that would be accepted
 here, and whether user code can be sandboxed. Heavy engines are found with importlib.metadata (no
 import of vLLM or DeepSpeed just to list them)."""
 
@@ -63,18 +64,22 @@ def capabilities() -> dict[str, Any]:
     engines = engine_versions()
     cuda = torch.cuda.is_available()
     sandbox = sandbox_status()
+    devices = gpus()
     backends = ["torch", "fsdp2"] + (["deepspeed"] if engines["deepspeed"] and cuda else [])
+    # What spec/support.py accepts here: bf16 everywhere on CPU, on CUDA only where every GPU has it.
+    bf16 = not cuda or all(g["bf16"] for g in devices)
     return {
         "runtimeVersion": importlib.metadata.version("troupe"),
+        "hostname": platform.node(),
         "python": platform.python_version(),
         "cuda": torch.version.cuda if cuda else None,
-        "gpus": gpus(),
+        "gpus": devices,
         "cpuCount": os.cpu_count(),
         "memoryBytes": host_memory_bytes(),
         "engines": engines,
         "trainBackends": backends,
-        "rolloutBackends": ["hf", "openai"],  # vLLM: issue "Rollouts at GPU speed"
+        "rolloutBackends": ["hf", "openai"] + (["vllm"] if engines["vllm"] and cuda else []),
         "clusterKinds": ["local"] + (["ray"] if engines["ray"] else []),
-        "precisions": ["fp32", "bf16"],
+        "precisions": ["fp32"] + (["bf16"] if bf16 else []),
         "sandbox": {"usable": sandbox.usable, "mode": sandbox.mode, "detail": sandbox.reason},
     }
