@@ -44,6 +44,8 @@ const RawEnv = z.object({
   TROUPE_REQUEUE_CHECK_MS: integer(0).optional(),
   /** How often every queued run's job is checked, whatever the check above says. */
   TROUPE_REQUEUE_SWEEP_MS: integer(1000).optional(),
+  /** How often this runner's presence (GPUs, which run holds each, capabilities) is written to Postgres; 3 missed beats = gone. */
+  TROUPE_PRESENCE_MS: integer(100).optional(),
 });
 
 export interface RunnerEnv {
@@ -61,6 +63,7 @@ export interface RunnerEnv {
   dbRetryMs: number;
   requeueCheckMs: number;
   requeueSweepMs: number;
+  presenceMs: number;
 }
 
 export class EnvError extends Error {
@@ -116,5 +119,6 @@ export function loadRunnerEnv(source: NodeJS.ProcessEnv = process.env, options: 
     dbRetryMs: env.TROUPE_DB_RETRY_MS ?? 900_000,
     requeueCheckMs: env.TROUPE_REQUEUE_CHECK_MS ?? 2_000,
     requeueSweepMs: env.TROUPE_REQUEUE_SWEEP_MS ?? 60_000,
+    presenceMs: env.TROUPE_PRESENCE_MS ?? 10_000,
   };
 }

@@ -11,6 +11,7 @@ import { createRunProcessor } from "./processor";
 import { startRewardTestWorker } from "./rewardTest/rewardTestWorker";
 import { startQueueReconciler } from "./queue/reconcile";
 import { enqueueQueuedRun } from "./queue/runJobs";
+import { startPresence, type Presence } from "./presence/presence";
 import { recoverOwnRuns, startSweeper } from "./run/recovery";
 
 export interface RunnerOptions {
@@ -27,6 +28,8 @@ export interface RunnerOptions {
 
 export interface Runner {
   ctx: RunnerContext;
+  /** This runner's Runner row (presence heartbeat). */
+  presence: Presence;
   worker: Worker;
   /**
    * A graceful stop (SIGTERM, a deploy): take no new jobs; ask every run to stop after its current
@@ -98,6 +101,8 @@ export async function startRunner(env: RunnerEnv, options: RunnerOptions = {}): 
     ...(options.childEnv ? { childEnv: options.childEnv } : {}),
   });
   worker.on("failed", (job, error) => log.error(`job ${job?.id ?? "?"} failed: ${error.message}`));
+  // The Runner row: capabilities, GPUs and which run holds each, on a heartbeat (TROUPE_PRESENCE_MS).
+  const presence = await startPresence(ctx);
   log.info(
     `runner ${env.runnerId} started: queue ${QUEUES.runs.name}, concurrency ${env.concurrency}, ${env.gpus} GPU(s), python ${env.python}, work dir ${env.workDir}`,
   );
@@ -126,6 +131,7 @@ export async function startRunner(env: RunnerEnv, options: RunnerOptions = {}): 
         clearTimeout(grace);
       }
       await rewardTestsClosed;
+      await presence.stop();
       await reconciler?.stop();
       await sweeper.stop();
       await control.close();
@@ -137,5 +143,5 @@ export async function startRunner(env: RunnerEnv, options: RunnerOptions = {}): 
       log.info("runner stopped");
     })());
 
-  return { ctx, worker, shutdown, cancelRuns };
+  return { ctx, presence, worker, shutdown, cancelRuns };
 }

@@ -34,7 +34,7 @@ export async function runJob(ctx: RunnerContext, runId: string, shutdown?: Abort
 
   let gpuIds: number[];
   try {
-    gpuIds = await ctx.gpus.acquire(row.gpus, shutdown);
+    gpuIds = await ctx.gpus.acquire(row.gpus, shutdown, runId);
   } catch (error) {
     if (shutdown?.aborted) return { kind: "deferred", reason: "runner is shutting down" };
     return failUnplaceable(ctx, runId, errorLine(error));

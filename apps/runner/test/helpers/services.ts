@@ -73,6 +73,7 @@ export function testEnv(services: TestServices, overrides: Partial<RunnerEnv> = 
     dbRetryMs: 60_000,
     requeueCheckMs: 200,
     requeueSweepMs: 5_000,
+    presenceMs: 200,
     ...overrides,
   };
 }
