@@ -291,18 +291,6 @@ def run_loop(
         evaluate(events, 0, environments, actors, device, api_actors=api_actors, seed=spec["seed"])
         return "succeeded", f"evaluated {len(environments)} environment(s) once; trainer.steps is 0, so nothing was trained", 0
 
-    if total_steps == 0:
-        # An eval-only run (trainer.steps 0): every environment once, reported at step 0; nothing is trained.
-        residency.for_rollout(n for n in actors)
-        evaluate(events, 0, environments, actors, device, api_actors=api_actors, seed=spec["seed"])
-        return "succeeded", f"evaluated {len(environments)} environment(s) once; trainer.steps is 0, so nothing was trained", 0
-
-    if total_steps == 0:
-        # An eval-only run (trainer.steps 0): every environment once, reported at step 0; nothing is trained.
-        residency.for_rollout(n for n in actors)
-        evaluate(events, 0, environments, actors, device, api_actors=api_actors, seed=spec["seed"])
-        return "succeeded", f"evaluated {len(environments)} environment(s) once; trainer.steps is 0, so nothing was trained", 0
-
     for step in range(first_step, total_steps + 1):
         # ---------------------------------------------------------- step boundary: controls
         boundary = step_boundary(step, total_steps, ctx, events, control, stop, over_limit)

@@ -57,18 +57,6 @@ def datasets_available() -> bool:
     return importlib.util.find_spec("datasets") is not None
 
 
-def datasets_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("datasets") is not None
-
-
-def datasets_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("datasets") is not None
-
-
 def ray_available() -> bool:
     import importlib.util
 
