@@ -3,6 +3,7 @@
 import { getIn } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
 import { EngineSettings } from "./EngineSettings";
+import { RolloutFields } from "./RolloutFields";
 import { DraftField, IssueText, useComposer } from "./fields";
 
 /** Name, seed, tags; algorithm; trainer; training engine. Every input says what it does in one line. */
@@ -47,6 +48,7 @@ export function SettingsSections() {
         <div className="form-grid">
           <DraftField kind="select" path="algorithm.name" label="Algorithm" options={["grpo", "dr_grpo", "dapo", "gspo"]} fallback="grpo" hint="GRPO family; the loss each actor trains with." />
           <DraftField kind="number" path="algorithm.groupSize" label="Group size" placeholder="8" integer hint="Completions per prompt; advantages compare within a group." />
+          <RolloutFields />
         </div>
       </fieldset>
       <fieldset>
