@@ -155,13 +155,13 @@ describe("POST /runs", () => {
     expect(problem(broken).errors?.[0]).toMatchObject({ path: "(root)", line: expect.any(Number), column: expect.any(Number) });
     expect(problem(broken).detail).toMatch(/YAML/);
 
-    const yaml = toYaml({ ...spec(), trainer: { steps: 0, device: "cpu" }, seed: -3 });
+    const yaml = toYaml({ ...spec(), trainer: { steps: -1, device: "cpu" }, seed: -3 });
     const invalid = await call("POST", "/runs", "/runs", { body: yaml, headers: { "content-type": "application/yaml" } });
     expect(invalid.status).toBe(400);
     const errors = problem(invalid).errors!;
     const lines = yaml.split("\n");
     const steps = errors.find((e) => e.path === "trainer.steps")!;
-    expect(lines[steps.line! - 1]!.slice(steps.column! - 1)).toBe("0");
+    expect(lines[steps.line! - 1]!.slice(steps.column! - 1)).toBe("-1");
     expect(lines[steps.line! - 2]).toMatch(/steps|trainer/);
     const seed = errors.find((e) => e.path === "seed")!;
     expect(lines[seed.line! - 1]).toMatch(/^seed: -3/);

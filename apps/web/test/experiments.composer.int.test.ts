@@ -19,11 +19,11 @@ const demo = () => structuredClone(DEMO_SPEC_INPUT) as Record<string, unknown>;
 
 describe("composer: create, save, clone from a run", () => {
   it("saves a draft as is (even invalid) and names the experiment after spec.name", async () => {
-    const { id } = await services.caller.experiment.create({ spec: { ...demo(), name: "draft one", trainer: { steps: 0 } } });
+    const { id } = await services.caller.experiment.create({ spec: { ...demo(), name: "draft one", trainer: { steps: -1 } } });
     services.experimentIds.push(id);
     let row = await services.db.experiment.findUniqueOrThrow({ where: { id } });
     expect(row.name).toBe("draft one");
-    expect((row.spec as { trainer: { steps: number } }).trainer.steps).toBe(0);
+    expect((row.spec as { trainer: { steps: number } }).trainer.steps).toBe(-1);
     const detail = await services.caller.experiment.byId({ id });
     expect(detail.specError).toMatch(/trainer\.steps/);
 
@@ -34,7 +34,7 @@ describe("composer: create, save, clone from a run", () => {
   });
 
   it("refuses to launch an invalid saved draft, naming the field, and creates no run", async () => {
-    const { id } = await services.caller.experiment.create({ spec: { ...demo(), trainer: { steps: 0 } } });
+    const { id } = await services.caller.experiment.create({ spec: { ...demo(), trainer: { steps: -1 } } });
     services.experimentIds.push(id);
     const error = await rejectionOf(services.caller.experiment.launch({ experimentId: id }));
     expect(error.code).toBe("BAD_REQUEST");

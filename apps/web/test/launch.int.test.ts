@@ -48,7 +48,7 @@ describe("experiment.launch", () => {
     const experimentId = await createExperiment(services);
     const jobsBefore = await services.queue.count();
 
-    const steps = await rejectionOf(services.caller.experiment.launch({ experimentId, overrides: { steps: 0 } }));
+    const steps = await rejectionOf(services.caller.experiment.launch({ experimentId, overrides: { steps: -1 } }));
     expect(steps.code).toBe("BAD_REQUEST");
     expect(steps.cause).toBeInstanceOf(FieldValidationError);
     expect((steps.cause as FieldValidationError).issues.map((i) => i.path)).toEqual(["trainer.steps"]);

@@ -49,7 +49,7 @@ describe("checkLaunch", () => {
   });
 
   it("reports schema errors first, by field", () => {
-    const { issues } = checkLaunch({ ...DEMO_SPEC_INPUT, trainer: { ...DEMO_SPEC_INPUT.trainer, steps: 0 } });
+    const { issues } = checkLaunch({ ...DEMO_SPEC_INPUT, trainer: { ...DEMO_SPEC_INPUT.trainer, steps: -1 } });
     expect(issues.map((i) => i.path)).toEqual(["trainer.steps"]);
   });
 });

@@ -198,7 +198,7 @@ describe("troupe CLI against a real server and runner", () => {
       expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(3);
       expect(r.stderr).toMatch(message);
     }
-    const invalid = writeSpec("invalid.yaml", { ...demo(3), trainer: { steps: 0 } });
+    const invalid = writeSpec("invalid.yaml", { ...demo(3), trainer: { steps: -1 } });
     const rejected = await troupe(["run", invalid, "--wait"]);
     expect(rejected.code).toBe(3);
     expect(rejected.stderr).toMatch(/HTTP 400/);

@@ -43,6 +43,7 @@ export const PROCEDURE_ROLES: Readonly<Record<string, Role>> = {
   "run.checkpoints": "viewer",
   "run.metrics": "viewer",
   "run.metricNames": "viewer",
+  "run.evalResults": "viewer",
   "run.memory": "viewer",
   "run.logs": "viewer",
   "run.table": "viewer",

@@ -128,6 +128,15 @@ export function EnvironmentForm(props: {
             <span className="hint">Relative share of each batch drawn from this environment.</span>
             <FieldError issues={issues} path="weight" />
           </div>
+          <label className="form-field checkbox">
+            <input type="checkbox" checked={draft.evalOnly === true} onChange={(e) => set("evalOnly", e.target.checked ? true : undefined)} data-testid="env-eval-only" />
+            Eval only
+            <span className="hint">
+              Never trained on: every row of its dataset is evaluated every trainer.evalEvery steps (and once in a run of 0 steps), as
+              eval/{draft.name || "<name>"}/… metrics.
+            </span>
+            <FieldError issues={issues} path="evalOnly" />
+          </label>
         </div>
       </fieldset>
 

@@ -67,8 +67,16 @@ export function RunHeader({
           )}
           <span>
             <b>step</b>
-            {step}
-            {run.totalSteps !== null && ` / ${run.totalSteps}`}
+            {run.totalSteps === 0 ? (
+              <span data-testid="run-eval-only" title="trainer.steps is 0: the models are loaded and every environment is evaluated once">
+                eval only
+              </span>
+            ) : (
+              <>
+                {step}
+                {run.totalSteps !== null && ` / ${run.totalSteps}`}
+              </>
+            )}
           </span>
           <span>
             <b>last reward</b>

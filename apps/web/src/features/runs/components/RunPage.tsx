@@ -9,6 +9,7 @@ import { useRunViewParams } from "../hooks/useRunViewParams";
 import { RUN_TABS } from "../lib/runView";
 import { CHART_POINTS_COOKIE, chartPointsFor, clampChartPoints, DEFAULT_CHART_POINTS } from "../lib/seriesRequest";
 import { specNames } from "../lib/specNames";
+import { EvalResultsPanel } from "./EvalResultsPanel";
 import { MemoryPanel } from "./MemoryPanel";
 import { RunErrorPanel } from "./RunErrorPanel";
 import { ChartToolbar, RunCharts } from "./RunCharts";
@@ -97,6 +98,7 @@ export function RunPage({ runId, initialChartPoints = DEFAULT_CHART_POINTS }: { 
       </div>
       {/* Charts stay mounted (hidden) on other tabs, so they keep up with the live stream. */}
       <div hidden={tab !== "charts"}>
+        <EvalResultsPanel runId={runId} live={!ended} />
         <ChartToolbar view={view} setView={setView} zoom={zoom} resetZoom={() => setZoom(null)} />
         <RunCharts
           names={names}

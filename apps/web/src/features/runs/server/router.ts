@@ -30,6 +30,8 @@ import {
   RunMetricNamesOutput,
 } from "./schemas";
 import { pageEpisodes } from "./episodes";
+import { RunEvalResultsOutput } from "../lib/evalResults";
+import { loadEvalResults } from "./evalResults";
 import { listMetricSeriesKeys, loadMemorySeries, loadMetricSeries } from "./series";
 import { loadMemoryPeaks, RunMemoryPeaksOutput } from "./memoryPeaks";
 import { loadOffloads, RunOffloadsInput, RunOffloadsOutput } from "./offloads";
@@ -135,6 +137,16 @@ export const runRouter = createTRPCRouter({
       const { fromStep, toStep, actors, withTime } = input;
       const series = await loadMetricSeries(ctx.db, input.runId, input.names, input.maxPoints, { fromStep, toStep, actors, withTime });
       return { series: series.map(toColumns) };
+    }),
+
+  /** The latest eval values per environment and actor (`eval/<environment>/…` metrics), for the run page's table. */
+  evalResults: protectedProcedure
+    .input(RunIdInput)
+    .output(RunEvalResultsOutput)
+    .query(async ({ ctx, input }) => {
+      const run = await ctx.db.run.findUnique({ where: { id: input.runId }, select: { spec: true } });
+      if (!run) throw new TRPCError({ code: "NOT_FOUND", message: `run ${input.runId} not found` });
+      return loadEvalResults(ctx.db, input.runId, run.spec);
     }),
 
   /** The (metric, actor) series a run has reported, so pages chart what exists instead of a fixed list. */

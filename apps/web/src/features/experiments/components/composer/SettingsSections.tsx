@@ -54,7 +54,7 @@ export function SettingsSections() {
       <fieldset>
         <legend>Trainer</legend>
         <div className="form-grid">
-          <DraftField kind="number" path="trainer.steps" label="Steps" placeholder="100" integer hint="Optimizer steps (each one batch of rollouts)." />
+          <DraftField kind="number" path="trainer.steps" label="Steps" placeholder="100" integer hint="Optimizer steps (each one batch of rollouts); 0 is an eval-only run: every environment evaluated once." />
           <DraftField kind="number" path="trainer.promptsPerStep" label="Prompts per step" placeholder="4" integer hint="Each yields a group of completions." />
           <DraftField kind="select" path="trainer.device" label="Device" options={["auto", "cpu", "cuda"]} fallback="auto" hint="auto: CUDA when the runner has it." />
           <DraftField kind="number" path="trainer.cpuThreads" label="CPU threads" placeholder="0" integer hint="Torch threads on CPU; 0 lets torch decide." />
