@@ -63,6 +63,9 @@ def test_k0_is_the_synchronous_loop_bit_for_bit(tmp_path: Path, variant: str):
     for key in want:  # no tolerance: the same floats
         assert got[key] == want[key], (key, got[key], want[key])
     assert episodes(k0.events) == episodes(sync.events)
+    if variant != "plain":  # the correction is reported (sampler and trainer agree here: weights ~1, none capped)
+        assert k0.metrics("tis/weight_mean") == sync.metrics("tis/weight_mean") and len(k0.metrics("tis/weight_mean")) == 4
+        assert all(abs(w - 1) < 1e-4 for w in k0.metrics("tis/weight_mean")) and max(k0.metrics("tis/clipped_frac")) == 0.0
 
 
 @pytest.mark.parametrize("k", [1, 2])
