@@ -7,6 +7,7 @@
 Importing `troupe` is light (no torch); the training loop imports torch/transformers when a run starts.
 """
 
+from .environment_api import Environment, Reply
 from .events import EventWriter
 from .reward_api import RewardFunction, reward
 from .run import EXIT_CANCELLED, EXIT_FAILED, EXIT_SPEC, EXIT_SUCCEEDED, RunResult, StopRequest, run_spec
@@ -19,8 +20,10 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_SPEC",
     "EXIT_SUCCEEDED",
+    "Environment",
     "EventWriter",
     "FieldIssue",
+    "Reply",
     "RewardFunction",
     "RunResult",
     "SpecError",

@@ -28,7 +28,7 @@ import torch
 from . import schedule as dsl
 from .data import Dataset, RowSampler
 from .rewards import BoundReward, combine_rewards
-from .rollout import Rollout
+from .rollout import Rollout, sample
 from .spec import SpecError
 from .tokenizer import Tokenizer
 
@@ -79,6 +79,10 @@ class Message:
     ids: list[int]  # the speaker's sampled ids (EOS included when drawn)
     logprobs: list[float]  # the sampler's log-probs of `ids`
     ended: bool = True  # False: the turn was cut off at maxNewTokens (no end-of-sequence drawn)
+    # "assistant": an actor's turn; "environment": the environment speaking (a tool result, program
+    # output, game state, verdict): context for every actor, never a training target (acting.py).
+    role: str = "assistant"
+    to: list[str] | None = None  # environment messages: the actors who see it (None: everyone)
 
 
 @dataclass
@@ -110,6 +114,12 @@ class Episode:
     advantages: dict[str, float] = field(default_factory=dict)
 
     visibility: dict[str, list[str]] | None = None
+    # Environments that act (acting.py): the dataset row, the environment's own state, whether the
+    # episode has ended, and the rewards the environment gave (actor -> component -> value).
+    row: dict[str, Any] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
+    done: bool = False
+    env_rewards: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def sees(self, viewer: str, speaker: str) -> bool:
         """The environment's `visibility`: own messages always; an unlisted viewer sees everyone."""
@@ -117,9 +127,28 @@ class Episode:
             return True
         return speaker in self.visibility[viewer]
 
+    def sees_message(self, viewer: str, m: "Message") -> bool:
+        """Environment messages go to their `to` actors (everyone when None); actors' by `visibility`."""
+        if m.role == "environment":
+            return m.to is None or viewer in m.to
+        return self.sees(viewer, m.actor)
+
     def conversation(self) -> list[dict[str, str]]:
-        """What conversation rewards see: the user prompt, then every message in order."""
-        return [{"actor": "user", "content": self.user}] + [{"actor": m.actor, "content": m.text} for m in self.messages]
+        """What conversation rewards see: the user prompt, then every message in order (environment
+        messages included, with `role: "environment"`)."""
+        return [{"actor": "user", "content": self.user}] + [
+            {"actor": m.actor, "content": m.text, **({"role": "environment"} if m.role == "environment" else {})} for m in self.messages
+        ]
+
+    def finish(self, rewards: dict[str, Any] | None = None) -> None:
+        """End the episode (acting environments); `rewards`: actor -> number (component
+        "environment") or {component: number}, added to the spec's rewards."""
+        self.done = True
+        for actor, value in (rewards or {}).items():
+            self.env_rewards[actor] = {k: float(v) for k, v in value.items()} if isinstance(value, dict) else {"environment": float(value)}
+
+    def own_messages(self, actor: str) -> list["Message"]:
+        return [m for m in self.messages if m.actor == actor and m.role == "assistant"]
 
 
 @dataclass
@@ -194,6 +223,69 @@ class CollaborativeEnvironment:
             e.rewards[actor] = combine_rewards(components, weights)
 
 
+def speak(
+    actor: str,
+    batch: list[Episode],
+    models: dict[str, Any],
+    tokenizers: dict[str, Tokenizer | None],
+    samplings: dict[str, dict[str, Any]],
+    device: torch.device,
+    seconds: dict[str, float],
+) -> list[Message]:
+    """One turn of `actor` in each episode of `batch`, sampled as one batch from each episode's
+    current context (its token view plus the `Name:` header; API actors read `chat_view`).
+    Nothing is appended here: see `append_message`."""
+    import time
+
+    from .api_actor import ApiActor, chat_view
+
+    if isinstance(models[actor], ApiActor):
+        t0 = time.monotonic()
+        texts = models[actor].complete_many(
+            [chat_view(actor, e.systems.get(actor), e.user, [m for m in e.messages if e.sees_message(actor, m)]) for e in batch]
+        )
+        seconds[actor] = seconds.get(actor, 0.0) + time.monotonic() - t0
+        return [Message(actor, text, [], []) for text in texts]
+    tok = tokenizers[actor]
+    assert tok is not None
+    header = tok.encode(f"{actor}:", False)
+    contexts = [e.views[actor].ids + header for e in batch]
+    t0 = time.monotonic()
+    rollout = sample(models[actor], tok, contexts, samplings[actor], device)
+    seconds[actor] = seconds.get(actor, 0.0) + time.monotonic() - t0
+    out = []
+    for k in range(len(batch)):
+        n = int(rollout.completion_mask[k].sum())
+        ids = rollout.completion_ids[k, :n].tolist()
+        ended = bool(rollout.ended[k]) if rollout.ended is not None else True
+        out.append(Message(actor, rollout.texts[k], ids, rollout.sampler_logprobs[k, :n].tolist(), ended))
+    return out
+
+
+def append_message(e: Episode, m: Message, tokenizers: dict[str, Tokenizer | None]) -> None:
+    """Add `m` to the episode and to the token view of every actor who sees it."""
+    e.messages.append(m)
+    add_to_views(e, m, tokenizers, list(e.views))
+
+
+def add_to_views(e: Episode, m: Message, tokenizers: dict[str, Tokenizer | None], viewers: Sequence[str]) -> None:
+    """`m` as `[Name:][body]\n` in the views of `viewers` who see it. Only the speaker's own sampled
+    body is marked as its own (a loss target); environment messages are context in every view
+    (own = 0), so no actor ever trains on them."""
+    for viewer in viewers:
+        view = e.views[viewer]
+        if not e.sees_message(viewer, m):
+            continue
+        tok = tokenizers[viewer]
+        assert tok is not None
+        view.extend(tok.encode(f"{m.actor}:", False))
+        if viewer == m.actor and m.role == "assistant":
+            view.extend(m.ids, own=True, logprobs=m.logprobs)
+        else:
+            view.extend(tok.encode(m.text, False))
+        view.extend(tok.encode(SEPARATOR, False))
+
+
 def run_turns(
     episodes: list[Episode],
     models: dict[str, Any],
@@ -203,15 +295,7 @@ def run_turns(
 ) -> dict[str, float]:
     """Play every episode's schedule, batching each turn by actor. Returns rollout seconds per actor.
 
-    `models[a]` is the actor's rollout engine (rollout_engines/); a transformers model or an `ApiActor`
-    is wrapped in one (an engine that reads chat has no tokenizer: `tokenizers[a]` is None)."""
-    import time
-
-    from .api_actor import chat_view
-    from .rollout_engines import EnginePrompt
-    from .rollout_engines.colocate import as_engine
-
-    engines = {a: as_engine(m, tokenizers.get(a), device) for a, m in models.items()}
+    `models[a]` is a transformers model, or an `ApiActor` (then `tokenizers[a]` is None)."""
     seconds: dict[str, float] = {}
     longest = max((len(e.schedule) for e in episodes), default=0)
     for t in range(longest):
@@ -220,45 +304,17 @@ def run_turns(
         # Every actor of a turn (`a & b`) samples from the same context: nothing is appended until all have spoken.
         for actor in dict.fromkeys(a for e in acting for a in e.schedule[t]):
             batch = [e for e in acting if actor in e.schedule[t]]
-            engine = engines[actor]
-            if engine.reads_chat:
-                t0 = time.monotonic()
-                chats = [chat_view(actor, e.systems.get(actor), e.user, [m for m in e.messages if e.sees(actor, m.actor)]) for e in batch]
-                texts = engine.generate([EnginePrompt([], chat) for chat in chats], samplings[actor]).texts
-                seconds[actor] = seconds.get(actor, 0.0) + time.monotonic() - t0
-                for e, text in zip(batch, texts):
-                    said[id(e)].append(Message(actor, text, [], []))
-                continue
-            tok = tokenizers[actor]
-            assert tok is not None
-            header = tok.encode(f"{actor}:", False)
-            contexts = [e.views[actor].ids + header for e in batch]
-            t0 = time.monotonic()
-            rollout = engine.generate([EnginePrompt(c) for c in contexts], samplings[actor])
-            seconds[actor] = seconds.get(actor, 0.0) + time.monotonic() - t0
-            for k, e in enumerate(batch):
-                n = int(rollout.completion_mask[k].sum())
-                ids = rollout.completion_ids[k, :n].tolist()
-                ended = bool(rollout.ended[k]) if rollout.ended is not None else True
-                said[id(e)].append(Message(actor, rollout.texts[k], ids, rollout.sampler_logprobs[k, :n].tolist(), ended))
+            for e, m in zip(batch, speak(actor, batch, models, tokenizers, samplings, device, seconds)):
+                said[id(e)].append(m)
         for e in acting:
             turn = said[id(e)]
+            # Everyone of a turn sampled before any of the turn's messages was appended, so a
+            # speaker's own message goes first in its own view: the trainer then conditions its
+            # tokens on exactly the context it sampled from (others' drafts come after).
             e.messages.extend(turn)
-            for viewer, view in e.views.items():
-                # Everyone of a turn sampled before any of the turn's messages was appended, so a
-                # speaker's own message goes first in its own view: the trainer then conditions its
-                # tokens on exactly the context it sampled from (others' drafts come after).
+            for viewer in e.views:
                 for m in sorted(turn, key=lambda m: m.actor != viewer):
-                    if not e.sees(viewer, m.actor):
-                        continue
-                    tok = tokenizers[viewer]
-                    assert tok is not None
-                    view.extend(tok.encode(f"{m.actor}:", False))
-                    if viewer == m.actor:
-                        view.extend(m.ids, own=True, logprobs=m.logprobs)
-                    else:
-                        view.extend(tok.encode(m.text, False))
-                    view.extend(tok.encode(SEPARATOR, False))
+                    add_to_views(e, m, tokenizers, [viewer])
     return seconds
 
 

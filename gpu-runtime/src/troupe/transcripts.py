@@ -63,7 +63,10 @@ def conversation_episode(conv: "ConversationPart", episode: Episode, trained_nam
     if episode.user:
         messages.append({"actor": conv.env.dataset.name, "role": "user", "content": episode.user, "trained": False})
     for m in episode.messages:
-        messages.append({"actor": m.actor, "role": "assistant", "content": m.text, "trained": m.actor in trained_names})
+        if m.role == "environment":  # the environment speaking: context, never trained on
+            messages.append({"actor": m.actor, "role": "environment", "content": m.text, "trained": False})
+        else:
+            messages.append({"actor": m.actor, "role": "assistant", "content": m.text, "trained": m.actor in trained_names})
     trained = [a for a in conv.env.actors if a in trained_names] or conv.env.actors
     if len(trained) == 1:
         components = episode.components[trained[0]]

@@ -68,7 +68,8 @@ export const MemoryEvent = z
 export const EpisodeMessage = z
   .object({
     actor: z.string().max(64),
-    role: z.enum(["system", "user", "assistant"]),
+    /** "environment": the environment speaking between actor turns (tool result, program output, game state); never trained on. */
+    role: z.enum(["system", "user", "assistant", "environment"]),
     content: z.string(),
     /** True when the actor was trained on these tokens (its own completion). */
     trained: z.boolean(),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .eval_rules import eval_rule_issues
+from .acting_rules import acting_environment_issues
 from .issues import FieldIssue
 
 
@@ -47,10 +47,9 @@ def reference_issues(spec: dict[str, Any]) -> list[FieldIssue]:
                 issues.append(FieldIssue(f"environments.{i}.rewards.{j}.reward", f'unknown reward "{ref.get("reward")}"'))
         if env.get("kind") == "single_turn" and len(env.get("actors", [])) != 1:
             issues.append(FieldIssue(f"environments.{i}.actors", "a single_turn environment has exactly one actor"))
+        issues.extend(acting_environment_issues(env, i, spec.get("algorithm", {}).get("name", "grpo")))
         if env.get("kind") == "collaborative" and not env.get("roundSpec"):
             issues.append(FieldIssue(f"environments.{i}.roundSpec", "a collaborative environment needs a roundSpec"))
-    issues.extend(eval_rule_issues(spec))
-    # An eval-only run (trainer.steps 0) may evaluate frozen actors only.
-    if not any(a.get("trainable") for a in spec.get("actors", [])) and spec.get("trainer", {}).get("steps", 1) > 0:
+    if not any(a.get("trainable") for a in spec.get("actors", [])):
         issues.append(FieldIssue("actors", "at least one actor must be trainable"))
     return issues
