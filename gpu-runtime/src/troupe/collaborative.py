@@ -237,13 +237,16 @@ def speak(
     Nothing is appended here: see `append_message`."""
     import time
 
-    from .api_actor import ApiActor, chat_view
+    from .api_actor import chat_view
+    from .rollout_engines import EnginePrompt
+    from .rollout_engines.colocate import as_engine
 
-    if isinstance(models[actor], ApiActor):
+    # `models[actor]`: the actor's rollout engine; a transformers model or an ApiActor is wrapped in one.
+    engine = as_engine(models[actor], tokenizers.get(actor), device)
+    if engine.reads_chat:
         t0 = time.monotonic()
-        texts = models[actor].complete_many(
-            [chat_view(actor, e.systems.get(actor), e.user, [m for m in e.messages if e.sees_message(actor, m)]) for e in batch]
-        )
+        chats = [chat_view(actor, e.systems.get(actor), e.user, [m for m in e.messages if e.sees_message(actor, m)]) for e in batch]
+        texts = engine.generate([EnginePrompt([], chat) for chat in chats], samplings[actor]).texts
         seconds[actor] = seconds.get(actor, 0.0) + time.monotonic() - t0
         return [Message(actor, text, [], []) for text in texts]
     tok = tokenizers[actor]
@@ -251,7 +254,7 @@ def speak(
     header = tok.encode(f"{actor}:", False)
     contexts = [e.views[actor].ids + header for e in batch]
     t0 = time.monotonic()
-    rollout = sample(models[actor], tok, contexts, samplings[actor], device)
+    rollout = engine.generate([EnginePrompt(c) for c in contexts], samplings[actor])
     seconds[actor] = seconds.get(actor, 0.0) + time.monotonic() - t0
     out = []
     for k in range(len(batch)):

@@ -38,11 +38,16 @@ from .rollout import Rollout, _pad_to, concat_rollouts
 from .lr_schedule import lr_at
 from .lora import adapters_disabled
 from .checkpointing import checkpoints_root, load_training_checkpoint, prune_checkpoints, save_training_checkpoint
+from .async_rollout import RolloutProducer, load_in_flight
 from .control import RunControl
 from .boundary import step_boundary
 from .transcripts import emit_episodes
-from .system import memory_readings, resolve_device, seed_everything, set_cpu_threads
+from .system import memory_readings, reset_memory_peaks, resolve_device, seed_everything, set_cpu_threads
 from .evaluation import evaluate
+from .learners import family
+from .learners.offline_loop import OfflineLearner
+from .learners import ppo
+from .rollout_engines.colocate import attach_engines, close_engines, engine_of, sleep_for_training, wake_for_rollout
 from .single_turn import EnvRollout, draw_single_turn, refill_groups, score_single_turn
 from .training_shares import ConversationPart, Share, actor_shares
 
@@ -56,8 +61,7 @@ class StopSignal(Protocol):
 def report_memory(events: EventWriter, step: int, phase: str, device: torch.device, actor: str | None = None) -> None:
     for reading in memory_readings(device):
         events.memory(step=step, phase=phase, actor=actor, **reading)  # type: ignore[arg-type]
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)  # so the next phase's peak is its own
+    reset_memory_peaks(device)  # so the next phase's peak is its own
 
 
 def build_residency(spec: dict[str, Any], actors: dict[str, Actor], events: EventWriter) -> ResidencyManager:
@@ -99,6 +103,14 @@ def reference_logprobs(actor: Actor) -> Any:
         return logp
 
     return compute
+
+
+def store_advantages(shares: list[Share], per_row: list[float]) -> None:
+    """Each share's rows' advantages, kept with its episodes (transcripts show them)."""
+    offset = 0
+    for sh in shares:
+        sh.set_advantages(per_row[offset : offset + len(sh.rewards)])
+        offset += len(sh.rewards)
 
 
 def to_device(batch: Rollout, device: torch.device) -> Rollout:
@@ -192,7 +204,14 @@ def run_loop(
             events.log("warning", note)
 
     actors, api_actors = build_actors(spec, work_dir, device, ctx, events.log)
+    attach_engines(spec, actors, work_dir, ctx.distributed, events.log)  # vLLM actors sample with their own engine
+    if closing is not None:
+        closing.callback(close_engines, actors)
     residency = build_residency(spec, actors, events)
+    # The PPO family's critics (learners/ppo.py): one per actor (ppo, ippo) or per environment (mappo).
+    critics = ppo.build_critics(spec, actors, environments, ctx, work_dir, events.log) if family(spec["algorithm"]["name"]) == "ppo" else None
+    if critics is not None:
+        ppo.register(critics, residency)
     # Judges: rewards with an `actors` parameter may ask the run's frozen actors to generate.
     judges: dict[str, Any] = {n: ApiActorHandle(n, a) for n, a in api_actors.items()}
     judges.update({n: HFActorHandle(n, a.loaded.model, a.loaded.tokenizer, a.spec["sampling"], a.device) for n, a in actors.items() if not a.trainable})
@@ -207,7 +226,8 @@ def run_loop(
     unused = [name for name in [*actors, *api_actors] if not any(name in env.spec["actors"] for env in environments)]
     if unused:
         events.log("warning", f"actors in no environment (never trained): {', '.join(unused)}")
-    prompts_per_env = allocate_prompts(trainer["promptsPerStep"], [env.spec["weight"] for env in environments])
+    # Eval-only environments draw no training prompts (evaluation.py evaluates them).
+    prompts_per_env = allocate_prompts(trainer["promptsPerStep"], [0.0 if env.spec.get("evalOnly") else env.spec["weight"] for env in environments])
     events.log(
         "info",
         f"{total_steps} steps x {trainer['promptsPerStep']} prompts x {group_size} samples; "
@@ -219,12 +239,29 @@ def run_loop(
         done, warnings = load_training_checkpoint(resume_from, spec, actors, environments, device)
         for warning in warnings:
             events.log("warning", warning)
+        if critics is not None:
+            ppo.load_critics(resume_from, critics)
         events.log("info", f"resumed from {resume_from} (step {done} of {total_steps}): next step {done + 1}")
         first_step = done + 1
     report_memory(events, first_step - 1, "setup", device)
+    # algorithm.async: a producer thread samples the next batches while this one trains (async_rollout.py).
+    producer = None
+    if spec["algorithm"].get("async") is not None and first_step <= total_steps:
+        producer = RolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, load_in_flight(resume_from, environments) if resume_from else None)
+
+    def finish(state: str, message: str, steps: int) -> tuple[str, str, int]:
+        if producer is not None:
+            producer.close()
+        return state, message, steps
 
     def save(step: int) -> None:
-        folder, saved = save_training_checkpoint(checkpoints_root(work_dir), step, spec, actors, environments, ctx)
+        # With async rollouts: once the producer is idle (the RNG state is then after every batch it made), with those batches.
+        with producer.quiesce() if producer is not None else contextlib.nullcontext():
+            folder, saved = save_training_checkpoint(checkpoints_root(work_dir), step, spec, actors, environments, ctx)
+            if critics is not None:
+                ppo.save_critics(folder, critics, ctx)
+            if producer is not None and ctx.is_main:
+                producer.save_in_flight(folder)
         if not ctx.is_main:
             return
         for part in saved:
@@ -236,6 +273,7 @@ def run_loop(
         report_memory(events, step, "checkpoint", device)
 
     last_step_seconds, paused_seconds, last_saved = 0.0, 0.0, first_step - 1 if resume_from is not None else -1
+    offline = OfflineLearner(spec, environments, actors, prompts_per_env, ctx, residency) if family(spec["algorithm"]["name"]) == "offline" else None
 
     def over_limit(pausing: float) -> str | None:
         limit = trainer.get("maxDurationSeconds")
@@ -247,6 +285,12 @@ def run_loop(
             )
         return None
 
+    if total_steps == 0:
+        # An eval-only run (trainer.steps 0): every environment once, reported at step 0; nothing is trained.
+        residency.for_rollout(n for n in actors)
+        evaluate(events, 0, environments, actors, device, api_actors=api_actors, seed=spec["seed"])
+        return "succeeded", f"evaluated {len(environments)} environment(s) once; trainer.steps is 0, so nothing was trained", 0
+
     for step in range(first_step, total_steps + 1):
         # ---------------------------------------------------------- step boundary: controls
         boundary = step_boundary(step, total_steps, ctx, events, control, stop, over_limit)
@@ -254,27 +298,53 @@ def run_loop(
         if boundary.action == "stop":
             if last_saved != step - 1:
                 save(step - 1)
-            return "stopped", boundary.message, step - 1
+            return finish("stopped", boundary.message, step - 1)
         if boundary.action == "cancel":
-            return "cancelled", boundary.message, step - 1
+            return finish("cancelled", boundary.message, step - 1)
         if boundary.action == "limit":
             events.log("info", boundary.message)
-            return "succeeded", boundary.message, step - 1
+            return finish("succeeded", boundary.message, step - 1)
         residency.step = step
         step_started = time.monotonic()
 
+        # -------------------------------------------------------------- offline learners (sft, dpo)
+        if offline is not None:
+            # No rollout: each actor trains on its environments' next dataset rows (learners/offline_loop.py).
+            for name, values in offline.step(step).items():
+                events.metric(step, {**values, "step_time_s": time.monotonic() - step_started}, actor=name)
+            last_step_seconds = time.monotonic() - step_started
+            if trainer["evalEvery"] > 0 and (step % trainer["evalEvery"] == 0 or step == total_steps):
+                for name, values in offline.evaluate().items():
+                    events.metric(step, values, actor=name)
+                if any(env.spec["rewards"] for env in environments):  # listed rewards are evaluated, not trained on
+                    residency.for_rollout(n for n, a in actors.items())
+                    evaluate(events, step, environments, actors, device, api_actors=api_actors, seed=spec["seed"])
+            if trainer["checkpointEvery"] > 0 and (step % trainer["checkpointEvery"] == 0 or step == total_steps):
+                save(step)
+                last_saved = step
+            continue
+
         # -------------------------------------------------------------- rollout
-        # Each environment draws its prompts and its actor samples groupSize completions per prompt.
+        # Each environment draws its prompts and its actor samples groupSize completions per prompt
+        # (with async rollouts the producer did this and the reward phase: `produced`).
+        produced = producer.take(step) if producer is not None else None
         parts: dict[str, list[EnvRollout]] = defaultdict(list)
         conversations: list[ConversationPart] = []
         rollout_seconds: dict[str, float] = defaultdict(float)
-        residency.for_rollout(a for env, n in zip(environments, prompts_per_env) if n > 0 for a in env.spec["actors"] if a in actors)
+        samplers = [a for env, n in zip(environments, prompts_per_env) if n > 0 for a in env.spec["actors"] if a in actors]
+        residency.for_rollout(samplers)
+        # A vLLM actor's engine gets its trainer's weights (wake weights -> push -> reset prefix cache -> wake KV
+        # cache), then samples from its own copy: the trainer's weights may go back to the host meanwhile.
+        for name, synced in wake_for_rollout(actors).items():
+            if step == first_step:
+                events.log("info", f'actor "{name}": {synced.tensors} tensors ({synced.bytes / 2**20:.1f} MiB) pushed to its vLLM engine in {synced.seconds:.2f}s')
+        residency.for_rollout(a for a in samplers if actors[a].engine is None)
         gathered = contextlib.ExitStack()  # sharded actors hold full parameters while they sample
         for actor in actors.values():
-            if actor.backend is not None:
+            if actor.backend is not None and actor.engine is None:
                 gathered.enter_context(actor.backend.sampling())
         for env, n_prompts in zip(environments, prompts_per_env):
-            if n_prompts == 0:
+            if n_prompts == 0 or produced is not None:
                 continue
             if isinstance(env, CollaborativeEnvironment):
                 row_indices = env.sampler.take(n_prompts)
@@ -286,7 +356,7 @@ def run_loop(
                         episodes.append(env.new_episode(env.dataset.rows[r], r, g, s, turns, tokenizers))
                 seconds = (env.play if isinstance(env, ActingEnvironment) else run_turns)(
                     episodes,
-                    {a: actors[a].loaded.model if a in actors else api_actors[a] for a in env.actors},
+                    {a: engine_of(actors[a]) if a in actors else api_actors[a] for a in env.actors},
                     tokenizers,
                     {a: actors[a].spec["sampling"] if a in actors else api_actors[a].sampling for a in env.actors},
                     device,
@@ -299,11 +369,13 @@ def run_loop(
             parts[env.actor].append(draw_single_turn(env, actors[env.actor], n_prompts, group_size, device))
             rollout_seconds[env.actor] += time.monotonic() - t0
         gathered.close()
+        if produced is not None:
+            parts, rollout_seconds = produced.parts, produced.rollout_seconds
         report_memory(events, step, "rollout", device)
 
         # -------------------------------------------------------------- reward
         overlong = spec["algorithm"]["overlong"]
-        for name, env_parts in parts.items():
+        for name, env_parts in parts.items() if produced is None else ():
             for part in env_parts:
                 score_single_turn(part, group_size, overlong, int(actors[name].spec["sampling"]["maxNewTokens"]))
         for conv in conversations:
@@ -311,7 +383,7 @@ def run_loop(
         # DAPO dynamic sampling: groups with equal rewards are replaced by freshly drawn prompts.
         resampling: dict[str, dict[str, float]] = {}
         dynamic = spec["algorithm"]["dynamicSampling"]
-        if dynamic["enabled"]:
+        if dynamic["enabled"] and produced is None:
             for name, env_parts in parts.items():
                 counts: dict[str, float] = defaultdict(float)
                 for k, part in enumerate(env_parts):
@@ -320,12 +392,18 @@ def run_loop(
                         counts[key] += value
                 rollout_seconds[name] += counts.pop("seconds", 0.0)
                 resampling[name] = {f"dynamic_sampling/{key}": value for key, value in counts.items()}
+        resampling = produced.resampling if produced is not None else resampling
         report_memory(events, step, "reward", device)
+        sleep_for_training(actors)  # colocated engines free their memory while the actors train (after dynamic sampling's draws)
 
         # -------------------------------------------------------------- update
         # Per actor: advantages within each group, then iterationsPerBatch clipped PG steps.
         updates: dict[str, dict[str, float]] = {}
         shares_of: dict[str, list[Share]] = {}
+        fits: dict[str, list[ppo.CriticBatch]] = defaultdict(list)  # what each critic fits after the actors' updates
+        if critics is not None and critics.settings.centralised:
+            residency.for_rollout(c.name for c in critics.all())
+            ppo.prepare_central(critics, conversations, lambda episode, actor: episode.rewards[actor])
         for name, actor in actors.items():
             if not actor.trainable:
                 continue
@@ -334,11 +412,9 @@ def run_loop(
                 continue
             training = actor.spec["training"]
             rewards_t = torch.tensor([r for sh in shares for r in sh.rewards], dtype=torch.float32)
-            advantages = group_advantages(rewards_t, group_size, training["advantageNorm"])
-            offset = 0
-            for sh in shares:
-                sh.set_advantages(advantages[offset : offset + len(sh.rewards)].tolist())
-                offset += len(sh.rewards)
+            if critics is None:
+                advantages = group_advantages(rewards_t, group_size, training["advantageNorm"])
+                store_advantages(shares, advantages.tolist())
             # An actor with no token to train on this step (a round spec may skip it) is not updated.
             if sum(int(sh.loss_mask.sum()) for sh in shares) == 0:
                 truncated = sum(sh.truncation[0] for sh in shares)
@@ -353,6 +429,16 @@ def run_loop(
             batch = concat_rollouts([sh.rollout for sh in shares], pad)
             width = batch.completion_ids.shape[1]
             mask = torch.cat([_pad_to(sh.loss_mask, width, 0, left=False) for sh in shares])
+            # Every rank trains on rank 0's batch, whatever its own sampling kernels drew.
+            if critics is not None:
+                # PPO family: per-token advantages from GAE over the critic's values (learners/ppo.py).
+                residency.for_update(name, also=ppo.critic_of(critics, name, conversations))
+                targets = ppo.targets(critics, name, batch, mask, rewards_t.tolist(), conversations)
+                advantages = targets.advantages
+                store_advantages(shares, targets.row_advantages)
+                if targets.critic_batch is not None:
+                    fits[critics.by_actor[name].name].append(targets.critic_batch)
+                updates[name] = {"returns/mean": targets.returns_mean, "value/explained_variance": targets.explained_variance}
             # Every rank trains on rank 0's batch, whatever its own sampling kernels drew.
             batch, mask, advantages = ctx.broadcast_object((batch, mask, advantages))
             batch, mask, advantages = to_device(batch, actor.device), mask.to(actor.device), advantages.to(actor.device)
@@ -375,28 +461,37 @@ def run_loop(
             result = update_actor(
                 actor.backend, batch, mask, advantages, loss_options, iterations, training["maxGradNorm"], ctx,
                 trainer.get("microBatchSize"), reference_logprobs(actor), liger_cls,
+                # The KL reference's own peak, before the update's (both were booked as "reference" before).
+                after_reference=(lambda: report_memory(events, step, "reference", device, actor=name)) if training["klBeta"] > 0 else None,
             )
             residency.observe("update")
-            if training["klBeta"] > 0:
-                report_memory(events, step, "reference", device, actor=name)
             generated_tokens = float(mask.sum())
             lengths = mask.sum(dim=1).float()
             truncated, completions = (sum(sh.truncation[i] for sh in shares) for i in (0, 1))
+            trained_advantages = advantages[mask > 0] if advantages.dim() == 2 else advantages  # PPO: per token
             updates[name] = {
+                **updates.get(name, {}),
                 **result,
                 "lr": lr,
                 "completion_len": generated_tokens / mask.shape[0],
                 "completion_len/min": float(lengths.min()),
                 "completion_len/max": float(lengths.max()),
                 "truncation_rate": truncated / max(completions, 1),
-                "advantage/mean": float(advantages.mean()),
-                "advantage/std": float(advantages.std(correction=0)),
-                "advantage/min": float(advantages.min()),
-                "advantage/max": float(advantages.max()),
+                "advantage/mean": float(trained_advantages.mean()),
+                "advantage/std": float(trained_advantages.std(correction=0)),
+                "advantage/min": float(trained_advantages.min()),
+                "advantage/max": float(trained_advantages.max()),
                 "tokens_per_s": generated_tokens / max(rollout_seconds[name], 1e-9),
                 **resampling.get(name, {}),
+                **(produced.staleness() if produced is not None else {}),
             }
             report_memory(events, step, "update", device, actor=name)
+
+        if critics is not None:
+            # The critics fit the returns once every actor has used their values (value/loss per actor).
+            for name, stats in ppo.fit_critics(critics, fits, residency, spec, actors, ctx).items():
+                if name in updates:
+                    updates[name].update(stats)
 
         # -------------------------------------------------------------- report
         last_step_seconds = time.monotonic() - step_started
@@ -417,12 +512,15 @@ def run_loop(
         # -------------------------------------------------------------- eval
         if trainer["evalEvery"] > 0 and (step % trainer["evalEvery"] == 0 or step == total_steps):
             residency.for_rollout(n for n, a in actors.items())
-            evaluate(events, step, environments, actors, device)
+            with producer.quiesce() if producer is not None else contextlib.nullcontext():  # eval draws from the shared RNG
+                evaluate(events, step, environments, actors, device, api_actors=api_actors, seed=spec["seed"])
 
         # -------------------------------------------------------------- checkpoint
         every = trainer["checkpointEvery"]
         if every > 0 and (step % every == 0 or step == total_steps):
             save(step)
             last_saved = step
+        if producer is not None:
+            producer.publish(step)  # the weights after this update, for the batch that will be sampled with them
 
-    return "succeeded", f"finished {total_steps} steps", total_steps
+    return finish("succeeded", f"finished {total_steps} steps", total_steps)

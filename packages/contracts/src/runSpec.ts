@@ -1,5 +1,8 @@
 import { z } from "zod";
 import { actorIssues, runIssues } from "./actorRules";
+import { evalIssues } from "./evalRules";
+import { OFFLINE_ALGORITHMS, learnerIssues } from "./learnerRules";
+import { ppoIssues } from "./ppoRules";
 
 /**
  * RunSpec v1: one JSON document that fully describes a run.
@@ -41,6 +44,20 @@ export const ModelSource = z.discriminatedUnion("source", [
       source: z.literal("local"),
       /** A folder on the runner host holding a Hugging Face causal LM. */
       path: z.string().min(1),
+    })
+    .strict(),
+  z
+    .object({
+      source: z.literal("run"),
+      /**
+       * Another run's checkpoint (a pipeline: SFT, then RL). Full weights load as they are; a LoRA adapter is
+       * merged into the base that run trained it on. This run's own `training.lora`, if any, is a fresh adapter.
+       */
+      runId: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "a run id (letters, digits, _ and -)"),
+      /** The checkpoint's step (that run's `checkpoint` events list them). */
+      step: z.number().int().min(0),
+      /** Which actor of that run; absent: the actor with this actor's name. */
+      actor: Identifier.optional(),
     })
     .strict(),
 ]);
@@ -124,12 +141,34 @@ export const ApiEndpointSpec = z
   })
   .strict();
 
+/**
+ * A `backend: "vllm"` actor's colocated engine (vLLM's own names in brackets). It sleeps while the actors train
+ * and wakes for the next rollout; after every update the trainer's weights reach it in memory.
+ */
+export const VllmSettings = z
+  .object({
+    /** Share of each GPU's memory the engine may take for weights and KV cache (gpu_memory_utilization). */
+    gpuMemoryUtilization: z.number().gt(0).max(1).default(0.5),
+    /** GPUs the engine shards the model over (tensor_parallel_size): 1, or the actor's placement.gpus count. */
+    tensorParallel: z.number().int().min(1).max(64).default(1),
+    /** While the actors train: 1 keeps the weights in host memory and drops the KV cache; 2 drops both (the next
+     * push refills them). A frozen actor has no trainer to push its weights back, so it sleeps at 1. */
+    sleepLevel: z.union([z.literal(1), z.literal(2)]).default(1),
+    /** Longest prompt + completion in tokens (max_model_len); absent: the model's own limit. */
+    maxModelLen: z.number().int().min(16).optional(),
+    /** No CUDA graphs (enforce_eager): slower sampling, faster start and less memory. */
+    enforceEager: z.boolean().default(false),
+  })
+  .strict();
+
 export const ActorSpec = z
   .object({
     name: Identifier,
     model: ModelSource,
     backend: z.enum(["hf", "vllm", "openai"]).default("hf"),
     api: ApiEndpointSpec.optional(),
+    /** Settings of the vLLM engine (`backend: "vllm"` only). */
+    vllm: VllmSettings.optional(),
     trainable: z.boolean().default(true),
     training: TrainingSpec.default(TrainingSpec.parse({})),
     sampling: SamplingSpec.default(SamplingSpec.parse({})),
@@ -182,6 +221,8 @@ export const DatasetSource = z.discriminatedUnion("kind", [
   z
     .object({
       kind: z.literal("huggingface"),
+      /** A Hugging Face dataset id (`openai/gsm8k`), read with `datasets` offline from the runner host's cache
+       * (HF_HOME / HF_DATASETS_CACHE, or the hub cache that `hf download --repo-type dataset` fills). */
       id: z.string().min(1),
       config: z.string().min(1).optional(),
       split: z.string().min(1).default("train"),
@@ -235,8 +276,6 @@ export const RewardSpec = z
 
 /** Environments where the environment itself speaks between actor turns (tool results, program output). */
 export const ACTING_ENVIRONMENT_KINDS = ["code", "tools", "python"] as const;
-/** Environment kinds that score their episodes themselves, so they may list no spec reward. */
-const SELF_SCORING_KINDS: readonly string[] = ["code", "python", "game", "remote"];
 
 export const CodeEnvironmentSettings = z
   .object({
@@ -308,17 +347,21 @@ export const EnvironmentSpec = z
     visibility: z.record(Identifier, z.array(Identifier)).optional(),
     /** At least one, except where the environment scores episodes itself (code, python, game, remote). */
     rewards: z.array(EnvironmentReward).default([]),
+    /** sft: the dataset column holding the target completion (absent: `completion`). */
+    completionField: z.string().min(1).optional(),
+    /** dpo: the dataset columns holding the preferred and the dispreferred completion (absent: `chosen`, `rejected`). */
+    chosenField: z.string().min(1).optional(),
+    rejectedField: z.string().min(1).optional(),
     /** Share of each batch drawn from this environment when several are combined. */
     weight: z.number().positive().default(1),
     maxTurns: z.number().int().min(1).max(1024).default(16),
+    /**
+     * Never trained on: every row of its dataset is evaluated every `trainer.evalEvery` steps (and once in
+     * an eval-only run, `trainer.steps: 0`), reported as `eval/<environment>/...` metrics.
+     */
+    evalOnly: z.boolean().default(false),
   })
-  .strict()
-  .superRefine((env, ctx) => {
-    // Kinds that score episodes themselves may list no reward; the others have nothing to train on without one.
-    if (env.rewards.length === 0 && !SELF_SCORING_KINDS.includes(env.kind)) {
-      ctx.addIssue({ code: "custom", path: ["rewards"], message: "add at least one" });
-    }
-  }, { when: (payload) => Array.isArray((payload.value as { rewards?: unknown }).rewards) });;
+  .strict();
 
 /** DAPO dynamic sampling: groups whose rewards are all equal teach nothing (zero advantage). */
 export const DynamicSamplingSpec = z
@@ -382,12 +425,27 @@ export const AlgorithmSpec = z
     importanceCorrection: ImportanceCorrectionSpec.optional(),
     /** Absent: synchronous rollouts (sample, then train, each step). */
     async: AsyncRolloutSpec.optional(),
+    /** dpo: how far the policy may move from the reference (TRL's `beta`; for ipo, the regulariser tau). */
+    beta: z.number().positive().max(100).default(0.1),
+    /** dpo: the loss variant, with TRL's `loss_type` names. */
+    dpoLoss: DpoLossType.default("sigmoid"),
+    /** dpo `robust`: the probability that a preference label is flipped. */
+    labelSmoothing: z.number().min(0).lt(0.5).default(0),
+    /** ppo, ippo, mappo: the discount over an actor's tokens (mappo: over its turns) in GAE. */
+    gamma: z.number().min(0).max(1).default(1),
+    /** ppo, ippo, mappo: GAE's lambda (1: Monte Carlo returns; 0: one-step TD). */
+    lambda: z.number().min(0).max(1).default(0.95),
+    /** ppo, ippo, mappo: how far a value may move from the rollout's value per update (PPO2's value clipping); 0: no clipping. */
+    valueClip: z.number().min(0).max(1000).default(0.2),
+    /** ppo, ippo, mappo: the critics' learning rate; absent: each critic uses its actor's `training.learningRate`. */
+    criticLearningRate: z.number().positive().max(1).optional(),
   })
   .strict();
 
 export const TrainerSpec = z
   .object({
-    steps: z.number().int().min(1).max(10_000_000).default(100),
+    /** Training steps; 0 is an eval-only run: load the models, evaluate every environment once, finish. */
+    steps: z.number().int().min(0).max(10_000_000).default(100),
     /** Prompts per step; each yields `groupSize` completions. */
     promptsPerStep: z.number().int().min(1).max(65536).default(4),
     evalEvery: z.number().int().min(0).default(0),
@@ -442,7 +500,8 @@ export const RunSpec = z
     seed: z.number().int().min(0).max(2 ** 31 - 1).default(0),
     actors: z.array(ActorSpec).min(1),
     datasets: z.array(DatasetSpec).min(1),
-    rewards: z.array(RewardSpec).min(1),
+    /** Reward functions; an sft or dpo run may have none. */
+    rewards: z.array(RewardSpec).default([]),
     environments: z.array(EnvironmentSpec).min(1),
     algorithm: AlgorithmSpec.default(AlgorithmSpec.parse({})),
     trainer: TrainerSpec.default(TrainerSpec.parse({})),
@@ -485,6 +544,9 @@ export const RunSpec = z
         ctx.addIssue({ code: "custom", path: ["environments", i, "actors"], message: "a single_turn environment has exactly one actor" });
       }
       const acting = (ACTING_ENVIRONMENT_KINDS as readonly string[]).includes(env.kind);
+      if (env.rewards.length === 0 && !["code", "python", "game", "remote"].includes(env.kind) && !OFFLINE_ALGORITHMS.includes(spec.algorithm.name)) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "rewards"], message: `a ${env.kind} environment needs at least one reward` });
+      }
       if (env.kind === "python" && !env.entrypoint) {
         ctx.addIssue({ code: "custom", path: ["environments", i, "entrypoint"], message: 'a python environment needs an entrypoint ("module:Class" or "file.py:Class")' });
       }
@@ -508,7 +570,10 @@ export const RunSpec = z
       }
     });
     for (const issue of runIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
-    if (!spec.actors.some((a) => a.trainable)) {
+    for (const issue of evalIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
+    for (const issue of learnerIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
+    for (const issue of ppoIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
+    if (!spec.actors.some((a) => a.trainable) && spec.trainer.steps > 0) {
       ctx.addIssue({ code: "custom", path: ["actors"], message: "at least one actor must be trainable" });
     }
   });
