@@ -1,6 +1,7 @@
 import { appendToStream, expireStream, rewindRunAfterStep, transitionRun } from "@troupe/db";
 import type { RunnerContext } from "../context";
 import { errorLine, retryWhileDatabaseUnavailable } from "../io/dbRetry";
+import { betterRunnerFor } from "../presence/placement";
 import { claimRun } from "./claim";
 import { latestCheckpointOnDisk } from "./diskCheckpoints";
 import { handBackRun } from "./handBack";
@@ -31,6 +32,8 @@ export async function runJob(ctx: RunnerContext, runId: string, shutdown?: Abort
   // Not queued: let the claim explain (cancelled, finished, or a dead runner's run to fail).
   if (row.status !== "queued") return claimRun(ctx, runId, files.workDir) as Promise<JobResult>;
   if (shutdown?.aborted) return { kind: "deferred", reason: "runner is shutting down" };
+  const better = await betterRunnerFor(ctx, { spec: row.spec, gpus: row.gpus }).catch(() => null);
+  if (better) return { kind: "deferred", reason: `this runner cannot run it and runner ${better} can` };
 
   let gpuIds: number[];
   try {

@@ -50,6 +50,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
                 <Link href="/">Dashboard</Link>
                 <Link href="/designer">Designer</Link>
                 <Link href="/runs">Runs</Link>
+                <Link href="/runners">Runners</Link>
                 <Link href="/settings/tokens">API tokens</Link>
               </nav>
               <UserMenu user={user} />

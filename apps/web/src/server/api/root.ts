@@ -3,6 +3,7 @@ import { datasetRouter } from "../../features/datasets/server/router";
 import { partsRouter } from "../../features/designer/server/partsRouter";
 import { experimentRouter } from "../../features/experiments/server/router";
 import { rewardRouter } from "../../features/rewards/server/router";
+import { runnerRouter } from "../../features/runners/server/router";
 import { runRouter } from "../../features/runs/server/router";
 import { tokenRouter } from "../../features/tokens/server/router";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
@@ -15,6 +16,7 @@ export const appRouter = createTRPCRouter({
   part: partsRouter,
   reward: rewardRouter,
   run: runRouter,
+  runner: runnerRouter,
   token: tokenRouter,
   user: userRouter,
 });

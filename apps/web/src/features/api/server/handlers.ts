@@ -13,6 +13,7 @@ import { listApiRuns, requireApiRun, requireApiRunWithoutSpec, waitForRun } from
 import { DatasetOut } from "./schemas";
 import { readSpecBody } from "./specBody";
 import { launchIssuesOf } from "../../runs/lib/launchCheck";
+import { runnerLaunchIssues } from "../../runners/server/offers";
 import { checkHealth } from "../../health/server/health";
 
 /** The REST handlers, one per registry entry; `app/api/v1/**` route files only re-export them. */
@@ -42,7 +43,9 @@ export const createRun = apiRoute(operations.createRun, async ({ request, ctx, t
     launch = { spec: parsed.data, priority: 0, tags: [] };
   }
   // The same check as the UI's launch (round specs, reward code), before anything is stored.
+  // ...and against the live runners (vLLM, DeepSpeed, GPUs, Ray, …), as the UI's launch does.
   const issues = launchIssuesOf(launch.spec);
+  if (issues.length === 0) issues.push(...(await runnerLaunchIssues(ctx.db, launch.spec)));
   if (issues.length > 0) {
     throw ApiError.validation(
       issues.map((i) => ({ path: isEnvelope ? `spec.${i.path}` : i.path, message: i.message })),

@@ -57,6 +57,10 @@ export const PROCEDURE_ROLES: Readonly<Record<string, Role>> = {
   "run.resumeFromCheckpoint": "editor",
   "run.rerun": "editor",
 
+  // runner hosts, their GPUs and what they can run (read-only)
+  "runner.list": "viewer",
+  "runner.support": "viewer",
+
   // a token carries its owner's role, so a viewer's token can only read
   "token.list": "viewer",
   "token.create": "viewer",

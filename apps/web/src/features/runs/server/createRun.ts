@@ -4,7 +4,9 @@ import { QUEUES, type RunJob, type RunSpec, type StatusEvent } from "@troupe/con
 import { appendToStream, transitionRun } from "@troupe/db";
 import type { TRPCContext } from "../../../server/api/trpc";
 import { assertStoredDatasetsExist } from "../../datasets/server/storedDatasets";
+import { assertRunSourcesExist } from "./runSources";
 import { launchIssuesOf } from "../lib/launchCheck";
+import { runnerLaunchIssues } from "../../runners/server/offers";
 
 /** BullMQ runs priority 1 first; ours is "higher is sooner", 0..100. */
 export const queuePriority = (priority: number) => 101 - priority;
@@ -53,8 +55,12 @@ export async function createQueuedRun(
   // Round specs and reward code too, not only the schema: a run that can only fail is not queued.
   const issues = launchIssuesOf(spec);
   if (issues.length > 0) throw badRequest(issues, "the spec cannot run");
+  // What no live runner has (vLLM, DeepSpeed, GPUs, Ray, …): refused here, not after a wait in the queue.
+  const unrunnable = await runnerLaunchIssues(ctx.db, spec);
+  if (unrunnable.length > 0) throw badRequest(unrunnable, "no live runner can run this spec");
   const gpus = claimedGpus(spec, args.gpus);
   await assertStoredDatasetsExist(ctx.db, spec);
+  await assertRunSourcesExist(ctx.db, spec);
   const queued: StatusEvent = { seq: 1, ts: Date.now(), type: "status", state: "queued", message: args.message };
   const run = await ctx.db.run.create({
     data: {

@@ -2,7 +2,7 @@
 
 import { LoraSpec, SamplingSpec, TrainingSpec } from "@troupe/contracts";
 import { getAt, setAt, type SpecObject } from "../../lib/specPath";
-import { UNAVAILABLE } from "../../lib/runnerSupport";
+import { useRunnerSupport } from "../../hooks/useRunnerSupport";
 import { CheckboxField, ListField, NumberField, SelectField, TextField } from "../fields";
 import { EngineFields } from "./EngineFields";
 import { SamplingFields } from "./SamplingFields";
@@ -36,6 +36,7 @@ export function ActorForm({
   const trainable = (val("trainable") as boolean | undefined) ?? true;
   const lora = val("training.lora") !== undefined;
   const evalSampling = val("evalSampling") !== undefined;
+  const unavailable = useRunnerSupport();
 
   return (
     <div className="part-form-fields">
@@ -48,7 +49,7 @@ export function ActorForm({
             hint="hf: transformers generate (CPU or GPU); vllm: fast GPU rollouts; openai: any OpenAI-compatible API."
             value={backend as "hf" | "vllm" | "openai"}
             options={["hf", "vllm", "openai"] as const}
-            unavailable={UNAVAILABLE.actorBackend}
+            unavailable={unavailable.actorBackend}
             onChange={set("backend")}
             error={err("backend")}
             testId="actor-backend"
@@ -130,6 +131,11 @@ export function ActorForm({
       <fieldset>
         <legend>LoRA</legend>
         <CheckboxField label="Train LoRA adapters" hint="low-rank adapters instead of all weights: far less optimizer memory." checked={lora} onChange={(v) => set("training.lora")(v ? {} : undefined)} error={err("training.lora")} testId="actor-lora" />
+        {lora && unavailable.lora ? (
+          <span className="field-error" data-testid="actor-lora-unavailable">
+            LoRA cannot run now: {unavailable.lora}
+          </span>
+        ) : null}
         {lora ? (
           <div className="form-grid">
             <NumberField label="Rank" hint="Width of the low-rank update; 8–64 is usual." value={val("training.lora.rank")} onChange={set("training.lora.rank")} error={err("training.lora.rank")} placeholder={LORA_DEFAULTS.rank} />

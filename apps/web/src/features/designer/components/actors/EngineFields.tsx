@@ -1,6 +1,7 @@
 "use client";
 
 import { TrainingSpec } from "@troupe/contracts";
+import { useRunnerSupport } from "../../hooks/useRunnerSupport";
 import { NEEDS_EXTRA } from "../../lib/runnerSupport";
 import { getAt, setAt, type SpecObject } from "../../lib/specPath";
 import { CheckboxField, ListField, NumberField, SelectField } from "../fields";
@@ -28,6 +29,8 @@ export function EngineFields({
   const err = (path: string) => errors[path];
   // A default is stored as nothing, so the schema's default applies (and a changed default follows).
   const orDefault = <T,>(path: string, fallback: T) => (v: T) => set(path)(v === fallback ? undefined : v);
+  const unavailable = useRunnerSupport();
+  const gpus = val("placement.gpus");
   return (
     <>
       <fieldset>
@@ -39,6 +42,7 @@ export function EngineFields({
             value={val("training.backend") as "torch" | "fsdp2" | "deepspeed" | undefined}
             defaultValue={DEFAULTS.backend}
             options={["torch", "fsdp2", "deepspeed"] as const}
+            unavailable={unavailable.trainBackend}
             conditions={NEEDS_EXTRA.trainBackend}
             onChange={orDefault("training.backend", DEFAULTS.backend)}
             error={err("training.backend")}
@@ -50,6 +54,7 @@ export function EngineFields({
             value={val("training.precision") as "fp32" | "bf16" | undefined}
             defaultValue={DEFAULTS.precision}
             options={["fp32", "bf16"] as const}
+            unavailable={unavailable.precision}
             onChange={orDefault("training.precision", DEFAULTS.precision)}
             error={err("training.precision")}
             testId="actor-precision"
@@ -96,6 +101,11 @@ export function EngineFields({
             placeholder="e.g. 0"
             testId="actor-gpus"
           />
+          {unavailable.gpus && Array.isArray(gpus) && gpus.length > 0 ? (
+            <span className="field-error" data-testid="actor-gpus-unavailable">
+              GPUs cannot be placed now: {unavailable.gpus}
+            </span>
+          ) : null}
           <NumberField
             label="CPU processes"
             hint="CPU ranks (gloo) for a host without GPUs: how the distributed path runs on CPUs. Empty: one process."

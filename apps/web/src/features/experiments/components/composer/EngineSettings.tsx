@@ -1,5 +1,6 @@
 "use client";
 
+import { useRunnerSupport } from "../../../designer/hooks/useRunnerSupport";
 import { NEEDS_EXTRA } from "../../../designer/lib/runnerSupport";
 import { getIn } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
@@ -42,6 +43,7 @@ function OffloadBetweenPhasesField() {
 export function EngineSettings() {
   const { draft, set } = useComposer();
   const kind = getIn(draft, "cluster.kind") === "ray" ? "ray" : "local";
+  const rayUnavailable = useRunnerSupport().cluster.ray;
   return (
     <fieldset>
       <legend>Training engine</legend>
@@ -64,9 +66,16 @@ export function EngineSettings() {
             onChange={(e) => set("cluster", e.target.value === "ray" ? { kind: "ray" } : undefined)}
           >
             <option value="local">local</option>
-            <option value="ray">ray</option>
+            <option value="ray" disabled={rayUnavailable !== undefined && kind !== "ray"}>
+              {rayUnavailable !== undefined ? "ray (unavailable)" : "ray"}
+            </option>
           </select>
           <span className="hint">local: the runner host launches the ranks; ray: a Ray placement group places one trainer rank per bundle, across nodes.</span>
+          {rayUnavailable !== undefined ? (
+            <span className="field-error" data-testid="unavailable-cluster-ray">
+              ray: {rayUnavailable}
+            </span>
+          ) : null}
           {kind === "ray" ? (
             <span className="option-note" data-testid="note-cluster-ray">
               ray {NEEDS_EXTRA.cluster.ray}

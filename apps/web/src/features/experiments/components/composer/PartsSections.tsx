@@ -2,7 +2,8 @@
 
 import { useState } from "react";
 import type { useLibrary } from "../../../designer/hooks/useLibrary";
-import { NEEDS_EXTRA, UNAVAILABLE } from "../../../designer/lib/runnerSupport";
+import { useRunnerSupport } from "../../../designer/hooks/useRunnerSupport";
+import { NEEDS_EXTRA } from "../../../designer/lib/runnerSupport";
 import { listAt, type Draft } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
 import { DraftField, IssueText, useComposer } from "./fields";
@@ -84,6 +85,7 @@ function PartList(props: { listKey: ListKey; title: string; available: Entry[]; 
  */
 export function PartsSections({ library }: { library: Library }) {
   const { draft } = useComposer();
+  const unavailable = useRunnerSupport();
   const actors = library.actors.map((a) => ({ name: a.name, spec: a.spec }));
   const datasets = library.datasets.map((d) => ({ name: d.name, spec: d.spec }));
   const rewards = library.rewards.map((r) => ({ name: r.name, spec: r.spec }));
@@ -111,9 +113,9 @@ export function PartsSections({ library }: { library: Library }) {
             <span className="muted small">
               {modelLabel(actor)} · {String(actor.backend ?? "hf")}
             </span>
-            {UNAVAILABLE.actorBackend[String(actor.backend)] ? (
+            {unavailable.actorBackend[String(actor.backend)] ? (
               <span className="field-error" data-testid={`actor-backend-unavailable-${i}`}>
-                {String(actor.backend)} cannot run: {UNAVAILABLE.actorBackend[String(actor.backend)]}
+                {String(actor.backend)} cannot run: {unavailable.actorBackend[String(actor.backend)]}
               </span>
             ) : null}
             <DraftField kind="checkbox" path={`actors.${i}.trainable`} label="Trainable" fallback={true} />
@@ -126,10 +128,11 @@ export function PartsSections({ library }: { library: Library }) {
               label="Training backend"
               options={["torch", "fsdp2", "deepspeed"]}
               fallback="torch"
+              unavailable={unavailable.trainBackend}
               conditions={NEEDS_EXTRA.trainBackend}
               hint="torch: plain (data parallel); fsdp2 / deepspeed: ZeRO-3 sharded over the ranks."
             />
-            <DraftField kind="select" path={`actors.${i}.training.precision`} label="Precision" options={["fp32", "bf16"]} fallback="fp32" hint="bf16 compute, fp32 master weights." />
+            <DraftField kind="select" path={`actors.${i}.training.precision`} label="Precision" options={["fp32", "bf16"]} fallback="fp32" unavailable={unavailable.precision} hint="bf16 compute, fp32 master weights." />
             <DraftField
               kind="number"
               path={`actors.${i}.placement.processes`}

@@ -2,6 +2,7 @@
 
 import { getIn } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
+import { useRunnerSupport } from "../../../designer/hooks/useRunnerSupport";
 import { EngineSettings } from "./EngineSettings";
 import { RolloutFields } from "./RolloutFields";
 import { DraftField, IssueText, useComposer } from "./fields";
@@ -10,6 +11,7 @@ import { DraftField, IssueText, useComposer } from "./fields";
 export function SettingsSections() {
   const { draft, set } = useComposer();
   const tags = getIn(draft, "tags");
+  const unavailable = useRunnerSupport();
   return (
     <>
       <fieldset>
@@ -56,7 +58,7 @@ export function SettingsSections() {
         <div className="form-grid">
           <DraftField kind="number" path="trainer.steps" label="Steps" placeholder="100" integer hint="Optimizer steps (each one batch of rollouts); 0 is an eval-only run: every environment evaluated once." />
           <DraftField kind="number" path="trainer.promptsPerStep" label="Prompts per step" placeholder="4" integer hint="Each yields a group of completions." />
-          <DraftField kind="select" path="trainer.device" label="Device" options={["auto", "cpu", "cuda"]} fallback="auto" hint="auto: CUDA when the runner has it." />
+          <DraftField kind="select" path="trainer.device" label="Device" options={["auto", "cpu", "cuda"]} fallback="auto" unavailable={unavailable.device} hint="auto: CUDA when the runner has it." />
           <DraftField kind="number" path="trainer.cpuThreads" label="CPU threads" placeholder="0" integer hint="Torch threads on CPU; 0 lets torch decide." />
           <DraftField kind="number" path="trainer.evalEvery" label="Evaluate every" placeholder="0" integer hint="Steps between evaluations; 0 = never." />
           <DraftField kind="number" path="trainer.checkpointEvery" label="Checkpoint every" placeholder="0" integer hint="Steps between checkpoints; 0 = never." />

@@ -1,0 +1,34 @@
+import { RunnerCapabilities, RunnerGpu, meets, offeredRunners, specRequirements, type RunnerOffer } from "@troupe/contracts";
+import type { RunnerContext } from "../context";
+
+/**
+ * Whether this runner should leave a queued run to another: BullMQ hands a job to whichever runner asks
+ * first, so a runner that cannot run a run (too few GPUs, no vLLM, …) while another live runner can hands
+ * the job back instead of failing the run. With no such runner the run is failed here as before, with
+ * the reason (the launch check refuses most of these before they are queued).
+ */
+export async function betterRunnerFor(ctx: RunnerContext, run: { spec: unknown; gpus: number }): Promise<string | null> {
+  const rows = await ctx.db.runner.findMany();
+  const offers: RunnerOffer[] = rows.map((row) => {
+    const caps = RunnerCapabilities.safeParse(row.capabilities);
+    const gpus = RunnerGpu.array().safeParse(row.gpus);
+    return {
+      id: row.id,
+      host: row.host,
+      capabilities: row.capabilities !== null && caps.success ? caps.data : null,
+      gpus: gpus.success ? gpus.data : [],
+      concurrency: row.concurrency,
+      heartbeatMs: row.heartbeatMs,
+      lastHeartbeatAt: row.lastHeartbeatAt,
+      stoppedAt: row.stoppedAt,
+      runningRuns: 0,
+    };
+  });
+  const needs = specRequirements(run.spec);
+  const fits = (r: RunnerOffer) => r.gpus.length >= run.gpus && needs.every((n) => meets(r, n));
+  const self = offers.find((r) => r.id === ctx.env.runnerId);
+  // Unknown about itself (capabilities not probed yet): only the GPU count is certain.
+  const selfFits = self?.capabilities ? fits(self) : ctx.gpus.total >= run.gpus;
+  if (selfFits) return null;
+  return offeredRunners(offers).find((r) => r.id !== ctx.env.runnerId && fits(r))?.id ?? null;
+}

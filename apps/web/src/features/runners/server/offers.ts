@@ -1,0 +1,53 @@
+import { RunnerCapabilities, RunnerGpu, runnerIssues, type FieldIssue, type RunnerOffer } from "@troupe/contracts";
+import { z } from "zod";
+import type { Db } from "../../../server/db";
+
+const GpuList = z.array(RunnerGpu);
+
+export interface RunnerRow extends RunnerOffer {
+  host: string;
+  cpuCount: number;
+  memoryBytes: number;
+  startedAt: Date;
+  probeError: string | null;
+}
+
+/**
+ * Every Runner row, parsed (a row whose JSON does not parse is shown without capabilities, never trusted),
+ * with how many runs each is running now. Small: one row per runner host.
+ */
+export async function loadRunners(db: Db): Promise<RunnerRow[]> {
+  const [rows, running] = await Promise.all([
+    db.runner.findMany({ orderBy: { id: "asc" } }),
+    db.run.groupBy({ by: ["runnerId"], where: { status: { in: ["running", "paused"] }, runnerId: { not: null } }, _count: { _all: true } }),
+  ]);
+  const counts = new Map(running.map((r) => [r.runnerId, r._count._all]));
+  return rows.map((row) => {
+    const caps = RunnerCapabilities.safeParse(row.capabilities);
+    const gpus = GpuList.safeParse(row.gpus);
+    return {
+      id: row.id,
+      host: row.host,
+      capabilities: row.capabilities !== null && caps.success ? caps.data : null,
+      gpus: gpus.success ? gpus.data : [],
+      concurrency: row.concurrency,
+      heartbeatMs: row.heartbeatMs,
+      lastHeartbeatAt: row.lastHeartbeatAt,
+      stoppedAt: row.stoppedAt,
+      runningRuns: counts.get(row.id) ?? 0,
+      cpuCount: row.cpuCount,
+      memoryBytes: row.memoryBytes,
+      startedAt: row.startedAt,
+      probeError: row.probeError ?? (row.capabilities !== null && !caps.success ? "capabilities in an unexpected shape" : null),
+    };
+  });
+}
+
+/**
+ * The launch check against the live runners (contracts `runnerIssues`): the spec's demands (vLLM, DeepSpeed,
+ * GPUs, Ray, bf16, …) against what each live runner reported. With no live runner that reported its
+ * capabilities, nothing is refused (the run waits, and says so); see runnerIssues.
+ */
+export async function runnerLaunchIssues(db: Db, spec: unknown): Promise<FieldIssue[]> {
+  return runnerIssues(spec, await loadRunners(db));
+}

@@ -1,0 +1,118 @@
+import { runnerState, unavailableChoices, waitingReason, type RunnerGpu } from "@troupe/contracts";
+import { z } from "zod";
+import type { Db } from "../../../server/db";
+import { loadRunners } from "./offers";
+
+export const RunnerGpuView = z.object({
+  index: z.number(),
+  name: z.string(),
+  totalBytes: z.number().nullable(),
+  freeBytes: z.number().nullable(),
+  runId: z.string().nullable(),
+  runName: z.string().nullable(),
+});
+
+export const RunnerView = z.object({
+  id: z.string(),
+  host: z.string(),
+  state: z.enum(["live", "gone", "stopped"]),
+  startedAt: z.date(),
+  lastHeartbeatAt: z.date(),
+  heartbeatMs: z.number(),
+  cpuCount: z.number(),
+  memoryBytes: z.number(),
+  concurrency: z.number(),
+  cuda: z.string().nullable(),
+  runtimeVersion: z.string().nullable(),
+  probeError: z.string().nullable(),
+  /** Installed engines with their versions, in the order the runtime lists them; null = not installed. */
+  engines: z.array(z.object({ name: z.string(), version: z.string().nullable() })),
+  trainBackends: z.array(z.string()),
+  clusterKinds: z.array(z.string()),
+  sandbox: z.string().nullable(),
+  gpus: z.array(RunnerGpuView),
+  runs: z.array(z.object({ id: z.string(), name: z.string(), status: z.string(), gpus: z.number() })),
+});
+export type RunnerView = z.infer<typeof RunnerView>;
+
+export const QueuedRunView = z.object({ id: z.string(), name: z.string(), gpus: z.number(), createdAt: z.date(), reason: z.string() });
+
+export const RunnersPageOutput = z.object({
+  now: z.date(),
+  runners: z.array(RunnerView),
+  queued: z.array(QueuedRunView),
+});
+export type RunnersPageOutput = z.infer<typeof RunnersPageOutput>;
+
+export const RunnerSupportOutput = z.object({
+  /** Live runners that reported their capabilities; 0 = nothing is known to be impossible. */
+  live: z.number(),
+  /** Requirement id (contracts RUNNER_REQUIREMENTS) → why no live runner can honour it, or null. */
+  unavailable: z.record(z.string(), z.string().nullable()),
+});
+
+const QUEUED_SHOWN = 200;
+
+/** Everything the /runners page shows: runners (live first), their GPUs and runs, and queued runs with why they wait. */
+export async function loadRunnersPage(db: Db, now: Date = new Date()): Promise<RunnersPageOutput> {
+  const runners = await loadRunners(db);
+  const [active, queued] = await Promise.all([
+    db.run.findMany({
+      where: { status: { in: ["running", "paused"] }, runnerId: { in: runners.map((r) => r.id) } },
+      select: { id: true, name: true, status: true, gpus: true, runnerId: true },
+      orderBy: { startedAt: "asc" },
+    }),
+    db.run.findMany({
+      where: { status: "queued" },
+      select: { id: true, name: true, gpus: true, spec: true, createdAt: true },
+      // The queue's order: higher priority first, then first come.
+      orderBy: [{ priority: "desc" }, { createdAt: "asc" }],
+      take: QUEUED_SHOWN,
+    }),
+  ]);
+  const names = new Map(active.map((r) => [r.id, r.name]));
+  const order = { live: 0, stopped: 1, gone: 2 } as const;
+  const views: RunnerView[] = runners.map((r) => {
+    const state = runnerState(r, now);
+    const caps = r.capabilities;
+    return {
+      id: r.id,
+      host: r.host,
+      state,
+      startedAt: r.startedAt,
+      lastHeartbeatAt: r.lastHeartbeatAt,
+      heartbeatMs: r.heartbeatMs,
+      cpuCount: r.cpuCount,
+      memoryBytes: r.memoryBytes,
+      concurrency: r.concurrency,
+      cuda: caps?.cuda ?? null,
+      runtimeVersion: caps?.runtimeVersion ?? null,
+      probeError: r.probeError,
+      engines: caps ? Object.entries(caps.engines).map(([name, version]) => ({ name, version })) : [],
+      trainBackends: caps?.trainBackends ?? [],
+      clusterKinds: caps?.clusterKinds ?? [],
+      sandbox: caps ? (caps.sandbox.usable ? (caps.sandbox.mode ?? "yes") : "none") : null,
+      gpus: r.gpus.map((g: RunnerGpu) => ({ ...g, runName: g.runId ? (names.get(g.runId) ?? null) : null })),
+      runs: active.filter((run) => run.runnerId === r.id).map(({ id, name, status, gpus }) => ({ id, name, status, gpus })),
+    };
+  });
+  views.sort((a, b) => order[a.state] - order[b.state] || a.id.localeCompare(b.id));
+  return {
+    now,
+    runners: views,
+    queued: queued.map((run, i) => ({
+      id: run.id,
+      name: run.name,
+      gpus: run.gpus,
+      createdAt: run.createdAt,
+      reason: waitingReason({ spec: run.spec, gpus: run.gpus }, runners, i, now),
+    })),
+  };
+}
+
+export async function loadRunnerSupport(db: Db, now: Date = new Date()) {
+  const runners = await loadRunners(db);
+  const unavailable = unavailableChoices(runners, now);
+  const live = runners.filter((r) => runnerState(r, now) === "live" && r.capabilities !== null).length;
+  return { live, unavailable };
+}
