@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from .outcomes import EXTRACTORS, VOTE_MODES, debate_rewards, majority_vote_rewards
+from .math_answer import math_answer
 from .spec.issues import FieldIssue
 
 Row = Mapping[str, Any]
@@ -99,6 +100,13 @@ BUILTIN_REWARDS: dict[str, BuiltinReward] = {
             "scale": Param(float, 0.01, "penalty per character beyond the target", minimum=0),
         },
         doc=length_penalty.__doc__ or "",
+    ),
+    "math_answer": BuiltinReward(
+        "math_answer",
+        math_answer,
+        {"field": Param(str, "answer", "dataset column holding the answer (a number, an expression, or a solution ending in #### n)")},
+        fields=lambda p: [p["field"]],
+        doc=math_answer.__doc__ or "",
     ),
     "majority_vote": BuiltinReward(
         "majority_vote",
