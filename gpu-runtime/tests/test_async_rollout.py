@@ -170,3 +170,15 @@ def test_demo_learns_with_k1(tmp_path: Path):
     assert max(result.metrics("staleness/max")) == 1.0
     assert tail - head >= MIN_RISE, (head, tail)
     assert tail >= 2 * PROMPT_BLIND_BEST, tail
+
+
+def test_tis_weights_the_stale_samples(tmp_path: Path):
+    """With K = 1 and TIS the weights of step 1 are ~1 (the sampler is the trainer), then they move: the
+    trainer's log-probs are one update newer than the sampler's."""
+    s = spec(steps=4, k=1)
+    s["algorithm"]["importanceCorrection"] = {"kind": "tis", "cap": 2}
+    run = run_spec(s, work_dir=wd(tmp_path))
+    assert run.state == "succeeded", run.message
+    weights = run.metrics("tis/weight_mean")
+    assert abs(weights[0] - 1) < 1e-5, weights
+    assert all(abs(w - 1) > 1e-4 for w in weights[1:]), weights
