@@ -18,6 +18,11 @@ commands:
   resume RUN_ID               Resume a paused run; or resume a stopped, failed or cancelled run from its
                               latest checkpoint (a new attempt).
   stop RUN_ID                 Stop a running or paused run after its current step, with a checkpoint.
+  collect RUN_ID --name NAME --min-reward X [--min-reward-for ACTOR=X ...] [--actor NAME ...]
+                [--from-step N] [--eval-fraction F] [--keep-duplicates] [--json]
+      Save a finished run's recorded episodes at or above the reward threshold (per actor) as a dataset
+      with prompt/completion columns. Prints the dataset id (--json: the whole answer, with the
+      RunSpec datasets[] entry that reads it).
 
 common options:
   --url URL      Troupe web URL (default: $TROUPE_URL)
@@ -51,7 +56,20 @@ export type Command =
   | { name: "status"; common: Common; runId: string; json: boolean }
   | { name: "metrics"; common: Common; runId: string; csv: boolean; names?: string; actor?: string; buckets?: number; out?: string }
   | { name: "cancel"; common: Common; runId: string }
-  | { name: "pause" | "resume" | "stop"; common: Common; runId: string };
+  | { name: "pause" | "resume" | "stop"; common: Common; runId: string }
+  | {
+      name: "collect";
+      common: Common;
+      runId: string;
+      datasetName: string;
+      minReward: number;
+      minRewardByActor: Record<string, number>;
+      actors: string[];
+      fromStep?: number;
+      evalFraction?: number;
+      dedupe: boolean;
+      json: boolean;
+    };
 
 const commonOptions = {
   url: { type: "string" },
@@ -167,7 +185,45 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       if (values.help) return { name: "help" };
       return { name, common: common(values as Common, env), runId: onePositional(positionals, name, "the run id") };
     }
+    case "collect": {
+      const { values, positionals } = parse({
+        name: { type: "string" },
+        "min-reward": { type: "string" },
+        "min-reward-for": { type: "string", multiple: true },
+        actor: { type: "string", multiple: true },
+        "from-step": { type: "string" },
+        "eval-fraction": { type: "string" },
+        "keep-duplicates": { type: "boolean" },
+        json: { type: "boolean" },
+      });
+      if (values.help) return { name: "help" };
+      const datasetName = values.name as string | undefined;
+      if (!datasetName) throw new CliError("troupe collect: --name NAME is required (the new dataset's name)");
+      const minReward = number(values["min-reward"] as string | undefined, "--min-reward", () => true, "a number");
+      if (minReward === undefined) throw new CliError("troupe collect: --min-reward X is required (episodes at or above X are kept)");
+      const minRewardByActor: Record<string, number> = {};
+      for (const raw of (values["min-reward-for"] as string[] | undefined) ?? []) {
+        const eq = raw.lastIndexOf("=");
+        const actor = raw.slice(0, eq);
+        const value = eq > 0 ? number(raw.slice(eq + 1), `--min-reward-for ${actor}`, () => true, "a number") : undefined;
+        if (eq <= 0 || value === undefined) throw new CliError(`--min-reward-for "${raw}": must be ACTOR=VALUE, e.g. Bob=0.5`);
+        minRewardByActor[actor] = value;
+      }
+      return {
+        name: "collect",
+        common: common(values as Common, env),
+        runId: onePositional(positionals, "collect", "the run id"),
+        datasetName,
+        minReward,
+        minRewardByActor,
+        actors: (values.actor as string[] | undefined) ?? [],
+        fromStep: number(values["from-step"] as string | undefined, "--from-step", (n) => Number.isInteger(n) && n >= 0, "a whole number ≥ 0"),
+        evalFraction: number(values["eval-fraction"] as string | undefined, "--eval-fraction", (n) => n >= 0 && n < 1, "at least 0 and below 1"),
+        dedupe: !values["keep-duplicates"],
+        json: Boolean(values.json),
+      };
+    }
     default:
-      throw new CliError(`unknown command "${name}" (commands: run, status, metrics, cancel, pause, resume, stop; see troupe --help)`);
+      throw new CliError(`unknown command "${name}" (commands: run, status, metrics, cancel, pause, resume, stop, collect; see troupe --help)`);
   }
 }

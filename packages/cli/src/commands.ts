@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { parseDocument } from "yaml";
-import { ApiMetrics, ApiRun, ApiRunCancel, ApiRunControl, ApiRunWait, ApiRunWithSpec } from "@troupe/contracts";
+import { ApiCollectResult, ApiMetrics, ApiRun, ApiRunCancel, ApiRunControl, ApiRunWait, ApiRunWithSpec } from "@troupe/contracts";
 import type { Command } from "./args";
 import { ApiClient, ConnectionError, HttpError, parseAnswer } from "./client";
 import { CliError, EXIT } from "./exitCodes";
@@ -178,5 +178,26 @@ export async function controlCommand(command: Extract<Command, { name: "pause" |
 export async function cancelCommand(command: Extract<Command, { name: "cancel" }>, client: ApiClient, io: Io): Promise<number> {
   const result = await client.json(ApiRunCancel, "POST", `/runs/${encodeURIComponent(command.runId)}/cancel`);
   io.out(`run ${result.run.id} ${result.outcome === "cancelled" ? "cancelled" : "cancellation requested (it stops after its current step)"}\n`);
+  return EXIT.ok;
+}
+
+/** `troupe collect RUN`: POST /runs/{id}/collect; prints the new dataset's id (or, with --json, the answer). */
+export async function collectCommand(command: Extract<Command, { name: "collect" }>, client: ApiClient, io: Io): Promise<number> {
+  const body = {
+    name: command.datasetName,
+    minReward: command.minReward,
+    ...(Object.keys(command.minRewardByActor).length > 0 ? { minRewardByActor: command.minRewardByActor } : {}),
+    ...(command.actors.length > 0 ? { actors: command.actors } : {}),
+    ...(command.fromStep !== undefined ? { fromStep: command.fromStep } : {}),
+    ...(command.evalFraction !== undefined ? { evalFraction: command.evalFraction } : {}),
+    dedupe: command.dedupe,
+  };
+  const path = `/runs/${encodeURIComponent(command.runId)}/collect`;
+  const response = await client.request("POST", path, { body: JSON.stringify(body), contentType: "application/json" });
+  const result = parseAnswer(ApiCollectResult, "POST", path, response);
+  if (command.json) io.out(`${response.text}\n`);
+  else io.out(`${result.dataset.id}\n`);
+  const counts = result.actors.map((a) => `${a.actor}: ${a.kept} of ${a.scanned} at reward >= ${a.threshold}`).join("; ");
+  io.err(`troupe: dataset "${result.dataset.name}" (${result.dataset.id}): ${result.dataset.rowCount} rows from ${result.episodesScanned} episodes (${counts})`);
   return EXIT.ok;
 }

@@ -1,6 +1,6 @@
 import { parseCommand, USAGE } from "./args";
 import { ApiClient } from "./client";
-import { cancelCommand, controlCommand, metricsCommand, runCommand, statusCommand, type Io } from "./commands";
+import { cancelCommand, collectCommand, controlCommand, metricsCommand, runCommand, statusCommand, type Io } from "./commands";
 import { CliError, EXIT } from "./exitCodes";
 
 export { EXIT } from "./exitCodes";
@@ -32,6 +32,8 @@ export async function main(argv: string[], env: Record<string, string | undefine
       case "resume":
       case "stop":
         return await controlCommand(command, client, io);
+      case "collect":
+        return await collectCommand(command, client, io);
     }
   } catch (error) {
     if (error instanceof CliError) {

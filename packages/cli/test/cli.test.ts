@@ -43,6 +43,22 @@ describe("arguments", () => {
     });
   });
 
+  it("parses collect with per-actor thresholds", () => {
+    expect(
+      parseCommand(["collect", "r1", "--name", "good", "--min-reward", "0.5", "--min-reward-for", "Bob=0.8", "--actor", "Bob", "--from-step", "10", "--keep-duplicates"], env),
+    ).toMatchObject({
+      name: "collect",
+      runId: "r1",
+      datasetName: "good",
+      minReward: 0.5,
+      minRewardByActor: { Bob: 0.8 },
+      actors: ["Bob"],
+      fromStep: 10,
+      dedupe: false,
+      json: false,
+    });
+  });
+
   it("says what is wrong, in one line, with exit code 3", () => {
     const cases: [string[], RegExp, Record<string, string | undefined>?][] = [
       [["launch"], /unknown command "launch"/],
@@ -56,6 +72,10 @@ describe("arguments", () => {
       [["status", "r1"], /no API token/, { TROUPE_URL: "http://x" }],
       [["status", "r1"], /must be an http/, { TROUPE_URL: "ftp://x", TROUPE_TOKEN: "t" }],
       [["cancel", "a", "b"], /unexpected argument "b"/],
+      [["collect", "r1", "--min-reward", "1"], /--name NAME is required/],
+      [["collect", "r1", "--name", "d"], /--min-reward X is required/],
+      [["collect", "r1", "--name", "d", "--min-reward", "x"], /--min-reward "x": must be a number/],
+      [["collect", "r1", "--name", "d", "--min-reward", "1", "--min-reward-for", "Bob"], /must be ACTOR=VALUE/],
     ];
     for (const [argv, message, e] of cases) {
       const error = usageError(argv, e ?? env);
@@ -70,7 +90,7 @@ describe("arguments", () => {
     const err: string[] = [];
     const io = { out: (t: string) => void out.push(t), err: (t: string) => void err.push(t) };
     expect(await main(["bogus"], env, io)).toBe(3);
-    expect(err).toEqual(['troupe: error: unknown command "bogus" (commands: run, status, metrics, cancel, pause, resume, stop; see troupe --help)']);
+    expect(err).toEqual(['troupe: error: unknown command "bogus" (commands: run, status, metrics, cancel, pause, resume, stop, collect; see troupe --help)']);
     expect(await main(["--help"], {}, io)).toBe(0);
     expect(out.join("")).toMatch(/exit codes: 0 ok; 1 a threshold was missed/);
   });

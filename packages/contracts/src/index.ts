@@ -8,6 +8,7 @@ export * from "./control";
 export * from "./actorRules";
 export * from "./evalRules";
 export * from "./learnerRules";
+export * from "./collect";
 export * from "./ppoRules";
 export * from "./runViews";
 export * from "./restApi";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CollectInput, CollectResult } from "./collect";
 import { RunState } from "./events";
 import { RunSpec } from "./runSpec";
 import {
@@ -177,6 +178,13 @@ export const ApiEpisode = episodeShape(IsoTimestamp);
 export type ApiEpisode = z.infer<typeof ApiEpisode>;
 export const ApiEpisodePage = z.object({ items: z.array(ApiEpisode), nextCursor: z.string().nullable() });
 export type ApiEpisodePage = z.infer<typeof ApiEpisodePage>;
+
+// ---------- collect ----------
+
+/** `POST /runs/{id}/collect`: the body and answer of `run.collect` (collect.ts), shared with `troupe collect`. */
+export const ApiCollectBody = CollectInput;
+export const ApiCollectResult = CollectResult;
+export type ApiCollectResult = z.infer<typeof ApiCollectResult>;
 
 // ---------- health ----------
 

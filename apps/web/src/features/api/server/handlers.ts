@@ -1,5 +1,7 @@
 import { ApiEpisodePage, ApiHealth, ApiLaunchEnvelope, ApiMetrics, ApiRunCancel, ApiRunControl, ApiRunList, ApiRunWait, ApiRunWithSpec, RunSpec } from "@troupe/contracts";
+import { ApiCollectBody, ApiCollectResult } from "@troupe/contracts";
 import { cancelRun } from "../../runs/server/cancel";
+import { collectFromRun } from "../../runs/server/collect";
 import { controlRun, resumeFromCheckpoint } from "../../runs/server/control";
 import { mediaType, readBodyBytes } from "./body";
 import { assertDatasetNameFree, formatFromMediaType, parseDataset, storeDataset } from "./datasets";
@@ -121,6 +123,13 @@ export const resumeRunHandler = apiRoute(operations.resumeRun, async ({ ctx, par
   const { outcome, fromStep } = await resumeFromCheckpoint(ctx, params.id);
   const run = await requireApiRunWithoutSpec(ctx.db, params.id);
   return jsonResponse(ApiRunControl, { run, outcome, fromStep });
+});
+
+export const collectRunHandler = apiRoute(operations.collectRun, async ({ request, ctx, params }) => {
+  const body = await readSpecBody(request, operations.collectRun.body.maxBytes);
+  const parsed = ApiCollectBody.safeParse(body.value);
+  if (!parsed.success) throw ApiError.validation(body.issues(parsed.error), "invalid collect request");
+  return jsonResponse(ApiCollectResult, await collectFromRun(ctx.db, params.id, parsed.data), 201);
 });
 
 export const uploadDataset = apiRoute(operations.uploadDataset, async ({ request, ctx, query }) => {

@@ -1,5 +1,7 @@
 import type { z } from "zod";
 import {
+  ApiCollectBody,
+  ApiCollectResult,
   ApiEpisodePage,
   ApiEpisodesQuery,
   ApiHealth,
@@ -273,6 +275,32 @@ export const operations = {
     answer: ApiRunControl,
     done: "Stop requested",
     conflict: "The run is not running or paused (or changed state meanwhile)",
+  }),
+
+  collectRun: op({
+    operationId: "collectRun",
+    method: "post",
+    path: "/runs/{id}/collect",
+    tag: "runs",
+    summary: "Save a finished run's good episodes as a dataset (prompt / completion columns)",
+    description:
+      "Every trained completion in the run's recorded episodes (`trainer.episodesPerStep` per step) whose episode " +
+      "reward is at least its actor's threshold (`minRewardByActor`, else `minReward`) becomes a row " +
+      "`{prompt, completion, actor, reward, step, environment, datasetRow, run}` of a new JSONL dataset in the " +
+      "library; `datasetSpec` is the RunSpec `datasets[]` entry that reads it (an `sft` environment reads " +
+      "`prompt` and `completion` by default). A run still going, a taken name, or no row at the threshold is a 422 " +
+      "naming the field.",
+    auth: "editor",
+    pathParams: ApiRunIdParams,
+    body: {
+      description: "What to keep, and the new dataset's name",
+      maxBytes: 64 * 1024,
+      content: { "application/json": { schema: ApiCollectBody, example: { name: "good_answers", minReward: 0.5 } } },
+    },
+    responses: {
+      201: { description: "Stored", schema: ApiCollectResult },
+      404: { description: "No run has this id" },
+    },
   }),
 
   uploadDataset: op({

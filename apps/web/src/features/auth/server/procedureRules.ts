@@ -56,6 +56,8 @@ export const PROCEDURE_ROLES: Readonly<Record<string, Role>> = {
   "run.control": "editor",
   "run.resumeFromCheckpoint": "editor",
   "run.rerun": "editor",
+  // stores a dataset from a run's episodes
+  "run.collect": "editor",
 
   // runner hosts, their GPUs and what they can run (read-only)
   "runner.list": "viewer",

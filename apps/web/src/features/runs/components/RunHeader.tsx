@@ -12,6 +12,7 @@ import { useTRPC } from "../../../trpc/react";
 import type { RunDetail } from "../server/schemas";
 import { CloneRunButton } from "../../experiments/components/CloneRunButton";
 import { RunControls } from "./control/RunControls";
+import { CollectButton, startedFrom } from "./CollectButton";
 import { confirmCancel } from "../lib/confirmCancel";
 
 export function RunHeader({
@@ -102,6 +103,13 @@ export function RunHeader({
             <b>duration</b>
             {runDuration(run, now)}
           </span>
+          {startedFrom(run.spec).map((s) => (
+            <span key={s.actor} data-testid="run-started-from">
+              <b>{s.actor} started from</b>
+              <Link href={`/runs/${s.runId}`}>run {s.runId}</Link> step {s.step}
+              {s.fromActor !== s.actor && ` (${s.fromActor})`}
+            </span>
+          ))}
           {run.runnerId && (
             <span>
               <b>runner</b>
@@ -115,6 +123,7 @@ export function RunHeader({
           {rerun.isPending ? "Queuing…" : "Re-run"}
         </button>
         <CloneRunButton runId={run.id} />
+        <CollectButton runId={run.id} status={status} runName={run.name} />
         <RunControls runId={run.id} status={status} storedStatus={run.status} />
         <button
           type="button"

@@ -36,6 +36,8 @@ import { listMetricSeriesKeys, loadMemorySeries, loadMetricSeries } from "./seri
 import { loadMemoryPeaks, RunMemoryPeaksOutput } from "./memoryPeaks";
 import { loadOffloads, RunOffloadsInput, RunOffloadsOutput } from "./offloads";
 import { rerunRun } from "./rerun";
+import { collectFromRun } from "./collect";
+import { CollectInput, CollectResult } from "@troupe/contracts";
 import { listRunTable, RunTableInput, RunTableOutput } from "./table";
 import { episodeActors, episodeSteps, listTranscripts, TranscriptsInput, TranscriptsOutput } from "./transcripts";
 import { lastRewards, listRunSummaries, runSummarySelect, toRunSummary } from "./summaries";
@@ -203,6 +205,12 @@ export const runRouter = createTRPCRouter({
     .input(RunIdInput)
     .output(z.object({ runId: z.string() }))
     .mutation(({ ctx, input }) => rerunRun(ctx, input.runId)),
+
+  /** A finished run's good episodes as a dataset in the library (collect.ts); REST and `troupe collect` too. */
+  collect: protectedProcedure
+    .input(CollectInput.extend({ runId: z.string().min(1) }))
+    .output(CollectResult)
+    .mutation(({ ctx, input: { runId, ...input } }) => collectFromRun(ctx.db, runId, input)),
 
   memoryPeaks: protectedProcedure
     .input(RunIdInput)
