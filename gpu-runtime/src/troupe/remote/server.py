@@ -1,0 +1,157 @@
+"""The reference server of the remote protocol (protocol.py): serves any `troupe.Environment`
+subclass over HTTP, one session per episode, many sessions at once.
+
+    python -m troupe.envserver my_envs:Guess --port 8100 [--params '{"k": 1}'] [--session-ttl 600]
+
+The environment's methods run on the server's event loop, one request at a time: keep `reset`,
+`step` and `score` quick (or make the class's own work asynchronous behind them). A session ends
+when the environment reports `done` (or `/close`, or after `--session-ttl` seconds idle).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from ..collaborative import Episode, Message
+from ..environment_api import Environment, Reply
+from .protocol import ProtocolError, ResetRequest, StepRequest
+
+
+@dataclass
+class Session:
+    episode: Episode
+    turn: int = 0
+    touched: float = field(default_factory=time.monotonic)
+
+
+def _replies(reply: Any) -> list[dict[str, Any]]:
+    if reply is None:
+        return []
+    items = reply if isinstance(reply, list) else [reply]
+    return [{"text": r.text, "to": r.to} if isinstance(r, Reply) else {"text": str(r), "to": None} for r in items]
+
+
+def _rewards(env: Environment, episode: Episode) -> dict[str, dict[str, float]]:
+    given = dict(episode.env_rewards)
+    for actor, value in (env.score(episode) or {}).items():
+        given[actor] = {k: float(v) for k, v in value.items()} if isinstance(value, dict) else {"environment": float(value)}
+    return given
+
+
+class EnvServer:
+    def __init__(self, env: Environment, session_ttl_s: float = 600.0) -> None:
+        self.env = env
+        self.sessions: dict[str, Session] = {}
+        self.session_ttl_s = session_ttl_s
+        self._swept = time.monotonic()
+
+    def _sweep(self) -> None:
+        now = time.monotonic()
+        if now - self._swept < 10:
+            return
+        self._swept = now
+        for key in [k for k, s in self.sessions.items() if now - s.touched > self.session_ttl_s]:
+            del self.sessions[key]
+
+    def _next(self, session: Session) -> str | None:
+        e = session.episode
+        return None if e.done else self.env.next_speaker(e, session.turn)
+
+    def reset(self, body: Any) -> dict[str, Any]:
+        self._sweep()
+        req = ResetRequest.parse(body)
+        self.env.actors = req.actors
+        episode = Episode(0, 0, req.sample, [], "", {}, {}, row=req.row)
+        session = Session(episode)
+        self.sessions[req.session] = session
+        message = self.env.reset(episode)
+        nxt = self._next(session)
+        done = episode.done or nxt is None
+        if done:
+            self.sessions.pop(req.session, None)
+        return {"message": message, "next": nxt, "done": done}
+
+    def step(self, body: Any) -> dict[str, Any]:
+        req = StepRequest.parse(body)
+        session = self.sessions.get(req.session)
+        if session is None:
+            raise KeyError(f'no session "{req.session}" (ended, closed, expired or never reset)')
+        session.touched = time.monotonic()
+        message = Message(req.actor, req.text, [], [])
+        session.episode.messages.append(message)
+        session.turn += 1
+        replies = _replies(self.env.step(session.episode, message))
+        nxt = self._next(session)
+        done = session.episode.done or nxt is None
+        out: dict[str, Any] = {"messages": replies, "next": nxt, "done": done, "rewards": None}
+        if done:
+            out["rewards"] = _rewards(self.env, session.episode)
+            self.sessions.pop(req.session, None)
+        return out
+
+    def app(self) -> web.Application:
+        async def handle(request: web.Request) -> web.Response:
+            route = request.match_info["route"]
+            try:
+                body = await request.json()
+            except ValueError:
+                return web.json_response({"error": "the body is not JSON"}, status=400)
+            try:
+                if route == "reset":
+                    return web.json_response(self.reset(body))
+                if route == "step":
+                    return web.json_response(self.step(body))
+                if route == "close":
+                    return web.json_response({"closed": self.sessions.pop(str(body.get("session")), None) is not None})
+            except ProtocolError as e:
+                return web.json_response({"error": str(e)}, status=400)
+            except KeyError as e:
+                return web.json_response({"error": str(e.args[0])}, status=404)
+            except Exception as e:  # the environment's own code failed: say so, keep serving
+                return web.json_response({"error": f"{type(e).__name__}: {e}"}, status=500)
+            return web.json_response({"error": f"unknown route {route}"}, status=404)
+
+        async def health(_: web.Request) -> web.Response:
+            return web.json_response({"ok": True, "environment": type(self.env).__name__, "sessions": len(self.sessions)})
+
+        app = web.Application()
+        app.router.add_get("/health", health)
+        app.router.add_post("/{route}", handle)
+        return app
+
+
+def load_environment(entrypoint: str, params: dict[str, Any], actors: list[str] | None = None, name: str | None = None) -> Environment:
+    """An instance set up as the runtime would (no actor handles: a served environment cannot
+    generate from the run's actors). `actors`: the names it is set up with (resets name their own)."""
+    module_name, _, class_name = entrypoint.partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    env = cls()
+    env.name, env.params, env.handles, env.rewards = name or class_name, params, {}, {}
+    env.actors = list(actors or [])
+    env.setup()
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m troupe.envserver", description="Serve a troupe.Environment over HTTP (remote environments).")
+    parser.add_argument("entrypoint", help="module:Class of a troupe.Environment subclass (module importable here)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8100)
+    parser.add_argument("--params", default="{}", help="JSON object given to the environment as self.params")
+    parser.add_argument("--session-ttl", type=float, default=600.0, help="seconds before an idle session is dropped")
+    parser.add_argument("--actors", default="", help="comma-separated actor names to set the environment up with (some check them)")
+    parser.add_argument("--name", default=None, help="the environment's name (self.name; default: the class name)")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, ".")
+    env = load_environment(args.entrypoint, json.loads(args.params), [a for a in args.actors.split(",") if a], args.name)
+    print(f"serving {args.entrypoint} on http://{args.host}:{args.port}", flush=True)
+    web.run_app(EnvServer(env, args.session_ttl).app(), host=args.host, port=args.port, print=None, access_log=None)
+    return 0

@@ -1,0 +1,124 @@
+"""The `game` environment: PettingZoo board games as text, the random player, illegal moves, rewards."""
+
+import pytest
+
+from troupe.collaborative import Episode, Message
+from troupe.games.board import BoardGame, parse_move
+from troupe.games.environment import GameEnvironment, game_issues
+from troupe.spec import SpecError
+
+
+def test_tic_tac_toe_cells_are_numbered_row_by_row():
+    game = BoardGame.new("tic_tac_toe")
+    game.play(1)  # X top left
+    game.play(2)  # O top middle
+    game.play(6)  # X middle right
+    assert game.render() == "XO./..X/..."
+    assert game.legal_moves() == [3, 4, 5, 7, 8, 9]
+    with pytest.raises(ValueError):
+        game.play(2)
+
+
+def test_tic_tac_toe_win_and_draw_results():
+    game = BoardGame.new("tic_tac_toe")
+    for move in (1, 4, 2, 5, 3):
+        game.play(move)
+    assert game.over and game.result == [1.0, -1.0] and game.outcome_text() == "X wins"
+    draw = BoardGame.new("tic_tac_toe")
+    for move in (1, 2, 3, 5, 4, 6, 8, 7, 9):
+        draw.play(move)
+    assert draw.result == [0.0, 0.0] and draw.outcome_text() == "draw"
+
+
+def test_connect_four_columns_drop_to_the_bottom():
+    game = BoardGame.new("connect_four")
+    for move in (4, 4, 3):
+        game.play(move)
+    rows = game.render().split("/")
+    assert len(rows) == 6 and rows[-1] == "..XX..." and rows[-2] == "...O..."
+    for move in (1, 2, 1, 5):  # X: 4,3,2,5 along the bottom row
+        game.play(move)
+    assert game.result == [1.0, -1.0]
+
+
+def test_parse_move_reads_the_first_whole_number():
+    assert parse_move(" 7\n") == 7
+    assert parse_move("cell 12 then 3") == 12
+    assert parse_move("x") is None
+
+
+def episode(sample=0):
+    return Episode(0, 0, sample, [], "", {}, {})
+
+
+def env(spec_game, actors=("me",)):
+    e = GameEnvironment.from_spec({"name": "ttt", "actors": list(actors), "game": spec_game}, 0)
+    e.actors = list(actors)
+    return e
+
+
+def test_against_the_random_player_the_game_speaks_between_moves():
+    g = env({"name": "tic_tac_toe", "opponent": "random"})
+    ep = episode()
+    opening = g.reset(ep)
+    assert opening == "tic_tac_toe (1-9, row by row): me is X. .../.../..."
+    assert g.next_speaker(ep, 0) == "me"
+    reply = g.step(ep, Message("me", "5", [], []))
+    game = ep.state["game"]
+    assert len(game.moves) == 2 and game.moves[0] == 5 and reply.startswith(f"O plays {game.moves[1]}. ")
+    assert reply.endswith(game.render())
+    # Play every legal move in order until the game ends; the score follows the result.
+    while not ep.done:
+        g.step(ep, Message("me", str(game.legal_moves()[0]), [], []))
+    assert g.next_speaker(ep, 9) is None
+    assert g.score(ep) == {"me": {"game": game.result[0]}}
+
+
+def test_illegal_or_unreadable_moves_forfeit():
+    g = env({"name": "tic_tac_toe"})
+    ep = episode()
+    g.reset(ep)
+    reply = g.step(ep, Message("me", "hello", [], []))
+    assert ep.done and reply.startswith("no move: X forfeits.")
+    assert g.score(ep) == {"me": {"game": -1.0}}
+    ep2 = episode()
+    g.reset(ep2)
+    g.step(ep2, Message("me", "5", [], []))
+    taken = ep2.state["game"].moves[1]
+    reply = g.step(ep2, Message("me", str(taken), [], []))
+    assert reply.startswith(f"illegal move {taken}: X forfeits") and g.score(ep2) == {"me": {"game": -1.0}}
+
+
+def test_alternate_sides_and_two_actors():
+    g = env({"name": "tic_tac_toe", "actorPlays": "alternate"})
+    first, second = episode(0), episode(1)
+    assert "me is X" in g.reset(first) and len(first.state["game"].moves) == 0
+    opening = g.reset(second)
+    assert "me is O" in opening and "X plays" in opening and len(second.state["game"].moves) == 1
+    duel = env({"name": "connect_four", "opponent": "actors"}, actors=("a", "b"))
+    ep = episode()
+    assert duel.reset(ep) == "connect_four (1-7, columns): a is X, b is O. " + "/".join(["......."] * 6)
+    assert duel.next_speaker(ep, 0) == "a"
+    duel.step(ep, Message("a", "4", [], []))
+    assert duel.next_speaker(ep, 1) == "b"
+    assert duel.score(ep) == {"a": {"game": 0.0}, "b": {"game": 0.0}}  # not over: no result yet
+
+
+def test_random_player_repeats_from_the_environment_name():
+    moves = []
+    for _ in range(2):
+        g = env({"name": "tic_tac_toe", "actorPlays": "second"})
+        ep = episode()
+        g.reset(ep)
+        moves.append(ep.state["game"].moves)
+    assert moves[0] == moves[1]
+
+
+def test_bad_settings_are_refused_with_the_field():
+    spec = {"name": "g", "actors": ["a", "b"], "game": {"name": "chess"}}
+    issues = dict(game_issues(spec, 2))
+    assert "unknown game" in issues["environments.2.game.name"]
+    assert issues["environments.2.actors"] == "a game against the random player has exactly one actor"
+    with pytest.raises(SpecError):
+        GameEnvironment.from_spec(spec, 2)
+    assert "only for opponent" in dict(game_issues({"name": "g", "actors": ["a", "b"], "game": {"opponent": "actors", "actorPlays": "second"}}, 0))["environments.0.game.actorPlays"]
