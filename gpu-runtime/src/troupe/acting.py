@@ -46,9 +46,11 @@ class ActingEnvironment(CollaborativeEnvironment):
             return ""
         return super().user_text(row, row_index)
 
-    def bind(self, handles: dict[str, Any]) -> None:
-        """Give the environment its actor handles, then let it set up."""
+    def bind(self, handles: dict[str, Any], log: Any = None) -> None:
+        """Give the environment its actor handles and the run's log, then let it set up."""
         self.impl.handles = {a: h for a, h in handles.items()}
+        if log is not None:
+            self.impl.log_sink = log
         self.impl.setup()
 
     def new_episode(

@@ -27,6 +27,7 @@ Handles the runtime sets before `setup()`:
         says through a handle is not trained on: only its turns in the episode are.)
     self.rewards[name](prompt, completion, row) -> float  (the spec's rewards of this environment)
     self.sandbox: troupe.sandbox.Sandbox with the run's `sandbox` limits (run untrusted code there)
+    self.log(level, message): a line in the run's log
 An environment object is trusted code, run in the trainer's process (like `@reward` functions);
 code that a model wrote must go through `self.sandbox`.
 """
@@ -61,6 +62,17 @@ class Environment:
     handles: dict[str, Any]
     rewards: dict[str, Callable[..., float]]
     sandbox: Any = None
+
+    log_sink: Callable[[str, str], None] | None = None  # the run's log (set by the runtime)
+
+    def log(self, level: str, message: str) -> None:
+        """A line in the run's log ("info", "warning" or "error")."""
+        if self.log_sink is not None:
+            self.log_sink(level, message)
+        else:
+            import sys
+
+            print(f"[{level}] {message}", file=sys.stderr)
 
     def setup(self) -> None:
         """Called once, after the handles are set and before the first episode."""

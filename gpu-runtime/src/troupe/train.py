@@ -222,7 +222,7 @@ def run_loop(
     handles = {**judges, **{n: HFActorHandle(n, a.loaded.model, a.loaded.tokenizer, a.spec["sampling"], a.device) for n, a in actors.items() if a.trainable}}
     for env in environments:
         if isinstance(env, ActingEnvironment):
-            env.bind(handles)
+            env.bind(handles, events.log)
     unused = [name for name in [*actors, *api_actors] if not any(name in env.spec["actors"] for env in environments)]
     if unused:
         events.log("warning", f"actors in no environment (never trained): {', '.join(unused)}")

@@ -1,0 +1,171 @@
+"""The `code` and `tools` environments: programs and tool calls run in the sandbox; abuse is
+contained, scored as failure, logged, and the next episode runs; whole runs through both."""
+
+import json
+import textwrap
+
+import pytest
+from runtime_helpers import TEST_THREADS
+from sandbox_helpers import listener, marker, run_folders, wait_until_gone
+
+from troupe import EventWriter, run_spec
+from troupe.code_env import CodeEnvironment, extract_program, parse_tests
+from troupe.collaborative import Episode, Message
+from troupe.sandbox import Limits, Sandbox, sandbox_status
+from troupe.tools_env import CalculatorError, ToolsEnvironment, calculate, parse_tool_calls
+
+needs_sandbox = pytest.mark.skipif(not sandbox_status().usable, reason="needs bubblewrap (scripts/setup.sh installs it)")
+# The issue's settings: no network, 512 MB, a fork loop bounded at 200 processes, 1 MB of output.
+LIMITS = Limits(memory_mb=512, cpu_seconds=5, processes=200, output_bytes=1_000_000, wall_seconds=8)
+
+
+def episode(row: dict, actor: str = "coder") -> Episode:
+    return Episode(0, 0, 0, [], "", {}, {}, row=row)
+
+
+def code_env(run_dir, logs: list) -> CodeEnvironment:
+    env = CodeEnvironment({"testsField": "tests", "maxTries": 2})
+    env.name, env.actors, env.sandbox = "code", ["coder"], Sandbox(LIMITS, run_dir=run_dir)
+    env.log_sink = lambda level, message: logs.append((level, message))
+    return env
+
+
+def test_program_extraction_and_tests_parsing():
+    assert extract_program("here:\n```python\nprint(1)\n```\nand\n```python\nprint(2)\n```") == "print(2)\n"
+    assert extract_program("print(3)") == "print(3)"
+    assert parse_tests('[{"input": "1", "output": "2"}]') == [{"input": "1", "output": "2"}]
+    assert parse_tests([{"input": "1"}]) is None and parse_tests("nope") is None
+
+
+def test_calculator_evaluates_arithmetic_and_nothing_else():
+    assert calculate("(3+4)*12") == 84 and calculate("7/2") == 3.5 and calculate("-2**3") == -8
+    for bad in ("__import__('os').system('id')", "2**100000", "1/0", "abs(-1)", "x+1"):
+        with pytest.raises(CalculatorError):
+            calculate(bad)
+
+
+def test_tool_calls_parse_in_the_chat_template_format():
+    text = 'let me <tool_call>{"name": "calculator", "arguments": {"expression": "2+2"}}</tool_call> and ' \
+           '<tool_call>{"name": "python", "arguments": "{\\"code\\": \\"print(1)\\"}"}</tool_call> <tool_call>{oops}</tool_call>'
+    calls = parse_tool_calls(text)
+    assert calls[0] == ("calculator", {"expression": "2+2"}) and calls[1] == ("python", {"code": "print(1)"})
+    assert isinstance(calls[2], str) and calls[2].startswith("invalid tool call")
+    assert parse_tool_calls("the answer is 4") == []
+
+
+@needs_sandbox
+def test_code_environment_feeds_back_failures_then_scores_the_pass_rate():
+    with run_folders() as (_, run, _other):
+        logs: list = []
+        env = code_env(run, logs)
+        e = episode({"tests": [{"input": "3 4\n", "output": "7"}, {"input": "10 5\n", "output": "15"}]})
+        env.reset(e)
+        assert env.next_speaker(e, 0) == "coder"
+        feedback = env.step(e, Message("coder", "```python\na, b = map(int, input().split())\nprint(a - b)\n```", [], []))
+        assert "0/2 tests passed" in feedback and "expected '7', got '-1'" in feedback and not e.done
+        assert env.step(e, Message("coder", "a, b = map(int, input().split())\nprint(a + b)", [], [])) == "All 2 tests passed."
+        assert e.done and env.score(e) == {"coder": {"pass_rate": 1.0}}
+        assert len(logs) == 2  # each failing test of the first try
+
+
+ABUSE = {
+    "reading files outside": ("print(open('{secret}').read())", "FileNotFoundError"),
+    "writing outside": ("open('{run}/written.txt', 'w').write('x')", "OSError"),
+    "a network connect": ("import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)\nprint('connected')", "exit code 1"),
+    "a fork loop bounded at 200": (
+        "import os\nfor _ in range(400):\n    if os.fork() == 0:\n        os.setsid()\n        os.execv('/usr/bin/sleep', ['sleep', '{tag}'])\nprint('forked')",
+        "BlockingIOError",
+    ),
+    "1 GB allocation": ("x = bytearray(1024 ** 3)\nprint('allocated')", "MemoryError"),
+    "an infinite loop": ("while True: pass", "limit"),
+    "100 MB of output": ("import sys\nfor _ in range(100):\n    sys.stdout.write('x' * 1_000_000)", "output limit reached"),
+}
+
+
+@needs_sandbox
+@pytest.mark.parametrize("case", list(ABUSE))
+def test_abuse_through_the_code_environment_is_contained_scored_as_failure_logged_and_the_next_episode_runs(case):
+    program, expected = ABUSE[case]
+    tag = marker()
+    with run_folders() as (_, run, other), listener() as port:
+        logs: list = []
+        env = code_env(run, logs)
+        tests = [{"input": "", "output": "ok"}]
+        bad = episode({"tests": tests})
+        env.reset(bad)
+        env.step(bad, Message("coder", program.format(secret=other / "secret.txt", run=run, port=port, tag=tag), [], []))
+        env.step(bad, Message("coder", program.format(secret=other / "secret.txt", run=run, port=port, tag=tag), [], []))
+        assert bad.done and env.score(bad) == {"coder": {"pass_rate": 0.0}}
+        assert logs and all(level == "warning" for level, _ in logs)
+        assert any(expected in message for _, message in logs), logs
+        assert not (run / "written.txt").exists()
+        # The run goes on: the next episode's honest program passes.
+        good = episode({"tests": tests})
+        env.reset(good)
+        assert env.step(good, Message("coder", "print('ok')", [], [])) == "All 1 tests passed."
+    assert wait_until_gone(tag) == []
+
+
+USER_TOOLS = '''
+def weather(city):
+    """Today's weather in a city."""
+    return {"city": city, "sky": "clear"}
+'''
+
+
+@needs_sandbox
+def test_tools_environment_runs_builtin_and_user_tools_in_the_sandbox():
+    with run_folders() as (_, run, other):
+        logs: list = []
+        env = ToolsEnvironment({"builtin": ["calculator", "python"], "code": USER_TOOLS, "maxCalls": 3})
+        env.name, env.actors, env.sandbox = "tools", ["agent"], Sandbox(LIMITS, run_dir=run)
+        env.log_sink = lambda level, message: logs.append((level, message))
+        e = episode({})
+        env.reset(e)
+        assert "weather(city): Today's weather in a city." in e.systems["agent"] and "calculator(expression: str)" in e.systems["agent"]
+        call = lambda name, args: f'<tool_call>{json.dumps({"name": name, "arguments": args})}</tool_call>'  # noqa: E731
+        reply = env.step(e, Message("agent", call("calculator", {"expression": "6*7"}) + call("weather", {"city": "Oslo"}), [], []))
+        assert [json.loads(r.removeprefix("<tool_response>").removesuffix("</tool_response>")) for r in reply.split("\n")] == [
+            {"name": "calculator", "content": "42"}, {"name": "weather", "content": '{"city": "Oslo", "sky": "clear"}'},
+        ]
+        reply = env.step(e, Message("agent", call("python", {"code": f"print(open('{other / 'secret.txt'}').read())"}), [], []))
+        assert "FileNotFoundError" in reply and logs and not e.done
+        assert env.step(e, Message("agent", "The answer is 42.", [], [])) is None and e.done
+
+
+def tiny_actor(name: str, tokens: int) -> dict:
+    return {"name": name, "model": {"source": "tiny", "preset": "tiny-char-2l"}, "trainable": True,
+            "training": {"learningRate": 1e-3}, "sampling": {"temperature": 1.0, "maxNewTokens": tokens}}
+
+
+@needs_sandbox
+def test_a_run_with_a_code_environment_and_a_tools_environment(tmp_path, events_validator):
+    from runtime_helpers import check_protocol
+
+    tests = json.dumps([{"input": "", "output": "1"}])
+    (tmp_path / "code.jsonl").write_text("".join(json.dumps({"prompt": "print 1", "tests": tests, "answer": "1"}) + "\n" for _ in range(4)))
+    spec = {
+        "specVersion": 1, "name": "acting", "seed": 1,
+        "actors": [tiny_actor("coder", 6)],
+        "datasets": [{"name": "code", "source": {"kind": "file", "path": "code.jsonl", "format": "jsonl"}}],
+        "rewards": [{"name": "m", "source": {"kind": "builtin", "name": "math_answer", "params": {"field": "answer"}}}],
+        "environments": [
+            {"name": "prog", "kind": "code", "dataset": "code", "actors": ["coder"], "code": {"maxTries": 2}},
+            {"name": "calc", "kind": "tools", "dataset": "code", "actors": ["coder"], "tools": {"builtin": ["calculator"], "maxCalls": 2},
+             "rewards": [{"reward": "m"}], "maxTurns": 3},
+        ],
+        "sandbox": {"memoryMb": 512, "cpuSeconds": 5, "processes": 64, "outputBytes": 100000},
+        "algorithm": {"name": "grpo", "groupSize": 2},
+        "trainer": {"steps": 2, "promptsPerStep": 2, "episodesPerStep": 4, "cpuThreads": TEST_THREADS},
+    }
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    check_protocol(result.events, events_validator)
+    episodes = [e for e in result.events if e["type"] == "episode"]
+    prog = [e for e in episodes if e["environment"] == "prog"]
+    assert prog and all("pass_rate" in e["rewardComponents"] for e in prog)
+    # A random tiny model's programs fail: the tests' feedback is the environment's, never trained on.
+    feedback = [m for e in prog for m in e["messages"] if m["role"] == "environment"]
+    assert feedback and all(m["actor"] == "tests" and not m["trained"] for m in feedback)
+    assert any(e["type"] == "log" and "test 1" in e["message"] for e in result.events)
+    assert all(e["values"]["reward/pass_rate"] == 0.0 for e in result.events if e["type"] == "metric" and "reward/pass_rate" in e["values"])
