@@ -14,7 +14,7 @@ import os
 import platform
 from typing import Any
 
-ENGINES = ("torch", "transformers", "accelerate", "peft", "vllm", "deepspeed", "liger-kernel", "flash-attn", "ray", "triton")
+ENGINES = ("torch", "transformers", "accelerate", "peft", "vllm", "deepspeed", "liger-kernel", "flash-attn", "ray", "triton", "pettingzoo")
 _MODULES = {"liger-kernel": "liger_kernel", "flash-attn": "flash_attn"}
 
 

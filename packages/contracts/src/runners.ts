@@ -114,6 +114,14 @@ export const RUNNER_REQUIREMENTS: RunnerRequirement[] = [
   { id: "bf16", field: "actors.*.training.precision", when: { equals: "bf16" }, needs: ["precisions.bf16"], label: "GPUs with bf16", short: "bf16" },
   { id: "ray", field: "cluster.kind", when: { equals: "ray" }, needs: ["clusterKinds.ray"], label: "Ray", short: "Ray" },
   { id: "cudaDevice", field: "trainer.device", when: { equals: "cuda" }, needs: ["cuda"], label: "a CUDA GPU", short: "CUDA" },
+  {
+    id: "pettingzoo",
+    field: "environments.*.kind",
+    when: { equals: "game" },
+    needs: ["engines.pettingzoo"],
+    label: "PettingZoo (board games)",
+    short: "PettingZoo",
+  },
 ];
 
 export function hasCapability(caps: RunnerCapabilities, key: CapabilityKey): boolean {

@@ -25,6 +25,8 @@ export function unavailableOptions(support: LiveRunnerSupport | undefined) {
     precision: only([["bf16", u.bf16]]),
     cluster: only([["ray", u.ray]]),
     device: only([["cuda", u.cudaDevice]]),
+    /** Environment kinds a runner needs an extra for (`game`: PettingZoo). */
+    environmentKind: only([["game", u.pettingzoo]]),
     /** Placing an actor on GPUs: a note beside the GPU list (no live runner has a CUDA GPU). */
     gpus: u.gpus ?? null,
     /** LoRA adapters: a note beside the checkbox (no live runner has PEFT). */

@@ -20,6 +20,7 @@ const ENGINE_NAMES: Record<string, string> = {
   peft: "PEFT",
   ray: "Ray",
   triton: "Triton",
+  pettingzoo: "PettingZoo",
   transformers: "transformers",
   accelerate: "accelerate",
 };
