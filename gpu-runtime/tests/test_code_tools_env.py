@@ -169,3 +169,32 @@ def test_a_run_with_a_code_environment_and_a_tools_environment(tmp_path, events_
     assert feedback and all(m["actor"] == "tests" and not m["trained"] for m in feedback)
     assert any(e["type"] == "log" and "test 1" in e["message"] for e in result.events)
     assert all(e["values"]["reward/pass_rate"] == 0.0 for e in result.events if e["type"] == "metric" and "reward/pass_rate" in e["values"])
+
+
+THREADS_REWARD = '''
+import threading, time
+def reward(prompt, completion, **row):
+    threads = [threading.Thread(target=time.sleep, args=(0.2,)) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return 1.0
+'''
+
+
+@needs_sandbox
+def test_python_rewards_run_under_the_runs_sandbox_settings():
+    from troupe.python_rewards import bind_python_reward
+
+    spec = {"name": "r", "scope": "completion", "source": {"kind": "python", "code": THREADS_REWARD, "entrypoint": "reward"},
+            "timeoutSeconds": 10, "memoryMb": 1024, "failureScore": -1.0}
+    roomy = bind_python_reward(spec, None, {"processes": 64, "outputBytes": 5000})
+    tight = bind_python_reward(spec, None, {"processes": 8})
+    try:
+        assert (roomy.processes, roomy.output_bytes) == (64, 5000)
+        assert roomy("p", "c", {}) == 1.0
+        assert tight("p", "c", {}) == -1.0  # 12 threads do not fit in 8 tasks
+    finally:
+        roomy.close()
+        tight.close()

@@ -95,8 +95,8 @@ class _Worker:
         self.requests = 0
         self.cpu = 0.0
         self.batched = False
-        limits = Limits(memory_mb=reward.memory_mb + INTERPRETER_MB, cpu_seconds=WORKER_CPU_SECONDS, processes=PROCESSES,
-                        output_bytes=2 * OUTPUT_BYTES)
+        limits = Limits(memory_mb=reward.memory_mb + INTERPRETER_MB, cpu_seconds=WORKER_CPU_SECONDS, processes=reward.processes,
+                        output_bytes=2 * reward.output_bytes)
         read_only = [WORKER]
         self.process = Sandbox(limits, run_dir=reward.run_dir, read_only=read_only).start([python_executable(), "-I", str(WORKER)])
         try:
@@ -108,7 +108,7 @@ class _Worker:
     def _set_up(self) -> None:
         reward = self.reward
         setup = {"code": reward.code, "entrypoint": reward.entrypoint, "timeoutSeconds": reward.timeout_seconds,
-                 "memoryMb": reward.memory_mb, "outputBytes": OUTPUT_BYTES, "reapStrays": configured_mode() != OFF}
+                 "memoryMb": reward.memory_mb, "outputBytes": reward.output_bytes, "reapStrays": configured_mode() != OFF}
         deadline = time.monotonic() + reward.timeout_seconds + STARTUP_ALLOWANCE_SECONDS
         self.process.write(json.dumps(setup).encode() + b"\n", deadline)
         line = self.process.read_line(deadline, MAX_ANSWER_BYTES)
@@ -157,6 +157,9 @@ class PythonReward:
     max_failures_in_a_row: int = MAX_FAILURES_IN_A_ROW  # the spec's maxFailuresInARow
     fields: list[str] = field(default_factory=list)  # unknown until called: nothing checked up front
     run_dir: Path | None = None  # the run's folder: read-only inside the sandbox, the working folder
+    # From the run's `sandbox` settings (shared with tools and code environments).
+    processes: int = PROCESSES
+    output_bytes: int = OUTPUT_BYTES
     _worker: _Worker | None = field(default=None, repr=False)
     _warned_unsandboxed: bool = field(default=False, repr=False)
     _worker_batched: bool = field(default=False, repr=False)
@@ -247,8 +250,11 @@ def _failure_reason(error: Exception, timeout_seconds: float) -> str:
     return f"the reward worker failed: {message}"
 
 
-def bind_python_reward(reward_spec: Mapping[str, Any], run_dir: str | Path | None = None) -> PythonReward:
+def bind_python_reward(reward_spec: Mapping[str, Any], run_dir: str | Path | None = None, sandbox: Mapping[str, Any] | None = None) -> PythonReward:
+    """The reward's worker runs under the run's `sandbox` settings (processes, outputBytes per call); its
+    memory is the reward's own `memoryMb` and its time `timeoutSeconds` per call."""
     source = reward_spec["source"]
+    settings = sandbox or {}
     return PythonReward(
         reward_spec["name"],
         source["code"],
@@ -259,4 +265,6 @@ def bind_python_reward(reward_spec: Mapping[str, Any], run_dir: str | Path | Non
         failure_score=float(reward_spec.get("failureScore", FAILED_SCORE)),
         max_failures_in_a_row=int(reward_spec.get("maxFailuresInARow", MAX_FAILURES_IN_A_ROW)),
         run_dir=Path(run_dir) if run_dir is not None else None,
+        processes=int(settings.get("processes", PROCESSES)),
+        output_bytes=int(settings.get("outputBytes", OUTPUT_BYTES)),
     )

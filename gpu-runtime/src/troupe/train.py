@@ -128,7 +128,7 @@ def bind_rewards(spec: dict[str, Any], work_dir: Path, library_rewards: dict[str
     rewards: dict[str, Any] = {
         r["name"]: bind_in_process(library_rewards[r["name"]], r)
         if r["name"] in library_rewards
-        else bind_python_reward(r, work_dir) if r["source"]["kind"] == "python" else bind_reward(r)
+        else bind_python_reward(r, work_dir, spec.get("sandbox")) if r["source"]["kind"] == "python" else bind_reward(r)
         for r in spec["rewards"]
     }
     for reward in rewards.values():
