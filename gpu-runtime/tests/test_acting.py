@@ -162,3 +162,20 @@ def test_python_environment_entrypoint_is_refused_by_field(tmp_path):
     with pytest.raises(SpecError) as info:
         validate_spec(spec)
     assert any(i.path == "environments.0.entrypoint" for i in info.value.issues)
+
+
+def test_the_readme_example_runs_as_written(tmp_path, monkeypatch):
+    """The README's Python environment example (under 60 lines) is complete: written out and run, both actors train."""
+    import re
+    import runpy
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme[readme.index("A complete example (`my_envs.py` and the run"):]
+    env_code, run_code = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[:2]
+    assert env_code.startswith("# my_envs.py") and len((env_code + run_code).splitlines()) < 60
+    (tmp_path / "my_envs.py").write_text(env_code)
+    (tmp_path / "run_guess.py").write_text(run_code.replace('"trainer": {"steps": 2, "promptsPerStep": 2}', f'"trainer": {{"steps": 2, "promptsPerStep": 2, "cpuThreads": {TEST_THREADS}}}'))
+    monkeypatch.chdir(tmp_path)
+    result = runpy.run_path(str(tmp_path / "run_guess.py"))["result"]
+    assert result.state == "succeeded", result.message
+    assert {e["actor"] for e in result.events if e["type"] == "metric"} == {"Hinter", "Guesser"}
