@@ -5,6 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { useTRPC } from "../../../trpc/react";
 import type { LibraryDataset } from "../hooks/useLibrary";
+import { ActingFields } from "./ActingFields";
 import { RoundSpecEditor } from "./roundSpec/RoundSpecEditor";
 import { TemplateEditor } from "./TemplateEditor";
 
@@ -21,6 +22,9 @@ const KINDS = [
     label: "Parallel",
     note: "Every actor but the last drafts an answer at the same time; the last one reads the drafts and combines them. Completion rewards score each draft and the combination.",
   },
+  { value: "code", label: "Code", note: "One actor writes a program; it runs against the row's test cases in the sandbox and the failures come back for another try." },
+  { value: "tools", label: "Tools", note: "One actor may call tools (calculator, sandboxed Python, your functions); results come back between its turns." },
+  { value: "python", label: "Python class", note: "Your troupe.Environment subclass on the runner decides who speaks and answers between turns." },
 ] as const;
 
 /** Field path → first message, for fields of this form (paths relative to the environment). */
@@ -139,6 +143,8 @@ export function EnvironmentForm(props: {
           </label>
         </div>
       </fieldset>
+
+      <ActingFields kind={kind} draft={draft} set={set} issues={issues} />
 
       <fieldset>
         <legend>Actors and rewards</legend>
