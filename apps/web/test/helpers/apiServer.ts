@@ -32,6 +32,7 @@ const ROUTES: [RegExp, () => Promise<RouteModule>][] = [
   [/^\/api\/v1\/runs\/(?<id>[^/]+)\/pause$/, () => import("../../src/app/api/v1/runs/[id]/pause/route")],
   [/^\/api\/v1\/runs\/(?<id>[^/]+)\/resume$/, () => import("../../src/app/api/v1/runs/[id]/resume/route")],
   [/^\/api\/v1\/runs\/(?<id>[^/]+)\/stop$/, () => import("../../src/app/api/v1/runs/[id]/stop/route")],
+  [/^\/api\/v1\/runs\/(?<id>[^/]+)\/collect$/, () => import("../../src/app/api/v1/runs/[id]/collect/route")],
   [/^\/api\/v1\/datasets$/, () => import("../../src/app/api/v1/datasets/route")],
   [/^\/api\/v1\/(?<rest>.+)$/, () => import("../../src/app/api/v1/[...rest]/route")],
 ];

@@ -2,6 +2,7 @@ import { ApiEpisodePage, ApiHealth, ApiLaunchEnvelope, ApiMetrics, ApiRunCancel,
 import { ApiCollectBody, ApiCollectResult } from "@troupe/contracts";
 import { cancelRun } from "../../runs/server/cancel";
 import { collectFromRun } from "../../runs/server/collect";
+import { runSourceIssues } from "../../runs/server/runSources";
 import { controlRun, resumeFromCheckpoint } from "../../runs/server/control";
 import { mediaType, readBodyBytes } from "./body";
 import { assertDatasetNameFree, formatFromMediaType, parseDataset, storeDataset } from "./datasets";
@@ -48,6 +49,8 @@ export const createRun = apiRoute(operations.createRun, async ({ request, ctx, t
   // ...and against the live runners (vLLM, DeepSpeed, GPUs, Ray, …), as the UI's launch does.
   const issues = launchIssuesOf(launch.spec);
   if (issues.length === 0) issues.push(...(await runnerLaunchIssues(ctx.db, launch.spec)));
+  // Actors that start from another run's checkpoint: that run, step and actor must exist (runSources.ts).
+  if (issues.length === 0) issues.push(...(await runSourceIssues(ctx.db, launch.spec)));
   if (issues.length > 0) {
     throw ApiError.validation(
       issues.map((i) => ({ path: isEnvelope ? `spec.${i.path}` : i.path, message: i.message })),
