@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .acting_rules import acting_environment_issues
+from .eval_rules import eval_rule_issues
 from .issues import FieldIssue
 
 
@@ -50,6 +51,8 @@ def reference_issues(spec: dict[str, Any]) -> list[FieldIssue]:
         issues.extend(acting_environment_issues(env, i, spec.get("algorithm", {}).get("name", "grpo")))
         if env.get("kind") == "collaborative" and not env.get("roundSpec"):
             issues.append(FieldIssue(f"environments.{i}.roundSpec", "a collaborative environment needs a roundSpec"))
-    if not any(a.get("trainable") for a in spec.get("actors", [])):
+    issues.extend(eval_rule_issues(spec))
+    # An eval-only run (trainer.steps 0) may evaluate frozen actors only.
+    if not any(a.get("trainable") for a in spec.get("actors", [])) and spec.get("trainer", {}).get("steps", 1) > 0:
         issues.append(FieldIssue("actors", "at least one actor must be trainable"))
     return issues
