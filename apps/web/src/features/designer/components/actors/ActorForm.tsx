@@ -70,9 +70,9 @@ export function ActorForm({
         <div className="form-grid">
           <SelectField
             label="Source"
-            hint="tiny: built in-process (no download); huggingface: a hub id; local: a folder on the runner host."
-            value={source as "tiny" | "huggingface" | "local"}
-            options={["tiny", "huggingface", "local"] as const}
+            hint="tiny: built in-process (no download); huggingface: a hub id; local: a folder on the runner host; run: another run's checkpoint."
+            value={source as "tiny" | "huggingface" | "local" | "run"}
+            options={["tiny", "huggingface", "local", "run"] as const}
             onChange={(v) => set("model")(v === "tiny" ? { source: v, preset: "tiny-char-2l" } : { source: v })}
             error={err("model.source") ?? err("model")}
             testId="actor-model-source"
@@ -88,6 +88,13 @@ export function ActorForm({
           ) : null}
           {source === "local" ? (
             <TextField label="Folder" hint="Absolute path on the runner host holding a Hugging Face causal LM." value={val("model.path") as string} onChange={set("model.path")} error={err("model.path")} testId="actor-model-path" />
+          ) : null}
+          {source === "run" ? (
+            <>
+              <TextField label="Run id" hint="The run whose checkpoint this actor starts from (its id is on its page)." value={val("model.runId") as string} onChange={set("model.runId")} error={err("model.runId")} testId="actor-model-run" />
+              <NumberField label="Step" hint="A step that run saved a checkpoint at (its Checkpoints list)." value={val("model.step")} onChange={set("model.step")} error={err("model.step")} testId="actor-model-step" />
+              <TextField label="Actor of that run" hint="Empty: the actor with this actor's name." value={val("model.actor") as string} onChange={set("model.actor")} error={err("model.actor")} />
+            </>
           ) : null}
         </div>
       </fieldset>

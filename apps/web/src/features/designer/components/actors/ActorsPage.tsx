@@ -8,7 +8,8 @@ import { ActorForm, BLANK_ACTOR } from "./ActorForm";
 
 function modelLabel(spec: Record<string, unknown>): string {
   const model = (spec.model ?? {}) as Record<string, string>;
-  const where = model.source === "huggingface" ? model.id : model.source === "local" ? model.path : model.preset ?? "tiny";
+  const where =
+    model.source === "huggingface" ? model.id : model.source === "local" ? model.path : model.source === "run" ? `run ${model.runId} step ${model.step}` : model.preset ?? "tiny";
   const role = spec.trainable === false ? "frozen" : "trainable";
   const training = (spec.training ?? {}) as Record<string, string>;
   // The engine only when it is not the default, so the common case stays short.

@@ -15,6 +15,7 @@ type Entry = { name: string; spec: Record<string, unknown> };
 function modelLabel(actor: Record<string, unknown>): string {
   const m = (actor.model ?? {}) as Record<string, unknown>;
   if (m.source === "tiny") return `tiny:${(m.preset as string) ?? "tiny-char-2l"}`;
+  if (m.source === "run") return `run ${String(m.runId)} step ${String(m.step)}`;
   return String(m.id ?? m.path ?? "?");
 }
 
@@ -85,6 +86,7 @@ function PartList(props: { listKey: ListKey; title: string; available: Entry[]; 
  */
 export function PartsSections({ library }: { library: Library }) {
   const { draft } = useComposer();
+  const algorithm = (draft.algorithm as Record<string, unknown> | undefined)?.name;
   const unavailable = useRunnerSupport();
   const actors = library.actors.map((a) => ({ name: a.name, spec: a.spec }));
   const datasets = library.datasets.map((d) => ({ name: d.name, spec: d.spec }));
@@ -162,6 +164,15 @@ export function PartsSections({ library }: { library: Library }) {
               {String(env.kind ?? "single_turn")} · dataset {String(env.dataset)} · actors {((env.actors as string[]) ?? []).join(", ")}
             </span>
             <DraftField kind="text" path={`environments.${i}.roundSpec`} label="Round spec" placeholder="(single turn)" hint="Draw it on the Environments tab." />
+            {algorithm === "sft" && (
+              <DraftField kind="text" emptyIsUnset path={`environments.${i}.completionField`} label="Completion column" placeholder="completion" hint="sft trains on this column's text after the prompt." />
+            )}
+            {algorithm === "dpo" && (
+              <>
+                <DraftField kind="text" emptyIsUnset path={`environments.${i}.chosenField`} label="Chosen column" placeholder="chosen" hint="dpo: the preferred completion." />
+                <DraftField kind="text" emptyIsUnset path={`environments.${i}.rejectedField`} label="Rejected column" placeholder="rejected" hint="dpo: the dispreferred completion." />
+              </>
+            )}
             <IssueText path={`environments.${i}.dataset`} />
             <IssueText path={`environments.${i}.actors`} />
           </div>

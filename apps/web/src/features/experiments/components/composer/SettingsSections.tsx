@@ -48,9 +48,11 @@ export function SettingsSections() {
       <fieldset>
         <legend>Algorithm</legend>
         <div className="form-grid">
-          <DraftField kind="select" path="algorithm.name" label="Algorithm" options={["grpo", "dr_grpo", "dapo", "gspo"]} fallback="grpo" hint="GRPO family; the loss each actor trains with." />
+          <DraftField kind="select" path="algorithm.name" label="Algorithm" options={["grpo", "dr_grpo", "dapo", "gspo", "ppo", "ippo", "mappo", "sft", "dpo"]} fallback="grpo" hint="GRPO family; PPO family (a critic per actor, or one centralised critic: mappo); sft, dpo on dataset rows." />
           <DraftField kind="number" path="algorithm.groupSize" label="Group size" placeholder="8" integer hint="Completions per prompt; advantages compare within a group." />
           <RolloutFields />
+          {PPO_FAMILY.includes(String(getIn(draft, "algorithm.name"))) && <PpoFields />}
+          {getIn(draft, "algorithm.name") === "dpo" && <DpoFields />}
         </div>
       </fieldset>
       <fieldset>
@@ -66,6 +68,31 @@ export function SettingsSections() {
         </div>
       </fieldset>
       <EngineSettings />
+    </>
+  );
+}
+
+const PPO_FAMILY = ["ppo", "ippo", "mappo"];
+
+/** DPO's reference strength and loss variant (TRL's names), shown for dpo only. */
+function DpoFields() {
+  return (
+    <>
+      <DraftField kind="number" path="algorithm.beta" label="Beta" placeholder="0.1" hint="How far the policy may move from its reference (ipo: the regulariser tau)." />
+      <DraftField kind="select" path="algorithm.dpoLoss" label="DPO loss" options={["sigmoid", "hinge", "ipo", "robust"]} fallback="sigmoid" hint="sigmoid: DPO; hinge: SLiC; ipo: IPO; robust: robust DPO (label smoothing)." />
+      <DraftField kind="number" path="algorithm.labelSmoothing" label="Label smoothing" placeholder="0" hint="robust only: the chance a preference label is flipped (below 0.5)." />
+    </>
+  );
+}
+
+/** GAE and the critics' settings, shown for the PPO family only. */
+function PpoFields() {
+  return (
+    <>
+      <DraftField kind="number" path="algorithm.gamma" label="Gamma" placeholder="1" hint="Discount per token (mappo: per turn) in GAE." />
+      <DraftField kind="number" path="algorithm.lambda" label="GAE lambda" placeholder="0.95" hint="1: Monte Carlo returns; 0: one-step TD." />
+      <DraftField kind="number" path="algorithm.valueClip" label="Value clip" placeholder="0.2" hint="How far a value may move from the rollout's per update; 0 = no clipping." />
+      <DraftField kind="number" path="algorithm.criticLearningRate" label="Critic learning rate" placeholder="actor's" hint="Empty: each critic uses its actor's learning rate." />
     </>
   );
 }
