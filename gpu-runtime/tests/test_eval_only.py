@@ -135,3 +135,21 @@ def test_eval_only_refusals_name_the_field(hf_home, tmp_path):
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
     assert result.exit_code == 2
     assert next(e for e in result.events if e["type"] == "error")["field"] == "environments.1.evalOnly"
+
+
+def test_an_environment_that_acts_is_evaluated_too(tmp_path, events_validator, weights):
+    """A `python` environment class (acting.py: it speaks between the actors' turns) in an eval-only run."""
+    from test_acting import relay_spec
+
+    spec = relay_spec(tmp_path, steps=0)
+    spec["environments"][0]["evalOnly"] = True
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    check_protocol(result.events, events_validator)
+    metrics = {e["actor"]: e["values"] for e in result.events if e["type"] == "metric"}
+    assert set(metrics) == {"Alice", "Bob"}
+    assert "eval/relay/reward/environment" in metrics["Alice"]  # the environment's own score() was evaluated too
+    for values in metrics.values():
+        assert values["eval/relay/samples"] == 8  # one episode per row of relay_spec's 8-row dataset
+        assert "eval/relay/reward/mean" in values and "eval/relay/reward/short" in values
+    assert not weights("Alice") and not weights("Bob")
