@@ -30,6 +30,16 @@ class Baton:
             self._go, self._done = os.fdopen(go_fd, "rb", 0), os.fdopen(done_fd, "wb", 0)
         self._holding, self._ready_sent = False, False
 
+    @property
+    def active(self) -> bool:
+        """Run by a parent that hands out turns (False: alone, never waits)."""
+        return self._go is not None
+
+    @property
+    def holding(self) -> bool:
+        """This process's turn now (another thread of it may read this to wait for its turn)."""
+        return self._holding
+
     def acquire(self) -> None:
         if self._go is None or self._done is None or self._holding:
             return

@@ -1,8 +1,9 @@
 """Troupe's CPU GRPO loop against TRL's `GRPOTrainer`, side by side: step time, where it goes, and
-steps until the reward reaches a target.
+steps until the reward reaches a target; Troupe both synchronous and with asynchronous rollouts
+(`algorithm.async.maxStaleness`, --staleness, default 1).
 
 Run from the repo root (needs trl 1.13, in gpu-runtime's `test` extra):
-    .venv/bin/python bench/runtime/trl_compare.py [--seeds 1 2 3] [--steps 300] [--json out.json]
+    .venv/bin/python bench/runtime/trl_compare.py [--seeds 1 2 3] [--steps 300] [--json out.json] [--staleness 1] [--tis-cap 2]
     .venv/bin/python bench/runtime/trl_compare.py --report out.json   # re-print a saved run
 
 Task: the demo's (builtin `echo_letter` rows, 256 of them, scored by `letter_match`: the share
@@ -31,6 +32,13 @@ Differences that remain (stated, not hidden):
 
 Step time: Troupe's own `step_time_s` event (rollout start to end of update); TRL's span from
 `on_step_begin` to `on_step_end` (batch in hand to optimizer step done). Neither includes logging.
+
+Async (`troupe-async`): the same spec with `algorithm.async: {maxStaleness: K}`. Its producer thread samples
+the next batch while the trainer thread trains, so it uses a second core where the other two use one (that
+overlap is the point of async; it is stated, not hidden). In lockstep it may compute only during its own
+turn: every forward of its sampling copy waits while its process does not hold the baton, so it never
+borrows time from TRL's or sync Troupe's turn. Its step time is the trainer's `step_time_s` (waiting for
+the batch included). Phases are not split for it (the timers are not thread-safe), only the step.
 Phases: see phase_timing.py (the same wrappers on both sides; `other` is the rest).
 "Reaches 0.9": the first step at which the mean reward of the last --window steps is >= 0.9.
 """
@@ -56,6 +64,7 @@ PROMPTS_PER_STEP = 8
 MAX_NEW_TOKENS = 8
 DATASET_SIZE = 256
 PRESET = "tiny-char-2l"
+FRAMEWORKS = ("troupe", "trl", "troupe-async")
 
 
 # --------------------------------------------------------------------------- shared set-up
@@ -109,20 +118,40 @@ def rows(seed: int) -> list[dict[str, str]]:
 # --------------------------------------------------------------------------- workers (child processes)
 
 
-def run_troupe(seed: int, steps: int, folder: Path, work: Path, baton: Baton) -> dict[str, Any]:
+def gate_producer(baton: Baton) -> None:
+    """Async in lockstep: the producer thread's model forwards run only while this process holds the baton."""
+    import threading
+
+    from transformers import Qwen2ForCausalLM
+
+    original = Qwen2ForCausalLM.forward
+
+    def gated(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "troupe-rollout-producer":
+            while baton.active and not baton.holding:
+                time.sleep(0.0002)
+        return original(self, *args, **kwargs)
+
+    Qwen2ForCausalLM.forward = gated  # type: ignore[method-assign]
+
+
+def run_troupe(seed: int, steps: int, folder: Path, work: Path, baton: Baton, staleness: int | None = None, tis_cap: float | None = None) -> dict[str, Any]:
     from troupe.events import EventWriter
     from troupe.run import run_spec
 
     timer = PhaseTimer()
-    instrument_common(timer)
-    import troupe.train  # noqa: F401 - loads every module the loop calls into, so their names can be wrapped
-    from troupe.environments import SingleTurnEnvironment
-    from troupe.grpo import policy_loss
-    from troupe.policy import completion_logprobs
+    if staleness is None:
+        instrument_common(timer)
+        import troupe.train  # noqa: F401 - loads every module the loop calls into, so their names can be wrapped
+        from troupe.environments import SingleTurnEnvironment
+        from troupe.grpo import policy_loss
+        from troupe.policy import completion_logprobs
 
-    timer.wrap(SingleTurnEnvironment, "score_batch", "scoring")
-    timer.wrap_everywhere(completion_logprobs, "forward", "troupe")
-    timer.wrap_everywhere(policy_loss, "loss", "troupe")
+        timer.wrap(SingleTurnEnvironment, "score_batch", "scoring")
+        timer.wrap_everywhere(completion_logprobs, "forward", "troupe")
+        timer.wrap_everywhere(policy_loss, "loss", "troupe")
+    else:
+        gate_producer(baton)
 
     rewards: list[float] = []
     lengths: list[float] = []  # mean completion tokens per sample (EOS included), per step
@@ -164,7 +193,12 @@ def run_troupe(seed: int, steps: int, folder: Path, work: Path, baton: Baton) ->
                 "rewards": [{"reward": "letter_match", "weight": 1}],
             }
         ],
-        "algorithm": {"name": "grpo", "groupSize": GROUP_SIZE},
+        "algorithm": {
+            "name": "grpo",
+            "groupSize": GROUP_SIZE,
+            **({"async": {"maxStaleness": staleness}} if staleness is not None else {}),
+            **({"importanceCorrection": {"kind": "tis", "cap": tis_cap}} if tis_cap is not None else {}),
+        },
         "trainer": {"steps": steps, "promptsPerStep": PROMPTS_PER_STEP, "episodesPerStep": 4, "device": "cpu", "cpuThreads": 1},
     }
     started = time.perf_counter()
@@ -258,10 +292,12 @@ def run_trl(seed: int, steps: int, folder: Path, work: Path, baton: Baton) -> di
     return {"wall_s": time.perf_counter() - started, "rewards": rewards, "lengths": lengths, "steps": timer.steps}
 
 
-def worker(framework: str, seed: int, steps: int, folder: Path, out: Path, baton: Baton) -> None:
+def worker(framework: str, seed: int, steps: int, folder: Path, out: Path, baton: Baton, staleness: int, tis_cap: float | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix=f"trl-compare-{framework}-") as work:
-        run = run_troupe if framework == "troupe" else run_trl
-        result = run(seed, steps, folder, Path(work), baton)
+        if framework == "troupe-async":
+            result = run_troupe(seed, steps, folder, Path(work), baton, staleness, tis_cap)
+        else:
+            result = (run_troupe if framework == "troupe" else run_trl)(seed, steps, folder, Path(work), baton)
     out.write_text(json.dumps(result))
 
 
@@ -275,13 +311,14 @@ def steps_to_reach(rewards: list[float], threshold: float, window: int) -> int |
     return None
 
 
-def run_seed(seed: int, steps: int, folder: Path, scratch: Path) -> dict[str, dict[str, Any]]:
-    """Both trainers on one seed, in lockstep (lockstep.py); returns {framework: worker result}."""
+def run_seed(seed: int, steps: int, folder: Path, scratch: Path, staleness: int, tis_cap: float | None = None) -> dict[str, dict[str, Any]]:
+    """The three trainers on one seed, in lockstep (lockstep.py); returns {framework: worker result}."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    order = ("troupe", "trl") if seed % 2 else ("trl", "troupe")  # who takes the very first step
+    order = FRAMEWORKS if seed % 2 else FRAMEWORKS[::-1]  # who takes the very first step
     outs = {f: scratch / f"{f}-{seed}.json" for f in order}
     commands = {
-        f: [sys.executable, __file__, "--worker", f, "--seed", str(seed), "--steps", str(steps), "--model", str(folder), "--out", str(outs[f])]
+        f: [sys.executable, __file__, "--worker", f, "--seed", str(seed), "--steps", str(steps), "--model", str(folder), "--out", str(outs[f]),
+            "--staleness", str(staleness), *(["--tis-cap", str(tis_cap)] if tis_cap is not None else [])]
         for f in order
     }
     run_lockstep(commands, steps, env, scratch)
@@ -299,7 +336,9 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--window", type=int, default=10)
     parser.add_argument("--json", type=Path, help="also write every per-step number here")
-    parser.add_argument("--worker", choices=["troupe", "trl"], help=argparse.SUPPRESS)
+    parser.add_argument("--staleness", type=int, default=1, help="troupe-async's algorithm.async.maxStaleness")
+    parser.add_argument("--tis-cap", type=float, help="troupe-async also corrects its stale samples: importanceCorrection tis with this cap")
+    parser.add_argument("--worker", choices=list(FRAMEWORKS), help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--model", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -309,22 +348,22 @@ def main() -> None:
     if args.report:
         saved = json.loads(args.report.read_text())
         results = {f: {int(seed): run for seed, run in per.items()} for f, per in saved["results"].items()}
-        seeds = sorted(set(results["troupe"]) & set(results["trl"]))
+        seeds = sorted(set.intersection(*(set(per) for per in results.values())))
         report(results, seeds, len(results["troupe"][seeds[0]]["rewards"]), args.threshold, args.window)
         return
     if args.worker:
-        worker(args.worker, args.seed, args.steps, args.model, args.out, Baton(args.baton))
+        worker(args.worker, args.seed, args.steps, args.model, args.out, Baton(args.baton), args.staleness, args.tis_cap)
         return
 
-    results: dict[str, dict[int, dict[str, Any]]] = {"troupe": {}, "trl": {}}
+    results: dict[str, dict[int, dict[str, Any]]] = {f: {} for f in FRAMEWORKS}
     with tempfile.TemporaryDirectory(prefix="trl-compare-") as scratch_dir:
         scratch = Path(scratch_dir)
         for seed in args.seeds:
             folder = scratch / f"model-seed{seed}"
             save_model(seed, folder)
             check_same_tokenizer(folder, [r["prompt"] for r in rows(seed)])
-            print(f"seed {seed}: troupe and trl in lockstep, {args.steps} steps each...", file=sys.stderr, flush=True)
-            for framework, result in run_seed(seed, args.steps, folder, scratch).items():
+            print(f"seed {seed}: {', '.join(FRAMEWORKS)} in lockstep, {args.steps} steps each...", file=sys.stderr, flush=True)
+            for framework, result in run_seed(seed, args.steps, folder, scratch, args.staleness, args.tis_cap).items():
                 results[framework][seed] = result
             if args.json:  # after every seed, so a crash later keeps what was measured
                 args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "results": results}))
@@ -336,54 +375,66 @@ EARLY_STEPS = 30  # steps 2..30: both policies still near random, so both genera
 
 
 def report(results: dict[str, dict[int, dict[str, Any]]], seeds: list[int], steps: int, threshold: float, window: int) -> None:
-    print(f"\nTroupe vs TRL {_trl_version()} GRPOTrainer, CPU, 1 thread each; {steps} steps; "
+    frameworks = [f for f in FRAMEWORKS if f in results and all(seed in results[f] for seed in seeds)]
+    print(f"\nTroupe (sync, and async where run) vs TRL {_trl_version()} GRPOTrainer, CPU, one torch thread each "
+          f"(async: + its producer thread); {steps} steps, {len(seeds)} seeds; "
           f"'reach' = first step whose last-{window}-step mean reward >= {threshold}")
     print("len = mean completion tokens per sample (EOS included) over the run: a learned policy that stops early makes")
     print(f"later steps cheaper, so 'early' is also given: the median step ratio over steps 2..{EARLY_STEPS}, at equal length.\n")
-    print(f"{'seed':>4} | {'troupe s/step':>13} | {'trl s/step':>10} | {'ratio':>5} | {'early':>5} | {'len troupe/trl':>14} | "
-          f"{'troupe reach':>12} | {'trl reach':>9}")
-    ratios, early, reach = [], [], {"troupe": [], "trl": []}
+    head = " | ".join(f"{f + ' s/step':>17}" for f in frameworks)
+    ratio_names = [f"{f}/trl" for f in frameworks if f != "trl"]
+    print(f"{'seed':>4} | {head} | " + " | ".join(f"{n:>17}" for n in ratio_names) + " | " + " | ".join(f"{'early ' + n:>23}" for n in ratio_names)
+          + " | " + " | ".join(f"{'len ' + f:>16}" for f in frameworks) + " | " + " | ".join(f"{'reach ' + f:>18}" for f in frameworks))
+    ratios: dict[str, list[float]] = {n: [] for n in ratio_names}
+    early: dict[str, list[float]] = {n: [] for n in ratio_names}
+    reach: dict[str, list[int | None]] = {f: [] for f in frameworks}
     for seed in seeds:
-        t, r = (summarise(results[f][seed]["steps"]) for f in ("troupe", "trl"))
-        ratios.append(t["median_step"] / r["median_step"])
-        early.append(_early_median(results["troupe"][seed]) / _early_median(results["trl"][seed]))
-        for f in reach:
+        median = {f: summarise(results[f][seed]["steps"])["median_step"] for f in frameworks}
+        for f in frameworks:
+            if f != "trl":
+                ratios[f"{f}/trl"].append(median[f] / median["trl"])
+                early[f"{f}/trl"].append(_early_median(results[f][seed]) / _early_median(results["trl"][seed]))
             reach[f].append(steps_to_reach(results[f][seed]["rewards"], threshold, window))
-        lengths = "/".join(f"{statistics.fmean(results[f][seed].get('lengths') or [float('nan')]):.2f}" for f in ("troupe", "trl"))
-        print(
-            f"{seed:>4} | {t['median_step']:>13.4f} | {r['median_step']:>10.4f} | {ratios[-1]:>5.3f} | {early[-1]:>5.3f} | "
-            f"{lengths:>14} | {fmt_steps(reach['troupe'][-1], steps):>12} | {fmt_steps(reach['trl'][-1], steps):>9}"
-        )
+        lengths = [f"{statistics.fmean(results[f][seed].get('lengths') or [float('nan')]):>16.2f}" for f in frameworks]
+        print(f"{seed:>4} | " + " | ".join(f"{median[f]:>17.4f}" for f in frameworks) + " | "
+              + " | ".join(f"{ratios[n][-1]:>17.3f}" for n in ratio_names) + " | " + " | ".join(f"{early[n][-1]:>23.3f}" for n in ratio_names)
+              + " | " + " | ".join(lengths) + " | " + " | ".join(f"{fmt_steps(reach[f][-1], steps):>18}" for f in frameworks))
 
-    print("\nWhere a step's time goes (ms per step, mean over steps 2..N, mean over seeds):")
+    print("\nWhere a step's time goes (ms per step, mean over steps 2..N, mean over seeds; sync Troupe and TRL):")
     print(f"{'phase':>10} | {'troupe':>8} | {'trl':>8} | troupe/trl")
     means = {f: _mean_over_seeds(results[f], seeds) for f in ("troupe", "trl")}
     for phase in (*PHASES, "other", "step"):
         a, b = means["troupe"][phase] * 1e3, means["trl"][phase] * 1e3
         print(f"{phase:>10} | {a:>8.2f} | {b:>8.2f} | {a / b:.2f}" if b > 0 else f"{phase:>10} | {a:>8.2f} | {b:>8.2f} | -")
+    if "troupe-async" in frameworks:
+        a = _mean_over_seeds(results["troupe-async"], seeds)["step"] * 1e3
+        print(f"{'async step':>10} | {a:>8.2f} | {means['trl']['step'] * 1e3:>8.2f} | {a / (means['trl']['step'] * 1e3):.2f}   "
+              f"(async/sync {a / (means['troupe']['step'] * 1e3):.2f})")
 
-    median_ratio = statistics.median(ratios)
     penalty = steps + 1  # a run that never reached the target counts as one step past the end
     mean_reach = {f: statistics.fmean(n if n is not None else penalty for n in reach[f]) for f in reach}
-    print(f"\nmedian step-time ratio troupe/trl: {median_ratio:.3f} (early steps: {statistics.median(early):.3f}); "
-          f"goal <= 0.5 on every seed: {'met' if max(ratios) <= 0.5 else 'NOT met'}")
     never = {f: sum(n is None for n in reach[f]) for f in reach}
-    print(
-        f"mean steps to {threshold}: troupe {mean_reach['troupe']:.1f}, trl {mean_reach['trl']:.1f} "
-        f"(runs that never reached it: troupe {never['troupe']}, trl {never['trl']}; counted as {penalty}) "
-        f"-> goal 'no worse': {_reach_verdict(mean_reach, never)}"
-    )
+    print()
+    for n in ratio_names:
+        f = n.split("/")[0]
+        goal = f"; goal <= 0.5 on every seed: {'met' if max(ratios[n]) <= 0.5 else 'NOT met'}" if f == "troupe-async" else ""
+        print(f"median step-time ratio {n}: {statistics.median(ratios[n]):.3f} (early steps: {statistics.median(early[n]):.3f}){goal}")
+    print(f"mean steps to {threshold}: " + ", ".join(f"{f} {mean_reach[f]:.1f}" for f in frameworks)
+          + f" (runs that never reached it: " + ", ".join(f"{f} {never[f]}" for f in frameworks) + f"; counted as {penalty})")
+    for f in frameworks:
+        if f != "trl":
+            print(f"  {f} no worse than trl: {_reach_verdict(mean_reach, never, f)}")
 
 
 def _early_median(run: dict[str, Any]) -> float:
     return statistics.median(s["step"] for s in run["steps"][1:EARLY_STEPS])
 
 
-def _reach_verdict(mean_reach: dict[str, float], never: dict[str, int]) -> str:
-    if mean_reach["troupe"] > mean_reach["trl"]:
+def _reach_verdict(mean_reach: dict[str, float], never: dict[str, int], framework: str) -> str:
+    if mean_reach[framework] > mean_reach["trl"]:
         return "NOT met"
     # A run cut off before the target only gives a lower bound: equal bounds prove nothing.
-    return "met" if never["troupe"] == 0 else "undecided (a Troupe run never reached it; run more --steps)"
+    return "met" if never[framework] == 0 else "undecided (a Troupe run never reached it; run more --steps)"
 
 
 def _mean_over_seeds(per_seed: dict[int, dict[str, Any]], seeds: list[int]) -> dict[str, float]:
