@@ -182,3 +182,17 @@ def test_tis_weights_the_stale_samples(tmp_path: Path):
     weights = run.metrics("tis/weight_mean")
     assert abs(weights[0] - 1) < 1e-5, weights
     assert all(abs(w - 1) > 1e-4 for w in weights[1:]), weights
+
+
+def test_the_producer_thread_ends_when_the_loop_raises(tmp_path: Path, monkeypatch):
+    import threading
+
+    import troupe.train as train_module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("update failed on purpose")
+
+    monkeypatch.setattr(train_module, "update_actor", broken)
+    run = run_spec(spec(steps=4, k=1), work_dir=wd(tmp_path))
+    assert run.state == "failed" and "on purpose" in run.message, run.message
+    assert not any(t.name == "troupe-rollout-producer" for t in threading.enumerate())

@@ -248,6 +248,8 @@ def run_loop(
     producer = None
     if spec["algorithm"].get("async") is not None and first_step <= total_steps:
         producer = RolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, load_in_flight(resume_from, environments) if resume_from else None)
+        if closing is not None:
+            closing.callback(producer.close)  # also when the loop raises (close is idempotent)
 
     def finish(state: str, message: str, steps: int) -> tuple[str, str, int]:
         if producer is not None:
