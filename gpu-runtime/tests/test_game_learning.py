@@ -44,11 +44,7 @@ def win_rates(events: list[dict]) -> list[float]:
     return [float(np.mean(per_step[s])) for s in sorted(per_step)]
 
 
-GAME = {
-    "kind": "python",
-    "entrypoint": "troupe.games.environment:GameEnvironment",
-    "params": {"name": "tic_tac_toe", "opponent": "random", "legalMoveReward": 0.2},
-}
+GAME = {"kind": "game", "game": {"name": "tic_tac_toe", "opponent": "random", "legalMoveReward": 0.2}}
 
 
 @pytest.mark.slow
@@ -67,7 +63,7 @@ def test_tiny_model_beats_its_first_20_steps_win_rate_against_the_random_player(
 
 @pytest.mark.slow
 def test_self_play_two_actors_each_trained_on_its_own_moves(tmp_path):
-    spec = game_spec(2, {**GAME, "params": {"name": "connect_four", "opponent": "actors"}, "actors": ["red", "yellow"], "maxTurns": 8})
+    spec = game_spec(2, {**GAME, "game": {"name": "connect_four", "opponent": "actors"}, "actors": ["red", "yellow"], "maxTurns": 8})
     spec["actors"] = [{**spec["actors"][0], "name": name} for name in ("red", "yellow")]
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
     assert result.state == "succeeded", result.message
@@ -82,3 +78,13 @@ def test_self_play_two_actors_each_trained_on_its_own_moves(tmp_path):
             assert sorted([red, yellow]) == [-1.0, 0.0]  # the offender -1, its opponent 0
         elif last.endswith("wins"):
             assert red == -yellow != 0
+
+
+@pytest.mark.slow
+def test_the_same_class_runs_as_a_python_environment(tmp_path):
+    """`kind: "python"` with the class as entrypoint and the game settings as params plays the same games."""
+    python_kind = {"kind": "python", "entrypoint": "troupe.games.environment:GameEnvironment", "params": GAME["game"]}
+    runs = [run_spec(game_spec(2, env), events=EventWriter(keep=True), work_dir=tmp_path / env["kind"]) for env in (GAME, python_kind)]
+    assert all(r.state == "succeeded" for r in runs), [r.message for r in runs]
+    transcripts = [[[m["content"] for m in e["messages"]] for e in r.events if e["type"] == "episode"] for r in runs]
+    assert transcripts[0] == transcripts[1]

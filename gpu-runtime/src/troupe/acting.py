@@ -29,7 +29,7 @@ from .rewards import combine_rewards
 from .tokenizer import Tokenizer
 
 # Environment kinds played by an `Environment` object (this module).
-ACTING_KINDS = ("python", "code", "tools")
+ACTING_KINDS = ("python", "code", "tools", "game", "remote")
 
 
 @dataclass

@@ -75,6 +75,14 @@ def environment_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> En
         from .tools_env import ToolsEnvironment
 
         return ToolsEnvironment(env_spec.get("tools") or {}, f"environments.{index}.tools")
+    if kind == "game":
+        from .games.environment import GameEnvironment
+
+        return GameEnvironment.from_spec(env_spec, index)
+    if kind == "remote":
+        from .remote.environment import RemoteEnvironment
+
+        return RemoteEnvironment.from_spec(env_spec, index)
     raise ValueError(f"not an acting environment kind: {kind}")
 
 
@@ -109,7 +117,7 @@ def build_acting(
     impl.sandbox = Sandbox(limits, run_dir=work_dir)
     env = ActingEnvironment(index, env_spec, dataset, list(env_spec["actors"]), bound, RowSampler(dataset.train_indices, rng), node, impl=impl)
     prompt = env_spec["prompt"]
-    if "template" not in prompt and prompt["field"] not in columns and env_spec["kind"] != "python":
+    if "template" not in prompt and prompt["field"] not in columns and env_spec["kind"] not in ("python", "game", "remote"):
         raise SpecError.at(f"{path}.prompt.field", f'dataset "{dataset.name}" has no column "{prompt["field"]}" (columns: {", ".join(sorted(columns))})')
     first = dataset.train_indices[0]
     env.user_text(dataset.rows[first], first)  # fail early on a bad template

@@ -312,10 +312,33 @@ export const EnvironmentReward = z
   .object({ reward: Identifier, weight: z.number().default(1) })
   .strict();
 
+/** `game` environments: a two-player board game (PettingZoo) that speaks between moves (gpu-runtime/src/troupe/games). */
+export const GameEnvironmentSettings = z
+  .object({
+    name: z.enum(["tic_tac_toe", "connect_four"]).default("tic_tac_toe"),
+    /** `random`: one actor against the built-in frozen random player; `actors`: two actors play each other (the first is X). */
+    opponent: z.enum(["random", "actors"]).default("random"),
+    /** Against the random player: the actor's side (X moves first); `alternate`: odd samples of a group move second. */
+    actorPlays: z.enum(["first", "second", "alternate"]).default("first"),
+    /** Added per legal move (component `legal_moves`): shaping while a model learns what a move looks like. */
+    legalMoveReward: z.number().min(0).max(100).default(0),
+  })
+  .strict();
+
+/** `remote` environments: calls to a server of the reset/step protocol (gpu-runtime/README.md, "remote"). */
+export const RemoteEnvironmentSettings = z
+  .object({
+    /** Per call; a call past it fails that episode (logged, trains nothing, scores `failureScore`). */
+    timeoutSeconds: z.number().positive().max(3600).default(30),
+    /** What every actor of a failed episode scores (a timeout, a crash, a reply that breaks the protocol). */
+    failureScore: z.number().default(0),
+  })
+  .strict();
+
 export const EnvironmentSpec = z
   .object({
     name: Identifier,
-    kind: z.enum(["single_turn", "collaborative", "parallel", "adversarial", ...ACTING_ENVIRONMENT_KINDS]).default("single_turn"),
+    kind: z.enum(["single_turn", "collaborative", "parallel", "adversarial", ...ACTING_ENVIRONMENT_KINDS, "game", "remote"]).default("single_turn"),
     /** `python` environments: the `troupe.Environment` subclass, `module:Class` or `file.py:Class` (run folder). */
     entrypoint: z.string().regex(/^[^:\s]+:[A-Za-z_][A-Za-z0-9_]*$/, "must be module:Class or file.py:Class").optional(),
     /** `python` environments: settings handed to the class as `self.params`. */
@@ -324,6 +347,12 @@ export const EnvironmentSpec = z
     code: CodeEnvironmentSettings.optional(),
     /** `tools` environments: the tools the actor may call. */
     tools: ToolsEnvironmentSettings.optional(),
+    /** `game` environments: which game, against whom. */
+    game: GameEnvironmentSettings.optional(),
+    /** `remote` environments: the server's base URL (`http://host:port`), reachable from the runner. */
+    url: z.string().regex(/^https?:\/\/\S+$/, "must be an http:// or https:// URL").optional(),
+    /** `remote` environments: timeouts and the failed-episode score. */
+    remote: RemoteEnvironmentSettings.optional(),
     dataset: Identifier,
     /** Actors taking part, by name. A single-turn environment has exactly one. */
     actors: z.array(Identifier).min(1),
@@ -567,6 +596,30 @@ export const RunSpec = z
       }
       if (env.kind === "collaborative" && !env.roundSpec) {
         ctx.addIssue({ code: "custom", path: ["environments", i, "roundSpec"], message: "a collaborative environment needs a roundSpec" });
+      }
+      if (env.kind === "remote" && !env.url) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "url"], message: 'a remote environment needs url: "http://host:port" of a server of the protocol' });
+      }
+      if (env.kind !== "game" && env.game !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "game"], message: "only game environments take game settings" });
+      }
+      if (env.kind !== "remote" && env.url !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "url"], message: "only remote environments take a url" });
+      }
+      if (env.kind !== "remote" && env.remote !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["environments", i, "remote"], message: "only remote environments take remote settings" });
+      }
+      if (env.kind === "game") {
+        const opponent = env.game?.opponent ?? "random";
+        if (opponent === "random" && env.actors.length !== 1) {
+          ctx.addIssue({ code: "custom", path: ["environments", i, "actors"], message: "a game against the random player has exactly one actor" });
+        }
+        if (opponent === "actors" && env.actors.length !== 2) {
+          ctx.addIssue({ code: "custom", path: ["environments", i, "actors"], message: "a game between actors has exactly two (the first plays X and moves first)" });
+        }
+        if (opponent === "actors" && (env.game?.actorPlays ?? "first") !== "first") {
+          ctx.addIssue({ code: "custom", path: ["environments", i, "game", "actorPlays"], message: 'only for opponent "random": between actors the first actor plays X' });
+        }
       }
     });
     for (const issue of runIssues(spec)) ctx.addIssue({ code: "custom", ...issue });

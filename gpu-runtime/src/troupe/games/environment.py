@@ -42,12 +42,13 @@ def game_settings(env_spec: dict[str, Any]) -> dict[str, Any]:
     return {**DEFAULTS, **(env_spec.get("game") or {})}
 
 
-def game_issues(env_spec: dict[str, Any], index: int) -> list[tuple[str, str]]:
-    """(field, message) for a game environment the runtime cannot play."""
+def game_issues(env_spec: dict[str, Any], index: int, pettingzoo: bool | None = None) -> list[tuple[str, str]]:
+    """(field, message) for a game environment the runtime cannot play. `pettingzoo`: whether this
+    host has it (None: look)."""
     p = f"environments.{index}"
     settings = game_settings(env_spec)
     issues = []
-    if not pettingzoo_available():
+    if not (pettingzoo_available() if pettingzoo is None else pettingzoo):
         issues.append((f"{p}.kind", '"game" needs PettingZoo on the runner (pip install "troupe[games]": pettingzoo and pygame)'))
     if settings["name"] not in GAMES:
         issues.append((f"{p}.game.name", f'unknown game "{settings["name"]}" (known: {", ".join(GAMES)})'))

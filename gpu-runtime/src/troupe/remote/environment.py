@@ -67,9 +67,8 @@ class RemoteEnvironment(Environment):
             f'remote environment "{self.name}" ({self.url}): episode group {episode.group} sample {episode.sample} failed at {where}: '
             f"{failure}; it trains nothing and scores failureScore {self.failure_score:g}"
         )
-        log = getattr(self, "log", None)
-        if callable(log):
-            log("error", line)
+        if self.log_sink is not None:  # the run's log (set by the runtime)
+            self.log("error", line)
         else:
             _log.error(line)
 

@@ -5,6 +5,8 @@ import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { useTRPC } from "../../../trpc/react";
 import type { LibraryDataset } from "../hooks/useLibrary";
+import { useRunnerSupport } from "../hooks/useRunnerSupport";
+import { GameRemoteFields } from "./GameRemoteFields";
 import { ActingFields } from "./ActingFields";
 import { RoundSpecEditor } from "./roundSpec/RoundSpecEditor";
 import { TemplateEditor } from "./TemplateEditor";
@@ -25,6 +27,16 @@ const KINDS = [
   { value: "code", label: "Code", note: "One actor writes a program; it runs against the row's test cases in the sandbox and the failures come back for another try." },
   { value: "tools", label: "Tools", note: "One actor may call tools (calculator, sandboxed Python, your functions); results come back between its turns." },
   { value: "python", label: "Python class", note: "Your troupe.Environment subclass on the runner decides who speaks and answers between turns." },
+  {
+    value: "game",
+    label: "Board game",
+    note: "Tic-tac-toe or connect four (PettingZoo): the game speaks between moves (never trained on); win 1, draw 0, loss -1, an illegal move forfeits. Needs no reward.",
+  },
+  {
+    value: "remote",
+    label: "Remote (HTTP)",
+    note: "Each episode is a session of an environment served over HTTP (reset/step, many at once). A call that fails ends that episode: logged, trains nothing, scores the failure score.",
+  },
 ] as const;
 
 /** Field path → first message, for fields of this form (paths relative to the environment). */
@@ -70,6 +82,7 @@ export function EnvironmentForm(props: {
   const fields = dataset?.columns ?? [];
   const maxTurns = typeof draft.maxTurns === "number" ? draft.maxTurns : 16;
   const kindNote = KINDS.find((k) => k.value === kind)?.note;
+  const unavailableKinds: Record<string, string> = useRunnerSupport().environmentKind;
   const localCheck = useMemo(() => EnvironmentSpec.safeParse(draft), [draft]);
 
   function toggleActor(name: string, on: boolean) {
@@ -97,14 +110,20 @@ export function EnvironmentForm(props: {
             <label htmlFor="env-kind">Kind</label>
             <select id="env-kind" value={kind} onChange={(e) => set("kind", e.target.value)}>
               {KINDS.map((k) => (
-                <option key={k.value} value={k.value}>
-                  {k.label}
+                <option key={k.value} value={k.value} disabled={unavailableKinds[k.value] !== undefined && k.value !== kind}>
+                  {unavailableKinds[k.value] !== undefined ? `${k.label} (unavailable)` : k.label}
                 </option>
               ))}
             </select>
             <span className="hint" data-testid="env-kind-note">
               {kindNote}
             </span>
+            {Object.entries(unavailableKinds).map(([value, reason]) => (
+              <span key={value} className="hint muted small" data-testid={`env-kind-unavailable-${value}`}>
+                {KINDS.find((k) => k.value === value)?.label}: {reason}
+              </span>
+            ))}
+            <FieldError issues={issues} path="kind" />
           </div>
           <div className="form-field">
             <label htmlFor="env-dataset">Dataset</label>
@@ -143,6 +162,8 @@ export function EnvironmentForm(props: {
           </label>
         </div>
       </fieldset>
+
+      <GameRemoteFields kind={kind} draft={draft} set={set} issues={issues} />
 
       <ActingFields kind={kind} draft={draft} set={set} issues={issues} />
 

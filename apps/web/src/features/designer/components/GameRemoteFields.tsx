@@ -1,0 +1,93 @@
+"use client";
+
+import { NumberField, SelectField, TextField } from "./fields";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Draft = Record<string, any>;
+
+const GAMES = [
+  { value: "tic_tac_toe", label: "Tic-tac-toe (cells 1-9)" },
+  { value: "connect_four", label: "Connect four (columns 1-7)" },
+] as const;
+const OPPONENTS = [
+  { value: "random", label: "The built-in random player (one actor)" },
+  { value: "actors", label: "Another actor (two actors; self-play: same model)" },
+] as const;
+const SIDES = ["first", "second", "alternate"] as const;
+
+/**
+ * The settings of `game` and `remote` environments (gpu-runtime/src/troupe/games, troupe/remote):
+ * shown only for those kinds; `issues` are keyed by paths relative to the environment.
+ */
+export function GameRemoteFields(props: { kind: string; draft: Draft; set(key: string, value: unknown): void; issues: Record<string, string> }) {
+  const { kind, draft, set, issues } = props;
+  if (kind === "game") {
+    const game: Draft = draft.game ?? {};
+    const put = (key: string, value: unknown) => set("game", { ...game, [key]: value });
+    return (
+      <fieldset data-testid="game-fields">
+        <legend>Game</legend>
+        <div className="form-grid">
+          <SelectField label="Game" value={game.name} defaultValue="tic_tac_toe" options={GAMES} onChange={(v) => put("name", v)} error={issues["game.name"]} />
+          <SelectField
+            label="Opponent"
+            value={game.opponent}
+            defaultValue="random"
+            options={OPPONENTS}
+            onChange={(v) => put("opponent", v)}
+            error={issues["game.opponent"]}
+            hint="The game speaks between moves (board and replies); a message with no legal move forfeits (-1)."
+          />
+          {(game.opponent ?? "random") === "random" && (
+            <SelectField
+              label="The actor plays"
+              value={game.actorPlays}
+              defaultValue="first"
+              options={SIDES}
+              onChange={(v) => put("actorPlays", v)}
+              error={issues["game.actorPlays"]}
+              hint="X moves first; alternate: odd samples of a group move second."
+            />
+          )}
+          <NumberField
+            label="Reward per legal move"
+            value={game.legalMoveReward}
+            placeholder={0}
+            onChange={(v) => put("legalMoveReward", v)}
+            error={issues["game.legalMoveReward"]}
+            hint="Shaping while a model learns what a move looks like. Results: win 1, draw 0, loss -1."
+          />
+        </div>
+      </fieldset>
+    );
+  }
+  if (kind === "remote") {
+    const remote: Draft = draft.remote ?? {};
+    const put = (key: string, value: unknown) => set("remote", { ...remote, [key]: value });
+    return (
+      <fieldset data-testid="remote-fields">
+        <legend>Remote environment</legend>
+        <div className="form-grid">
+          <TextField
+            label="URL"
+            value={draft.url}
+            placeholder="http://envhost:8100"
+            onChange={(v) => set("url", v)}
+            error={issues.url}
+            hint="A server of the reset/step protocol, reachable from the runner (python -m troupe.envserver module:Class)."
+          />
+          <NumberField label="Timeout per call (s)" value={remote.timeoutSeconds} placeholder={30} onChange={(v) => put("timeoutSeconds", v)} error={issues["remote.timeoutSeconds"]} />
+          <NumberField
+            label="Failure score"
+            value={remote.failureScore}
+            placeholder={0}
+            onChange={(v) => put("failureScore", v)}
+            error={issues["remote.failureScore"]}
+            hint="A call that times out, fails or answers garbage ends that episode: logged, trains nothing, scores this."
+          />
+        </div>
+      </fieldset>
+    );
+  }
+  return null;
+}
