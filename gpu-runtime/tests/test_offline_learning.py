@@ -93,3 +93,39 @@ def test_dpo_refuses_a_dataset_without_the_preference_columns(tmp_path):
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
     assert result.state == "failed"
     assert result.message.startswith("environments.0.rejectedField: dpo trains on preference pairs: dataset \"pairs\" has no column \"worse\""), result.message
+
+
+def test_micro_batches_give_the_whole_batch_update(tmp_path):
+    """Each micro-batch's loss is normalised by the whole batch's count: the same losses, step after step."""
+    whole = run_spec(_sft_spec(steps=3), events=EventWriter(keep=True), work_dir=tmp_path / "whole")
+    spec = _sft_spec(steps=3)
+    spec["trainer"]["microBatchSize"] = 3  # 16 rows -> 6 micro-batches, the last one short
+    micro = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path / "micro")
+    assert whole.state == micro.state == "succeeded", (whole.message, micro.message)
+    for name in ("loss", "eval/loss", "sft/token_accuracy"):
+        assert _eval(micro, name) == pytest.approx(_eval(whole, name), rel=1e-5, abs=1e-6), name
+
+
+def test_dpo_on_a_lora_actor_measures_against_its_base(tmp_path):
+    """With LoRA there is no reference copy: the base (adapters off) is the reference, so at the first step,
+    before any update, every margin is 0; after training the held-out margin is above that 0 (a LoRA adapter
+    starts with B = 0 and moves slower than full weights: 15 steps)."""
+    import torch
+
+    from troupe.models import build_tiny
+
+    base = tmp_path / "base"
+    torch.manual_seed(0)  # a fixed base
+    loaded = build_tiny("tiny-char-2l")
+    loaded.model.save_pretrained(base)
+    loaded.tokenizer.save_pretrained(base)
+    _pairs(tmp_path / "pairs.jsonl")
+    spec = _dpo_spec(steps=15)
+    spec["actors"][0]["model"] = {"source": "local", "path": str(base)}
+    spec["actors"][0]["training"]["lora"] = {"rank": 4, "alpha": 8}
+    spec["actors"][0]["training"]["learningRate"] = 0.02
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    margins = result.metrics("dpo/margin")
+    assert margins[0] == pytest.approx(0.0, abs=1e-6)  # measured before the first update: policy == base
+    assert _eval(result, "eval/dpo/margin")[-1] > 0
