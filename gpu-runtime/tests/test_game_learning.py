@@ -88,3 +88,14 @@ def test_the_same_class_runs_as_a_python_environment(tmp_path):
     assert all(r.state == "succeeded" for r in runs), [r.message for r in runs]
     transcripts = [[[m["content"] for m in e["messages"]] for e in r.events if e["type"] == "episode"] for r in runs]
     assert transcripts[0] == transcripts[1]
+
+
+@pytest.mark.slow
+def test_a_game_environment_is_evaluated_on_held_out_rows(tmp_path):
+    spec = game_spec(2, GAME)
+    spec["datasets"][0]["evalFraction"] = 0.25
+    spec["trainer"]["evalEvery"] = 1
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    evals = [e["values"] for e in result.events if e["type"] == "metric" and "eval/ttt/samples" in e["values"]]
+    assert len(evals) == 2 and all(v["eval/ttt/samples"] == 16 and "eval/ttt/reward/game" in v for v in evals)
