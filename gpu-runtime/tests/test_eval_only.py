@@ -153,3 +153,16 @@ def test_an_environment_that_acts_is_evaluated_too(tmp_path, events_validator, w
         assert values["eval/relay/samples"] == 8  # one episode per row of relay_spec's 8-row dataset
         assert "eval/relay/reward/mean" in values and "eval/relay/reward/short" in values
     assert not weights("Alice") and not weights("Bob")
+
+
+def test_an_eval_only_run_of_a_frozen_model(tmp_path, events_validator):
+    """Evaluating a model without training it at all: every actor frozen is fine when trainer.steps is 0."""
+    spec = small_spec(steps=0)
+    spec["actors"][0]["trainable"] = False
+    spec["environments"][0]["evalOnly"] = True
+    spec["datasets"][0]["source"]["size"] = 16
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    check_protocol(result.events, events_validator)
+    [metric] = [e for e in result.events if e["type"] == "metric"]
+    assert metric["step"] == 0 and metric["actor"] == "student" and metric["values"]["eval/echo/samples"] == 16

@@ -98,7 +98,7 @@ export function RunPage({ runId, initialChartPoints = DEFAULT_CHART_POINTS }: { 
       </div>
       {/* Charts stay mounted (hidden) on other tabs, so they keep up with the live stream. */}
       <div hidden={tab !== "charts"}>
-        <EvalResultsPanel runId={runId} live={!ended} />
+        <EvalResultsPanel runId={runId} live={!ended} version={live.metricVersion} />
         <ChartToolbar view={view} setView={setView} zoom={zoom} resetZoom={() => setZoom(null)} />
         <RunCharts
           names={names}
