@@ -1,6 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { useEffect } from "react";
 import { formatMetric } from "../../../lib/format";
 import { useTRPC } from "../../../trpc/react";
 import type { EvalResultRow } from "../lib/evalResults";
@@ -13,11 +14,16 @@ function componentsOf(rows: EvalResultRow[]): string[] {
 
 /**
  * The latest evaluation of each environment and actor (`eval/<environment>/…`), as a table; an eval-only run
- * (`trainer.steps: 0`) has nothing else to show. Refreshed while the run is live; hidden when nothing was evaluated.
+ * (`trainer.steps: 0`) has nothing else to show. Read again as live metrics arrive; hidden when nothing was evaluated.
  */
-export function EvalResultsPanel({ runId, live }: { runId: string; live: boolean }) {
+export function EvalResultsPanel({ runId, live, version }: { runId: string; live: boolean; version: number }) {
   const trpc = useTRPC();
-  const results = useQuery(trpc.run.evalResults.queryOptions({ runId }, { refetchInterval: live ? 5000 : false }));
+  const results = useQuery(trpc.run.evalResults.queryOptions({ runId }));
+  const { refetch } = results;
+  // Read again when live metrics arrive (`version`) and once when the run ends (its last metrics are stored by then).
+  useEffect(() => {
+    void refetch();
+  }, [refetch, version, live]);
   const data = results.data;
   if (!data) return null;
   if (data.rows.length === 0) {
