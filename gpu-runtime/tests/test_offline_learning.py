@@ -129,3 +129,16 @@ def test_dpo_on_a_lora_actor_measures_against_its_base(tmp_path):
     margins = result.metrics("dpo/margin")
     assert margins[0] == pytest.approx(0.0, abs=1e-6)  # measured before the first update: policy == base
     assert _eval(result, "eval/dpo/margin")[-1] > 0
+
+
+@pytest.mark.slow
+def test_two_cpu_ranks_train_sft_as_one_process(tmp_path):
+    """Each rank takes its rows; losses are normalised by the whole batch's tokens, so two gloo ranks report
+    (and apply) the single-process update."""
+    one = run_spec(_sft_spec(steps=2), events=EventWriter(keep=True), work_dir=tmp_path / "one")
+    spec = _sft_spec(steps=2)
+    spec["actors"][0]["placement"] = {"processes": 2}
+    two = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path / "two")
+    assert one.state == two.state == "succeeded", (one.message, two.message)
+    for name in ("loss", "eval/loss"):
+        assert _eval(two, name) == pytest.approx(_eval(one, name), rel=1e-5), name
