@@ -35,4 +35,7 @@ export const BUILTIN_REWARDS: z.input<typeof RewardSpec>[] = [
   { name: "letter_match", source: { kind: "builtin", name: "letter_match" } },
   { name: "exact_match", source: { kind: "builtin", name: "exact_match" } },
   { name: "length_penalty", source: { kind: "builtin", name: "length_penalty" } },
+  // Outcome rewards of several actors (debate, majority vote): conversation scope, one value per actor.
+  { name: "majority_vote", scope: "conversation", source: { kind: "builtin", name: "majority_vote", params: { extract: "text", mode: "agree" } } },
+  { name: "debate_verdict", scope: "conversation", source: { kind: "builtin", name: "debate_verdict", params: { judge: "judge", extract: "text" } } },
 ];

@@ -15,7 +15,7 @@ import { RewardTestPanel, type TestMarker } from "./RewardTestPanel";
 import { COMPLETION_TEMPLATE, CONVERSATION_TEMPLATE } from "./rewardTemplates";
 
 const BLANK_REWARD: SpecObject = { name: "", source: { kind: "python", code: COMPLETION_TEMPLATE } };
-const BUILTINS = ["letter_match", "exact_match", "length_penalty"] as const;
+const BUILTINS = ["letter_match", "exact_match", "length_penalty", "majority_vote", "debate_verdict"] as const;
 
 /** /designer/rewards: Python reward functions written in the browser, tested on a runner. */
 export function RewardsPage() {
@@ -105,7 +105,7 @@ export function RewardsPage() {
           <fieldset>
             <legend>Builtin</legend>
             <div className="form-grid">
-              <SelectField label="Function" hint="letter_match: share of the reply equal to row.letter; exact_match: reply equals row.answer; length_penalty: shorter is better." value={val("source.name") as (typeof BUILTINS)[number]} options={BUILTINS} onChange={set("source.name")} error={err("source.name")} />
+              <SelectField label="Function" hint="letter_match: share of the reply equal to row.letter; exact_match: reply equals row.answer; length_penalty: shorter is better; majority_vote and debate_verdict (scope conversation): a vote over the actors' last answers, or the judge's verdict, decides each actor's reward (params field, extract, mode / judge)." value={val("source.name") as (typeof BUILTINS)[number]} options={BUILTINS} onChange={set("source.name")} error={err("source.name")} />
             </div>
             <ParamsField value={val("source.params")} onChange={set("source.params")} error={err("source.params")} />
           </fieldset>
