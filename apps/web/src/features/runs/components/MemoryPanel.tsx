@@ -11,6 +11,7 @@ import { colourOf, type MemoryMarks } from "../lib/memoryPlot";
 import { mergeOffloads, mergeTotals } from "../lib/offloadMarks";
 import { specNames } from "../lib/specNames";
 import { MemoryChart } from "./charts/MemoryChart";
+import { MemoryEstimateComparison } from "./MemoryEstimateComparison";
 import { OffloadTable } from "./OffloadTable";
 
 const FIELDS: { field: MemoryField; label: string }[] = [
@@ -75,6 +76,7 @@ function MemoryPanelView(props: { runId: string; history: MemorySeries[] | undef
         </div>
       ))}
       {totals.length > 0 ? <OffloadTable totals={totals} actors={actors} /> : null}
+      <MemoryEstimateComparison spec={props.spec} peaks={peaks.data?.peaks} />
       <section className="panel" data-testid="memory-peaks">
         <h2>Highest memory per device, actor and phase</h2>
         {!peaks.data || peaks.data.peaks.length === 0 ? (
