@@ -48,6 +48,7 @@ export function collectRows(episodes: readonly CollectEpisode[], options: Collec
   const wanted = options.actors ? new Set(options.actors) : null;
   for (const episode of episodes) {
     if (options.fromStep !== undefined && episode.step < options.fromStep) continue;
+    if (!Array.isArray(episode.messages)) continue; // a stored row no reader can parse
     episode.messages.forEach((m, index) => {
       if (m.role !== "assistant" || !m.trained || (wanted && !wanted.has(m.actor))) return;
       const threshold = options.minRewardByActor?.[m.actor] ?? options.minReward;

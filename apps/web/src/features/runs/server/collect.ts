@@ -30,7 +30,8 @@ export async function collectFromRun(db: Db, runId: string, input: Input): Promi
   const { rows, perActor, best } = collectRows(episodes as unknown as CollectEpisode[], { runId, ...input });
   for (const actor of [...(input.actors ?? []), ...Object.keys(input.minRewardByActor ?? {})]) {
     if (!perActor.has(actor)) {
-      const known = [...perActor.keys()].join(", ") || "none";
+      const trained = (episodes as unknown as CollectEpisode[]).flatMap((e) => (Array.isArray(e.messages) ? e.messages.filter((m) => m.trained).map((m) => m.actor) : []));
+      const known = [...new Set(trained)].join(", ") || "none";
       const path = input.actors?.includes(actor) ? "actors" : `minRewardByActor.${actor}`;
       throw badRequest([{ path, message: `no recorded episode has a trained completion by "${actor}" (actors found: ${known})` }]);
     }
