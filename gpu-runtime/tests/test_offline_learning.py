@@ -142,3 +142,13 @@ def test_two_cpu_ranks_train_sft_as_one_process(tmp_path):
     assert one.state == two.state == "succeeded", (one.message, two.message)
     for name in ("loss", "eval/loss"):
         assert _eval(two, name) == pytest.approx(_eval(one, name), rel=1e-5), name
+
+
+def test_an_sft_run_resumes_from_its_checkpoint_exactly(tmp_path):
+    """Weights, optimizer, data position and RNGs come back: steps 3-4 after a resume equal the straight run's."""
+    spec = _sft_spec(steps=4)
+    spec["trainer"]["checkpointEvery"] = 2
+    straight = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path / "a")
+    resumed = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path / "b", resume=tmp_path / "a" / "checkpoints" / "step-2")
+    assert straight.state == resumed.state == "succeeded", (straight.message, resumed.message)
+    assert resumed.metrics("loss") == straight.metrics("loss")[2:]
