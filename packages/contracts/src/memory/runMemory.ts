@@ -108,7 +108,8 @@ export function estimateRunMemory(
       optimizer: t.optimizer,
       ...(t.lora ? { lora: { rank: t.lora.rank, targetModules: t.lora.targetModules } } : {}),
       sharesBase: baseOwners.has(actor.name),
-      klBeta: t.klBeta,
+      // DPO keeps a frozen reference copy (actors.py) exactly as a KL term does: estimate it as one.
+      klBeta: spec.algorithm.name === "dpo" ? Math.max(t.klBeta, 1) : t.klBeta,
       precision: t.precision,
       backend: t.backend,
       offloadOptimizer: t.offload.optimizer,
