@@ -45,16 +45,14 @@ test("designer: an actor's training engine, and the run-wide rules beside their 
 
   await page.goto("/designer/actors");
   await page.getByTestId("actor-name").fill(alice);
-  // vLLM is refused by every runner today: offered, disabled, with the reason beside the field.
+  // The test's only runner is a CPU host without vLLM or DeepSpeed (its capabilities, published with its
+  // heartbeat): both are offered disabled, with the reason beside the field (runners.spec.ts covers more).
   await expect(page.getByTestId("actor-backend").locator('option[value="vllm"]')).toBeDisabled();
-  await expect(page.getByTestId("actor-backend-note-vllm")).toHaveText("vllm: needs vLLM on a runner; no runner has it");
-
-  // DeepSpeed is chosen, and says what a runner needs for it.
+  await expect(page.getByTestId("actor-backend-note-vllm")).toContainText("vllm: no live runner has vLLM and a CUDA GPU; runners: ");
   await expect(page.getByTestId("actor-train-backend")).toHaveValue("torch");
-  await page.getByTestId("actor-train-backend").selectOption("deepspeed");
-  await expect(page.getByTestId("actor-train-backend-note-deepspeed")).toContainText("needs the deepspeed package on the runner");
+  await expect(page.getByTestId("actor-train-backend").locator('option[value="deepspeed"]')).toBeDisabled();
+  await expect(page.getByTestId("actor-train-backend-note-deepspeed")).toContainText("deepspeed: no live runner has DeepSpeed and a CUDA GPU");
   await page.getByTestId("actor-train-backend").selectOption("fsdp2");
-  await expect(page.getByTestId("actor-train-backend-note-deepspeed")).toHaveCount(0);
   await page.getByTestId("actor-precision").selectOption("bf16");
   await page.getByTestId("actor-processes").fill("2");
   // GPUs and CPU processes together: refused beside the processes field, and saving waits.

@@ -119,6 +119,20 @@ async function restLaunch(spec: unknown): Promise<{ status: number; body: { id?:
   return { status: response.status, body };
 }
 
+/** The `troupe` CLI (packages/cli/bin/troupe.mjs) against the test's API server. */
+function runCli(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((ok) => {
+    const child = spawn(process.execPath, [resolve(REPO, "packages/cli/bin/troupe.mjs"), ...args], {
+      cwd: REPO,
+      env: { ...process.env, TROUPE_URL: server.baseUrl, TROUPE_TOKEN: token },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr!.on("data", (b: Buffer) => (stderr += b.toString()));
+    child.on("exit", (code) => ok({ code, stderr }));
+  });
+}
+
 beforeAll(async () => {
   services = openServices();
   folder = mkdtempSync(join(tmpdir(), "troupe-runners-"));
@@ -146,8 +160,7 @@ afterAll(async () => {
 
 describe("launch checks against live runners", () => {
   it("refuses a vLLM spec while no live runner has vLLM, accepts it once one has, and refuses it again when that runner goes silent", async () => {
-    // Live runners from other files would change the offer: this test owns it.
-    expect(await services.db.runner.count({ where: { stoppedAt: null, lastHeartbeatAt: { gt: new Date(Date.now() - 60_000) } } })).toBe(0);
+    // A runner another test file left live (a real CPU runtime: no CUDA, no vLLM) changes none of the checks below.
     const experimentId = await createExperiment(services, vllmSpec([0]));
 
     const gpuA = startRunner("gpu-a", 1, host("gpu-a", { cuda: "12.8", gpus: 1 }));
@@ -167,6 +180,12 @@ describe("launch checks against live runners", () => {
     const rest = await restLaunch(vllmSpec([0]));
     expect(rest.status).toBe(400);
     expect(rest.body.errors?.map((e) => e.path)).toEqual(["actors.0.backend"]);
+    // ...and the CLI prints the field and the reason, exiting non-zero.
+    const specFile = join(folder, "vllm.json");
+    writeFileSync(specFile, JSON.stringify(vllmSpec([0])));
+    const cli = await runCli(["run", specFile]);
+    expect(cli.code).not.toBe(0);
+    expect(cli.stderr).toMatch(/actors\.0\.backend: no runner has vLLM and a CUDA GPU; runners: /);
     expect(await services.db.run.count({ where: { experimentId } })).toBe(0);
     // The designer disables vLLM with the same reason; Ray is offered (cpu-b has it).
     const support = await services.caller.runner.support();

@@ -100,8 +100,10 @@ export function RunnersPage() {
 }
 
 function RunnerCard({ runner: r, now }: { runner: RunnerView; now: number }) {
-  const installed = r.engines.filter((e) => e.version !== null && e.name in ENGINE_NAMES);
-  const missing = r.engines.filter((e) => e.version === null && e.name in ENGINE_NAMES);
+  // In ENGINE_NAMES' order (the stored JSON does not keep the runtime's).
+  const known = Object.keys(ENGINE_NAMES).flatMap((name) => r.engines.filter((e) => e.name === name));
+  const installed = known.filter((e) => e.version !== null);
+  const missing = known.filter((e) => e.version === null);
   return (
     <article className={`panel card runner-card runner-${r.state}`} data-testid={`runner-card-${r.id}`}>
       <div className="card-title">

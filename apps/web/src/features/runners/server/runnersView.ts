@@ -82,8 +82,9 @@ export async function loadRunnersPage(db: Db, now: Date = new Date()): Promise<R
       startedAt: r.startedAt,
       lastHeartbeatAt: r.lastHeartbeatAt,
       heartbeatMs: r.heartbeatMs,
-      cpuCount: r.cpuCount,
-      memoryBytes: r.memoryBytes,
+      // The runtime's view of the host when it reported one (the runner process's otherwise).
+      cpuCount: caps?.cpuCount ?? r.cpuCount,
+      memoryBytes: caps?.memoryBytes ?? r.memoryBytes,
       concurrency: r.concurrency,
       cuda: caps?.cuda ?? null,
       runtimeVersion: caps?.runtimeVersion ?? null,
