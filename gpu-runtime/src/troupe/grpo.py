@@ -18,6 +18,8 @@ def effective_loss_type(algorithm_name: str, loss_type: str) -> str:
     Both fields exist in RunSpec v1; with defaults filled we cannot tell "left at grpo" from
     "chose grpo", so "grpo" means "follow the algorithm".
     """
+    if loss_type == "grpo" and algorithm_name in ("ppo", "ippo", "mappo"):
+        return "dapo"  # the PPO family's policy loss: the token mean over the batch (learners/ppo.py)
     return loss_type if loss_type != "grpo" else algorithm_name
 
 
@@ -95,7 +97,9 @@ def policy_loss(
         ratio = sequence_ratio(logp, old_logp, m)
     else:
         ratio = torch.exp(logp - old_logp)
-    a = advantages.to(logp.dtype).unsqueeze(1)
+    # One advantage per sequence (GRPO family), or per token (PPO family: GAE over a critic's values).
+    a = advantages.to(logp.dtype)
+    a = a.unsqueeze(1) if a.dim() == 1 else a
     unclipped = ratio * a
     clipped = torch.clamp(ratio, 1 - clip_eps_low, 1 + clip_eps_high) * a
     per_token = -torch.minimum(unclipped, clipped)

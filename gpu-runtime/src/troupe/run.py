@@ -82,6 +82,9 @@ def run_spec(
     if work_dir is None:
         work_dir = Path(spec).resolve().parent if isinstance(spec, (str, Path)) else Path(os.getcwd())
     work_dir = Path(work_dir)
+    # Checkpoints go here, and the reward sandbox binds it: a folder that does not exist yet would leave
+    # every sandboxed reward failing (scored 0) instead of an empty folder to write into.
+    work_dir.mkdir(parents=True, exist_ok=True)
     steps_done = 0
     try:
         library_rewards = {}

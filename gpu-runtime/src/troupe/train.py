@@ -9,6 +9,7 @@ single-turn environment's rollout and scoring in `single_turn.py`, what each act
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -440,7 +441,9 @@ def run_loop(
                 store_advantages(shares, targets.row_advantages)
                 if targets.critic_batch is not None:
                     fits[critics.by_actor[name].name].append(targets.critic_batch)
-                updates[name] = {"returns/mean": targets.returns_mean, "value/explained_variance": targets.explained_variance}
+                updates[name] = {"returns/mean": targets.returns_mean}
+                if math.isfinite(targets.explained_variance):  # undefined while every return is equal
+                    updates[name]["value/explained_variance"] = targets.explained_variance
             # Every rank trains on rank 0's batch, whatever its own sampling kernels drew.
             batch, mask, advantages = ctx.broadcast_object((batch, mask, advantages))
             batch, mask, advantages = to_device(batch, actor.device), mask.to(actor.device), advantages.to(actor.device)

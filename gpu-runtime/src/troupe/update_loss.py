@@ -96,7 +96,8 @@ def update_loss(
     back detached, and only where they were computed (always on the torch path; on the Liger
     path only on the first iteration, where they are needed as the ratio's denominator).
     """
-    kwargs, _why_not = liger_arguments(options, ref_logp is not None) if liger_cls is not None else (None, None)
+    # Liger takes one advantage per sequence: per-token advantages (PPO family) take the torch path.
+    kwargs, _why_not = liger_arguments(options, ref_logp is not None) if liger_cls is not None and advantages.dim() == 1 else (None, None)
     fused = completion_hidden(model, batch) if kwargs is not None else None
     if fused is None:
         logp, entropy = completion_logprobs(model, batch, options.temperature, with_entropy=with_entropy)

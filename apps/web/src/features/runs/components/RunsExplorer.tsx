@@ -259,7 +259,8 @@ export function RunsExplorer() {
                   {r.peakDeviceBytes !== null ? formatBytes(r.peakDeviceBytes) : r.peakRssBytes !== null ? `${formatBytes(r.peakRssBytes)} RSS` : "—"}
                 </td>
               )}
-              <td style={{ whiteSpace: "nowrap" }}>
+              {/* The buttons stack when a queued or running row has two and the screen is narrow. */}
+              <td className="run-actions">
                 <button type="button" className="secondary" onClick={() => rerun.mutate({ runId: r.id })} title="Re-run with the same frozen spec">
                   Re-run
                 </button>{" "}
