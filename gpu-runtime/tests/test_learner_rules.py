@@ -31,6 +31,12 @@ def apply_case(case: dict) -> dict:
     if case.get("noRewards"):
         doc["rewards"] = []
         doc["environments"][0]["rewards"] = []
+    if case.get("extraEvalOnlyEnvironment"):
+        doc["datasets"].append({"name": "exam", "source": {"kind": "builtin", "name": "echo_letter"}})
+        doc["environments"].append({**copy.deepcopy(doc["environments"][0]), "name": "exam", "dataset": "exam", "evalOnly": True})
+        for field in ("completionField", "chosenField", "rejectedField"):
+            doc["environments"][1].pop(field, None)
+    doc["trainer"].update(case.get("trainer", {}))
     if case.get("addTrainable"):
         doc["actors"].append({**spare, "name": "spare"})
     return doc

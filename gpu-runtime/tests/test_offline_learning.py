@@ -152,3 +152,18 @@ def test_an_sft_run_resumes_from_its_checkpoint_exactly(tmp_path):
     resumed = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path / "b", resume=tmp_path / "a" / "checkpoints" / "step-2")
     assert straight.state == resumed.state == "succeeded", (straight.message, resumed.message)
     assert resumed.metrics("loss") == straight.metrics("loss")[2:]
+
+
+def test_an_eval_only_environment_of_an_sft_run_is_evaluated_not_trained(tmp_path):
+    spec = _sft_spec(steps=2)
+    spec["trainer"]["evalEvery"] = 2
+    spec["datasets"].append({"name": "letters", "source": {"kind": "builtin", "name": "echo_letter", "size": 8}})
+    spec["rewards"] = [{"name": "letter_match", "source": {"kind": "builtin", "name": "letter_match"}}]
+    spec["environments"].append(
+        {"name": "exam", "kind": "single_turn", "dataset": "letters", "actors": ["student"], "prompt": {"field": "prompt", "applyChatTemplate": False},
+         "rewards": [{"reward": "letter_match", "weight": 1}], "evalOnly": True}
+    )
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    keys = {k for e in result.events if e["type"] == "metric" for k in e["values"]}
+    assert "eval/loss" in keys and any("exam" in k for k in keys), sorted(keys)

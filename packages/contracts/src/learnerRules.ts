@@ -25,6 +25,7 @@ export interface LearnerRuleInput {
     completionField?: string;
     chosenField?: string;
     rejectedField?: string;
+    evalOnly?: boolean;
   }[];
   algorithm: {
     name: string;
@@ -57,6 +58,7 @@ export function learnerIssues(spec: LearnerRuleInput): ActorRuleIssue[] {
     if (actor?.backend === "openai") {
       add(["environments", i, "actors", 0], `${name} updates the environment's actor, and "${actor.name}" is an API actor (behind an OpenAI-compatible endpoint, its weights are not on the runner)`);
     }
+    if (env.evalOnly) return; // evaluated (sampled and scored), never trained on: no target column needed
     const dataset = spec.datasets.find((d) => d.name === env.dataset);
     const columns = dataset?.source.kind === "builtin" ? BUILTIN_DATASET_COLUMNS[dataset.source.name ?? ""] : undefined;
     if (!columns) return; // files and uploads: the runtime checks the columns when it loads the rows

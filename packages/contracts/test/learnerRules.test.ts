@@ -16,6 +16,8 @@ interface Case {
   datasetSource?: Record<string, unknown>;
   noRewards?: boolean;
   addTrainable?: boolean;
+  extraEvalOnlyEnvironment?: boolean;
+  trainer?: Record<string, unknown>;
   issues: string[];
 }
 
@@ -33,6 +35,12 @@ export function applyCase(c: Case): RunSpecInput {
     s.rewards = [];
     s.environments[0].rewards = [];
   }
+  if (c.extraEvalOnlyEnvironment) {
+    s.datasets.push({ name: "exam", source: { kind: "builtin", name: "echo_letter" } });
+    const { completionField: _c, chosenField: _h, rejectedField: _r, ...env } = structuredClone(s.environments[0]);
+    s.environments.push({ ...env, name: "exam", dataset: "exam", evalOnly: true });
+  }
+  s.trainer = { ...s.trainer, ...c.trainer };
   if (c.addTrainable) s.actors.push({ ...structuredClone(actor), name: "spare" });
   return s as RunSpecInput;
 }

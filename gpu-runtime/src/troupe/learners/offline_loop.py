@@ -92,7 +92,9 @@ class OfflineLearner:
         self.spec, self.environments, self.actors, self.prompts_per_env, self.ctx = spec, environments, actors, prompts_per_env, ctx
         self.residency = residency
         self.algorithm: str = spec["algorithm"]["name"]
-        for env in environments:
+        # evalOnly environments are never trained on: sampled and scored by evaluation.py like any run's.
+        self.trained = [env for env in environments if not env.spec.get("evalOnly")]
+        for env in self.trained:
             check_target_columns(env, self.algorithm)
 
     # ------------------------------------------------------------------ one training step
@@ -196,7 +198,7 @@ class OfflineLearner:
         """`eval/loss` (and `eval/sft/token_accuracy` or `eval/dpo/margin`, `eval/dpo/accuracy`) over every
         held-out row, per actor; no gradients, nothing drawn from an RNG."""
         sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-        for env in self.environments:
+        for env in self.trained:
             actor = self.actors.get(env.actor)
             if actor is None or not actor.trainable or not env.dataset.eval_indices:
                 continue

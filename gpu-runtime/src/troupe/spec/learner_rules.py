@@ -43,6 +43,8 @@ def learner_rule_issues(spec: dict[str, Any]) -> list[FieldIssue]:
                 f"{p}.actors.0",
                 f'{name} updates the environment\'s actor, and "{actor["name"]}" is an API actor (behind an OpenAI-compatible endpoint, its weights are not on the runner)',
             )
+        if env.get("evalOnly"):
+            continue  # evaluated (sampled and scored), never trained on: no target column needed
         dataset = next((d for d in spec["datasets"] if d["name"] == env["dataset"]), None)
         source = dataset["source"] if dataset is not None else {}
         columns = BUILTIN_DATASET_COLUMNS.get(source.get("name", "")) if source.get("kind") == "builtin" else None
