@@ -196,3 +196,30 @@ def test_the_producer_thread_ends_when_the_loop_raises(tmp_path: Path, monkeypat
     run = run_spec(spec(steps=4, k=1), work_dir=wd(tmp_path))
     assert run.state == "failed" and "on purpose" in run.message, run.message
     assert not any(t.name == "troupe-rollout-producer" for t in threading.enumerate())
+
+
+class _PauseAt(EventWriter):
+    """Pauses the run while step n reports (as the control channel would) and resumes it a second later."""
+
+    def __init__(self, control: RunControl, n: int):
+        super().__init__(keep=True)
+        self.control, self.n = control, n
+
+    def metric(self, step, values, actor=None):
+        out = super().metric(step, values, actor)
+        if step == self.n:
+            import threading
+
+            self.control.apply("pause")
+            threading.Timer(1.0, self.control.apply, args=("resume",)).start()
+        return out
+
+
+def test_a_pause_waits_at_the_trainers_step_boundary_and_changes_nothing(tmp_path: Path):
+    straight = run_spec(spec(steps=4, k=1), work_dir=wd(tmp_path / "straight"))
+    control = RunControl()
+    paused = run_spec(spec(steps=4, k=1), events=_PauseAt(control, 2), work_dir=wd(tmp_path / "paused"), control=control)
+    assert paused.state == "succeeded", paused.message
+    statuses = [(e["state"], e.get("message", "")) for e in paused.events if e["type"] == "status"]
+    assert ("paused", "paused after step 2 of 4") in statuses
+    assert per_step(paused.events) == per_step(straight.events)
