@@ -197,6 +197,11 @@ describe("launch checks against live runners", () => {
     await reported(gpuC.id);
     const { runId } = await services.caller.experiment.launch({ experimentId });
     expect((await services.db.run.findUniqueOrThrow({ where: { id: runId } })).status).toBe("queued");
+    // Claiming more GPUs than any live runner has is refused at the launch's `gpus`.
+    const greedy = await rejectionOf(services.caller.experiment.launch({ experimentId, gpus: 4 }));
+    expect((greedy.cause as FieldValidationError).issues).toEqual([
+      { path: "gpus", message: expect.stringMatching(/^claims 4 GPUs, but the largest live runner has 2; runners: /) as unknown as string },
+    ]);
     expect((await restLaunch(vllmSpec([0, 1]))).status).toBe(201);
     expect((await services.caller.runner.support()).unavailable.vllm).toBeNull();
 

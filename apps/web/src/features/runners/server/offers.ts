@@ -1,4 +1,4 @@
-import { RunnerCapabilities, RunnerGpu, runnerIssues, type FieldIssue, type RunnerOffer } from "@troupe/contracts";
+import { describeRunner, mostGpus, offeredRunners, RunnerCapabilities, RunnerGpu, runnerIssues, type FieldIssue, type RunnerOffer } from "@troupe/contracts";
 import { z } from "zod";
 import type { Db } from "../../../server/db";
 
@@ -48,6 +48,14 @@ export async function loadRunners(db: Db): Promise<RunnerRow[]> {
  * GPUs, Ray, bf16, …) against what each live runner reported. With no live runner that reported its
  * capabilities, nothing is refused (the run waits, and says so); see runnerIssues.
  */
-export async function runnerLaunchIssues(db: Db, spec: unknown): Promise<FieldIssue[]> {
-  return runnerIssues(spec, await loadRunners(db));
+export async function runnerLaunchIssues(db: Db, spec: unknown, claimedGpus = 0): Promise<FieldIssue[]> {
+  const runners = await loadRunners(db);
+  const issues = runnerIssues(spec, runners);
+  // The GPUs the launch claims (the launch form's "GPUs" may ask for more than the placement uses).
+  const offered = offeredRunners(runners);
+  const most = mostGpus(runners);
+  if (issues.length === 0 && offered.length > 0 && claimedGpus > most) {
+    issues.push({ path: "gpus", message: `claims ${claimedGpus} GPUs, but the largest live runner has ${most}; runners: ${offered.map(describeRunner).join(", ")}` });
+  }
+  return issues;
 }

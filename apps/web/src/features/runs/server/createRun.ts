@@ -56,9 +56,9 @@ export async function createQueuedRun(
   const issues = launchIssuesOf(spec);
   if (issues.length > 0) throw badRequest(issues, "the spec cannot run");
   // What no live runner has (vLLM, DeepSpeed, GPUs, Ray, …): refused here, not after a wait in the queue.
-  const unrunnable = await runnerLaunchIssues(ctx.db, spec);
-  if (unrunnable.length > 0) throw badRequest(unrunnable, "no live runner can run this spec");
   const gpus = claimedGpus(spec, args.gpus);
+  const unrunnable = await runnerLaunchIssues(ctx.db, spec, gpus);
+  if (unrunnable.length > 0) throw badRequest(unrunnable, "no live runner can run this spec");
   await assertStoredDatasetsExist(ctx.db, spec);
   await assertRunSourcesExist(ctx.db, spec);
   const queued: StatusEvent = { seq: 1, ts: Date.now(), type: "status", state: "queued", message: args.message };
