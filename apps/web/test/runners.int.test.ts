@@ -248,6 +248,14 @@ describe("launch checks against live runners", () => {
     expect(shown.gpus.map((g) => g.runId)).toEqual([holder.id, null]);
     expect(shown.gpus[0]!.runName).toBe(holder.name);
     expect(shown.runs.map((r) => r.id)).toEqual([holder.id]);
+    // A runner not heard from in over a day is no longer listed (a retired host, a test's runner).
+    const old = uniqueId("retired");
+    runnerIds.push(old);
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+    await services.db.runner.create({
+      data: { id: old, host: old, cpuCount: 1, memoryBytes: GIB, concurrency: 1, heartbeatMs: 10_000, startedAt: twoDaysAgo, lastHeartbeatAt: twoDaysAgo },
+    });
+    expect((await services.caller.runner.list()).runners.map((r) => r.id)).not.toContain(old);
     // The holder's job leaves the runners' queue with the run.
     await (await defaultQueue.getJob(holder.id))?.remove().catch(() => undefined);
     expect(RunSpec.safeParse(vllmSpec([0, 1])).success).toBe(true);

@@ -52,6 +52,7 @@ export const RunnerSupportOutput = z.object({
 });
 
 const QUEUED_SHOWN = 200;
+const FORGET_AFTER_MS = 24 * 60 * 60 * 1000;
 
 /** Everything the /runners page shows: runners (live first), their GPUs and runs, and queued runs with why they wait. */
 export async function loadRunnersPage(db: Db, now: Date = new Date()): Promise<RunnersPageOutput> {
@@ -98,9 +99,11 @@ export async function loadRunnersPage(db: Db, now: Date = new Date()): Promise<R
     };
   });
   views.sort((a, b) => order[a.state] - order[b.state] || a.id.localeCompare(b.id));
+  // A runner neither live nor heard from in a day is history, not a host (test runners, retired machines).
+  const shown = views.filter((v) => v.state === "live" || now.getTime() - v.lastHeartbeatAt.getTime() < FORGET_AFTER_MS);
   return {
     now,
-    runners: views,
+    runners: shown,
     queued: queued.map((run, i) => ({
       id: run.id,
       name: run.name,
