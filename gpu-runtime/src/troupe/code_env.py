@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .environment_api import Environment
-from .sandbox import SandboxError, python_executable
+from .sandbox import SandboxError, describe_exit, python_executable
 
 _FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
 FEEDBACK_TESTS = 2  # failures shown in the feedback message
@@ -93,6 +93,9 @@ class CodeEnvironment(Environment):
             return TestResult(False, f"output limit reached ({self.sandbox.limits.output_bytes} bytes)")
         if done.returncode != 0:
             err = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            if done.returncode is None or done.returncode < 0 or done.returncode > 128:
+                limits = self.sandbox.limits
+                return TestResult(False, f"{describe_exit(done.returncode)}: a sandbox limit (CPU {limits.cpu_seconds}s, memory {limits.memory_mb} MB, {limits.processes} processes)")
             return TestResult(False, f"exit code {done.returncode}: {err[-1] if err else 'no error output'}")
         got = done.stdout.decode("utf-8", "replace").strip()
         if got == test["output"].strip():

@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from .environment_api import Environment
-from .sandbox import SandboxError, python_executable
+from .sandbox import SandboxError, describe_exit, python_executable
 from .spec import SpecError
 
 _CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
@@ -180,6 +180,8 @@ class ToolsEnvironment(Environment):
         out = done.stdout.decode("utf-8", "replace")
         if done.returncode != 0:
             err = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            if done.returncode is None or done.returncode < 0 or done.returncode > 128:
+                return False, f"error: {describe_exit(done.returncode)} (a sandbox limit: CPU {self.sandbox.limits.cpu_seconds}s, memory {self.sandbox.limits.memory_mb} MB)"
             return False, f"error: exit code {done.returncode}: {err[-1] if err else ''}"
         return True, out.strip()[:RESULT_CHARS]
 
