@@ -11,13 +11,16 @@ import { useTRPC } from "../../../trpc/react";
  * "Collect": the run's recorded episodes at or above a reward threshold become a dataset in the library
  * (prompt / completion columns), for an SFT run that starts a pipeline. Only a finished run can be collected.
  */
-export function CollectButton({ runId, status, runName }: { runId: string; status: RunState; runName: string }) {
+export function CollectButton({ runId, status, storedStatus, runName }: { runId: string; status: RunState; storedStatus: RunState; runName: string }) {
   const trpc = useTRPC();
   const [open, setOpen] = useState(false);
   const [name, setName] = useState(() => `${runName.replace(/[^A-Za-z0-9_.-]+/g, "_").replace(/^[^A-Za-z_]+/, "").slice(0, 40) || "run"}_collected`);
   const [minReward, setMinReward] = useState("0.5");
   const collect = useMutation(trpc.run.collect.mutationOptions());
-  const finished = isTerminal(status);
+  // The stream reports the end before the runner has settled the row (its process is still exiting); the server
+  // collects from the row's status, so wait for both.
+  const finished = isTerminal(status) && isTerminal(storedStatus);
+  const why = !isTerminal(status) ? "only a finished run can be collected" : !finished ? "waiting for the runner to finish the run…" : null;
   const threshold = Number(minReward);
   return (
     <div className="collect">
@@ -26,12 +29,12 @@ export function CollectButton({ runId, status, runName }: { runId: string; statu
         className="secondary"
         onClick={() => setOpen(!open)}
         disabled={!finished}
-        title={finished ? "Save the episodes at or above a reward as a dataset (prompt / completion)" : "Collect from a finished run"}
+        title={why ?? "Save the episodes at or above a reward as a dataset (prompt / completion)"}
         data-testid="run-collect"
       >
         Collect…
       </button>
-      {!finished && <span className="hint"> only a finished run can be collected</span>}
+      {why && <span className="hint"> {why}</span>}
       {open && finished && (
         <form
           className="collect-form"

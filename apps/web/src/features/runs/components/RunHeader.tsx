@@ -123,7 +123,7 @@ export function RunHeader({
           {rerun.isPending ? "Queuing…" : "Re-run"}
         </button>
         <CloneRunButton runId={run.id} />
-        <CollectButton runId={run.id} status={status} runName={run.name} />
+        <CollectButton runId={run.id} status={status} storedStatus={run.status} runName={run.name} />
         <RunControls runId={run.id} status={status} storedStatus={run.status} />
         <button
           type="button"
