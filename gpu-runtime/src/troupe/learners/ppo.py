@@ -149,10 +149,12 @@ def _finish(advantages: torch.Tensor, returns: torch.Tensor, values: torch.Tenso
 
 # ---------------------------------------------------------------------------- mappo: turn level, centralised
 def _encode_conversation(critic: Critic, episode: Any) -> tuple[list[int], list[int]]:
-    """The whole conversation in the critic's tokens, and the index of the last token before each message
-    (the state in which that message was spoken)."""
+    """The global state in the critic's tokens: every actor's system prompt (what each one privately
+    knows, as MAPPO's centralised critic sees every agent's observation), the user prompt and every
+    message; and the index of the last token before each message (the state it was spoken in)."""
     tok = critic.tokenizer
-    ids = tok.encode(episode.user, True) or [0]
+    private = "".join(f"{actor} knows: {text}\n" for actor, text in sorted(episode.systems.items()) if text)
+    ids = tok.encode(private + episode.user, True) or [0]
     before: list[int] = []
     for m in episode.messages:
         before.append(len(ids) - 1)

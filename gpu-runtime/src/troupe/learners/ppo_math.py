@@ -79,7 +79,7 @@ def value_loss(values: torch.Tensor, old_values: torch.Tensor, returns: torch.Te
 
 
 def explained_variance(values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor) -> float:
-    """1 - Var(R - V) / Var(R) over the masked entries; nan when the returns do not vary."""
+    """1 - Var(R - V) / Var(R) over the masked entries; nan when the returns do not vary (Var(R) < 1e-12)."""
     m = mask.to(torch.float32)
     n = m.sum().clamp(min=1)
 
@@ -88,7 +88,7 @@ def explained_variance(values: torch.Tensor, returns: torch.Tensor, mask: torch.
         return (((x - mean) * m) ** 2).sum() / n
 
     var_r = var(returns.to(torch.float32))
-    if float(var_r) == 0.0:
+    if float(var_r) < 1e-12:  # equal returns (up to float rounding): nothing to explain
         return float("nan")
     return float(1 - var(returns.to(torch.float32) - values.to(torch.float32)) / var_r)
 
