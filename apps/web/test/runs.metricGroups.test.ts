@@ -56,4 +56,13 @@ describe("metric groups", () => {
     expect(groups.Eval).toEqual(["eval/reward/mean"]);
     expect(groups.Other).toEqual(["my_custom_metric"]);
   });
+
+  it("gives the other learners' metrics their own sections (critic, preferences, off-policy)", () => {
+    const names = ["loss", "value/loss", "value/clip_frac", "value/explained_variance", "returns/mean", "dpo/accuracy", "dpo/margin", "sft/token_accuracy", "staleness/max", "staleness/mean", "tis/weight_mean"];
+    const groups = Object.fromEntries(groupMetrics(names).map((g) => [g.title, g.names]));
+    expect(groups.Critic).toEqual(["value/loss", "value/explained_variance", "returns/mean", "value/clip_frac"]);
+    expect(groups["Preferences and supervision"]).toEqual(["dpo/margin", "dpo/accuracy", "sft/token_accuracy"]);
+    expect(groups["Off-policy"]).toEqual(["staleness/max", "staleness/mean", "tis/weight_mean"]);
+    expect(groups.Policy).toEqual(["loss"]);
+  });
 });
