@@ -407,6 +407,7 @@ def run_loop(
         if critics is not None and critics.settings.centralised:
             residency.for_rollout(c.name for c in critics.all())
             ppo.prepare_central(critics, conversations, lambda episode, actor: episode.rewards[actor])
+            critics.central = ctx.broadcast_object(critics.central)  # every rank fits and trains on rank 0's
         for name, actor in actors.items():
             if not actor.trainable:
                 continue
@@ -432,11 +433,16 @@ def run_loop(
             batch = concat_rollouts([sh.rollout for sh in shares], pad)
             width = batch.completion_ids.shape[1]
             mask = torch.cat([_pad_to(sh.loss_mask, width, 0, left=False) for sh in shares])
-            # Every rank trains on rank 0's batch, whatever its own sampling kernels drew.
             if critics is not None:
-                # PPO family: per-token advantages from GAE over the critic's values (learners/ppo.py).
+                advantages = rewards_t  # PPO family: replaced below by per-token advantages of rank 0's batch
+            # Every rank trains on rank 0's batch, whatever its own sampling kernels drew.
+            batch, mask, advantages = ctx.broadcast_object((batch, mask, advantages))
+            batch, mask, advantages = to_device(batch, actor.device), mask.to(actor.device), advantages.to(actor.device)
+            if critics is not None:
+                # PPO family: per-token advantages from GAE over the critic's values (learners/ppo.py); every
+                # rank runs the critic on the same batch (a sharded critic's forward is collective).
                 residency.for_update(name, also=ppo.critic_of(critics, name, conversations))
-                targets = ppo.targets(critics, name, batch, mask, rewards_t.tolist(), conversations)
+                targets = ppo.targets(critics, name, batch, mask, advantages.tolist(), conversations)
                 advantages = targets.advantages
                 store_advantages(shares, targets.row_advantages)
                 if targets.critic_batch is not None:
@@ -444,9 +450,6 @@ def run_loop(
                 updates[name] = {"returns/mean": targets.returns_mean}
                 if math.isfinite(targets.explained_variance):  # undefined while every return is equal
                     updates[name]["value/explained_variance"] = targets.explained_variance
-            # Every rank trains on rank 0's batch, whatever its own sampling kernels drew.
-            batch, mask, advantages = ctx.broadcast_object((batch, mask, advantages))
-            batch, mask, advantages = to_device(batch, actor.device), mask.to(actor.device), advantages.to(actor.device)
             residency.for_update(name, also=[reference_name(name)] if actor.reference is not None else [])
 
             lr = lr_at(step, training["learningRate"], training["scheduler"]["type"], training["scheduler"]["warmupSteps"], total_steps)
