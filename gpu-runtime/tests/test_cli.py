@@ -88,7 +88,7 @@ def test_validate_command(tmp_path: Path):
     out, _ = good.communicate(timeout=60)
     assert good.returncode == 0 and json.loads(out)["actors"][0]["training"]["clipEpsHigh"] == 0.2
     spec = small_spec()
-    spec["trainer"]["steps"] = 0
+    spec["trainer"]["steps"] = -1  # 0 is an eval-only run now; below 0 is never valid
     bad = _troupe("validate", str(_write_spec(tmp_path, spec)))
     _, err = bad.communicate(timeout=60)
     assert bad.returncode == 2 and err.startswith("trainer.steps:")

@@ -148,7 +148,9 @@ def test_invalid_spec_is_exit_2_with_the_field(events_validator):
     check_protocol(result.events, events_validator)
     error = result.events[0]
     assert error["type"] == "error" and error["field"] == "actors.0.backend"
-    assert "pip install troupe[gpu]" in error["message"]
+    # Names the missing package and how to install it (spec/vllm_rules.py).
+    assert "the vllm package, which is not installed on this host" in error["message"]
+    assert 'pip install "troupe[gpu]"' in error["message"]
 
 
 def test_max_duration_stops_gracefully(events_validator, tmp_path: Path):
