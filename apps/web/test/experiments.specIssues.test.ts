@@ -14,7 +14,7 @@ describe("validateDraft: every error tied to its field", () => {
   it("names the field and its composer section for schema errors", () => {
     const draft = clone();
     draft.actors[0].training.learningRate = -1;
-    draft.trainer.steps = 0;
+    draft.trainer.steps = -1; // 0 is an eval-only run
     const { spec, issues } = validateDraft(draft);
     expect(spec).toBeNull();
     expect(issues.map((i) => [i.path, i.section])).toEqual([
