@@ -134,7 +134,7 @@ test("compose an experiment from parts, launch it, see it train, clone its spec"
   await page.getByLabel("Prompts per step", { exact: true }).fill("4");
   await page.getByLabel("Group size", { exact: true }).fill("4");
   // A bad value: its error beside the field and in the list, which jumps to it.
-  await page.getByLabel("Steps", { exact: true }).fill("0");
+  await page.getByLabel("Steps", { exact: true }).fill("-1"); // 0 is an eval-only run
   await expect(page.getByTestId("issue-trainer.steps")).toBeVisible();
   await page.getByTestId("spec-issues").getByRole("button", { name: "trainer.steps" }).click();
   await expect(page.getByLabel("Steps", { exact: true })).toBeFocused();
