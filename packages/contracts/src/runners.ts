@@ -59,6 +59,39 @@ export interface RunnerOffer {
   runningRuns: number;
 }
 
+/** The columns of a stored Runner row that make an offer (its JSON columns as read, not yet trusted). */
+export interface StoredRunner {
+  id: string;
+  host: string;
+  capabilities: unknown;
+  gpus: unknown;
+  concurrency: number;
+  heartbeatMs: number;
+  lastHeartbeatAt: Date;
+  stoppedAt: Date | null;
+}
+
+/**
+ * A Runner row as an offer: JSON that does not parse leaves the runner without capabilities (shown, never
+ * trusted) or GPUs. `capabilitiesMalformed` tells a row whose capabilities were written but unreadable.
+ */
+export function runnerOffer(row: StoredRunner, runningRuns: number): RunnerOffer & { capabilitiesMalformed: boolean } {
+  const caps = RunnerCapabilities.safeParse(row.capabilities);
+  const gpus = RunnerGpu.array().safeParse(row.gpus);
+  return {
+    id: row.id,
+    host: row.host,
+    capabilities: row.capabilities !== null && caps.success ? caps.data : null,
+    gpus: gpus.success ? gpus.data : [],
+    concurrency: row.concurrency,
+    heartbeatMs: row.heartbeatMs,
+    lastHeartbeatAt: row.lastHeartbeatAt,
+    stoppedAt: row.stoppedAt,
+    runningRuns,
+    capabilitiesMalformed: row.capabilities !== null && !caps.success,
+  };
+}
+
 /** A runner that missed this many presence heartbeats in a row is gone: shown as such and offered to no launch. */
 export const RUNNER_MISSED_HEARTBEATS = 3;
 

@@ -1,4 +1,4 @@
-import { RunnerCapabilities, RunnerGpu, meets, offeredRunners, specRequirements, type RunnerOffer } from "@troupe/contracts";
+import { meets, offeredRunners, runnerOffer, specRequirements, type RunnerOffer } from "@troupe/contracts";
 import type { RunnerContext } from "../context";
 
 /**
@@ -9,21 +9,7 @@ import type { RunnerContext } from "../context";
  */
 export async function betterRunnerFor(ctx: RunnerContext, run: { spec: unknown; gpus: number }): Promise<string | null> {
   const rows = await ctx.db.runner.findMany();
-  const offers: RunnerOffer[] = rows.map((row) => {
-    const caps = RunnerCapabilities.safeParse(row.capabilities);
-    const gpus = RunnerGpu.array().safeParse(row.gpus);
-    return {
-      id: row.id,
-      host: row.host,
-      capabilities: row.capabilities !== null && caps.success ? caps.data : null,
-      gpus: gpus.success ? gpus.data : [],
-      concurrency: row.concurrency,
-      heartbeatMs: row.heartbeatMs,
-      lastHeartbeatAt: row.lastHeartbeatAt,
-      stoppedAt: row.stoppedAt,
-      runningRuns: 0,
-    };
-  });
+  const offers: RunnerOffer[] = rows.map((row) => runnerOffer(row, 0));
   const needs = specRequirements(run.spec);
   const fits = (r: RunnerOffer) => r.gpus.length >= run.gpus && needs.every((n) => meets(r, n));
   const self = offers.find((r) => r.id === ctx.env.runnerId);

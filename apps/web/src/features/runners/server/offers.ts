@@ -1,8 +1,5 @@
-import { describeRunner, mostGpus, offeredRunners, RunnerCapabilities, RunnerGpu, runnerIssues, type FieldIssue, type RunnerOffer } from "@troupe/contracts";
-import { z } from "zod";
+import { describeRunner, mostGpus, offeredRunners, runnerIssues, runnerOffer, type FieldIssue, type RunnerOffer } from "@troupe/contracts";
 import type { Db } from "../../../server/db";
-
-const GpuList = z.array(RunnerGpu);
 
 export interface RunnerRow extends RunnerOffer {
   host: string;
@@ -23,22 +20,13 @@ export async function loadRunners(db: Db): Promise<RunnerRow[]> {
   ]);
   const counts = new Map(running.map((r) => [r.runnerId, r._count._all]));
   return rows.map((row) => {
-    const caps = RunnerCapabilities.safeParse(row.capabilities);
-    const gpus = GpuList.safeParse(row.gpus);
+    const { capabilitiesMalformed, ...offer } = runnerOffer(row, counts.get(row.id) ?? 0);
     return {
-      id: row.id,
-      host: row.host,
-      capabilities: row.capabilities !== null && caps.success ? caps.data : null,
-      gpus: gpus.success ? gpus.data : [],
-      concurrency: row.concurrency,
-      heartbeatMs: row.heartbeatMs,
-      lastHeartbeatAt: row.lastHeartbeatAt,
-      stoppedAt: row.stoppedAt,
-      runningRuns: counts.get(row.id) ?? 0,
+      ...offer,
       cpuCount: row.cpuCount,
       memoryBytes: row.memoryBytes,
       startedAt: row.startedAt,
-      probeError: row.probeError ?? (row.capabilities !== null && !caps.success ? "capabilities in an unexpected shape" : null),
+      probeError: row.probeError ?? (capabilitiesMalformed ? "capabilities in an unexpected shape" : null),
     };
   });
 }
