@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import torch
 
 from ..distributed import RankContext
-from ..rollout import Rollout, _pad_to
+from ..rollout import Rollout
 from .critic import Critic, build_critic
 from .ppo_math import explained_variance, gae, terminal_rewards, turn_gae, value_loss, whiten
 
@@ -212,7 +212,6 @@ def central_targets(critics: Critics, name: str, conversations: list["Conversati
     the order of its shares (training_shares.actor_shares: its conversations in order, episodes in order)."""
     advantages = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device)
     row = 0
-    returns_sum, returns_n = 0.0, 0
     values_l: list[float] = []
     returns_l: list[float] = []
     for conv in conversations:
@@ -232,14 +231,12 @@ def central_targets(critics: Critics, name: str, conversations: list["Conversati
             values_l += cb.old_values[i][valued].tolist()
             returns_l += cb.returns[i][valued].tolist()
             row += 1
-    if returns_l:
-        returns_sum, returns_n = sum(returns_l), len(returns_l)
     v, r = torch.tensor(values_l or [0.0]), torch.tensor(returns_l or [0.0])
     white = whiten(advantages, mask)
     m = mask.to(torch.float32)
     per_row = ((white * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).tolist()
     ev = explained_variance(v, r, torch.ones_like(v)) if returns_l else float("nan")
-    return Targets(white, per_row, None, returns_sum / max(returns_n, 1), ev)
+    return Targets(white, per_row, None, sum(returns_l) / max(len(returns_l), 1), ev)
 
 
 # ---------------------------------------------------------------------------- the critics' update
@@ -293,9 +290,6 @@ def critic_batches(critics: Critics, pending: dict[str, list[CriticBatch]]) -> I
         if env_name in critics.central:
             yield critic, critics.central[env_name][0]
 
-
-def pad_width(t: torch.Tensor, width: int) -> torch.Tensor:
-    return _pad_to(t, width, 0, left=False)
 
 
 # ---------------------------------------------------------------------------- what the training loop calls
