@@ -18,6 +18,37 @@ mkdirSync(reports, { recursive: true });
 const only = process.argv.slice(2); // e.g. `scripts/test.sh vitest pytest` runs a subset
 const wanted = (suite) => only.length === 0 || only.includes(suite);
 
+/** The names of the failed tests in each runner's report, so the summary (all a CI log's tail may show) names them. */
+const failures = {
+  vitest: () => {
+    const r = JSON.parse(readFileSync(join(reports, "vitest.json"), "utf8"));
+    return r.testResults.flatMap((file) => {
+      const failed = file.assertionResults.filter((a) => a.status === "failed").map((a) => `${file.name.replace(`${root}/`, "")} > ${a.fullName}`);
+      // A file that failed before any test ran (an import or hook error) has no failed assertion of its own.
+      return failed.length > 0 || file.status !== "failed" ? failed : [`${file.name.replace(`${root}/`, "")}: ${String(file.message ?? "").split("\n")[0]}`];
+    });
+  },
+  pytest: () =>
+    ["gpu-runtime", "kernels"].flatMap((pkg) => {
+      const xml = readFileSync(join(reports, `pytest-${pkg}.xml`), "utf8");
+      return [...xml.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"[^>]*?(?:\/>|>([\s\S]*?)<\/testcase>)/g)]
+        .filter((m) => /<(failure|error)\b/.test(m[3] ?? ""))
+        .map((m) => `${pkg}: ${m[1]}::${m[2]}`);
+    }),
+  e2e: () => {
+    const r = JSON.parse(readFileSync(join(reports, "e2e.json"), "utf8"));
+    const out = [];
+    const walk = (suite) => {
+      for (const spec of suite.specs ?? []) {
+        if (spec.tests.some((t) => t.status === "unexpected")) out.push(`${spec.file}:${spec.line} › ${spec.title}`);
+      }
+      for (const child of suite.suites ?? []) walk(child);
+    };
+    for (const suite of r.suites) walk(suite);
+    return out;
+  },
+};
+
 /** Reads passed/failed counts from each runner's machine-readable report. */
 const counters = {
   vitest: () => {
@@ -46,7 +77,11 @@ async function main() {
       if (counters[suite]) counts = counters[suite]();
     } catch {}
     if (code !== 0 && counts.failed === 0) counts.failed = 1; // a crash before any test ran still fails
-    results.push({ suite, code, ...counts, extra });
+    let failedNames = [];
+    try {
+      if (code !== 0 && failures[suite]) failedNames = failures[suite]();
+    } catch {}
+    results.push({ suite, code, ...counts, extra, failedNames });
   };
 
   const services = await ensureServices({
@@ -139,6 +174,9 @@ async function main() {
   console.log("\n=== summary ===");
   for (const r of results) {
     console.log(`${r.suite.padEnd(8)} ${r.code === 0 ? "ok  " : "FAIL"}  ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped`);
+  }
+  for (const r of results) {
+    for (const name of r.failedNames ?? []) console.log(`  failed: ${r.suite}: ${name}`);
   }
   const total = (k) => results.reduce((a, r) => a + r[k], 0);
   console.log(`${total("passed")} passed, ${total("failed")} failed, ${total("skipped")} skipped`);
