@@ -7,6 +7,7 @@ import { errorMessage, fieldIssuesOf } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { ROLE_DESCRIPTIONS, ROLES, type Role } from "../lib/roles";
 import { useCurrentUser } from "./CurrentUser";
+import { refetchAfterWrite } from "../../../trpc/refetch";
 
 /**
  * Administrators: invite a person with a role (the link is shown once), change roles, disable and
@@ -22,7 +23,7 @@ export function UsersPage() {
   const [role, setRole] = useState<Role>("viewer");
   const [link, setLink] = useState<{ email: string; url: string } | null>(null);
   const list = useQuery(trpc.user.list.queryOptions());
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.user.list.queryKey() });
+  const refresh = () => refetchAfterWrite(queryClient, { queryKey: trpc.user.list.queryKey() });
   const showLink = ({ user, invitePath }: { user: { email: string }; invitePath: string }) =>
     setLink({ email: user.email, url: new URL(invitePath, window.location.origin).toString() });
 

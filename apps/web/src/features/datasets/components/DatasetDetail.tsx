@@ -7,6 +7,7 @@ import { errorMessage, fieldIssuesOf } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { NumberField } from "../../designer/components/fields";
 import { own } from "../../../lib/own";
+import { refetchAfterWrite } from "../../../trpc/refetch";
 
 function cell(value: unknown): string {
   if (value === null || value === undefined) return "";
@@ -22,7 +23,7 @@ export function DatasetDetail({ id, onDeleted }: { id: string; onDeleted: () => 
   const preview = useQuery(trpc.dataset.preview.queryOptions({ id, limit: 10 }));
   const [evalFraction, setEvalFraction] = useState<unknown>(undefined);
   const [confirm, setConfirm] = useState(false);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.dataset.pathKey() });
+  const refresh = () => refetchAfterWrite(queryClient, { queryKey: trpc.dataset.pathKey() });
   const update = useMutation(trpc.dataset.update.mutationOptions({ onSuccess: async () => { setEvalFraction(undefined); await refresh(); } }));
   const remove = useMutation(trpc.dataset.delete.mutationOptions({ onSuccess: async () => { await refresh(); onDeleted(); } }));
 

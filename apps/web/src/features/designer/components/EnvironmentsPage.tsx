@@ -8,6 +8,7 @@ import { useDraft } from "../hooks/useDraft";
 import { useLibrary } from "../hooks/useLibrary";
 import { issuesByPath } from "../lib/specPath";
 import { EnvironmentForm, type EnvDraft } from "./EnvironmentForm";
+import { refetchAfterWrite } from "../../../trpc/refetch";
 
 const NEW_ENVIRONMENT: EnvDraft = { name: "", kind: "collaborative", actors: [], rewards: [], roundSpec: undefined };
 
@@ -21,7 +22,7 @@ export function EnvironmentsPage() {
   const saved: EnvDraft = selected ? (selected.spec as EnvDraft) : NEW_ENVIRONMENT;
   const draft = useDraft<EnvDraft>(`environment:${selectedId ?? "new"}`, saved);
 
-  const invalidate = () => queryClient.invalidateQueries({ queryKey: trpc.part.list.queryKey({ kind: "environment" }) });
+  const invalidate = () => refetchAfterWrite(queryClient, { queryKey: trpc.part.list.queryKey({ kind: "environment" }) });
   const create = useMutation(
     trpc.part.create.mutationOptions({
       onSuccess: async (part) => {

@@ -8,6 +8,7 @@ import { useTRPC } from "../../../trpc/react";
 import { issuesByPath, type SpecObject } from "../lib/specPath";
 import type { PartKind } from "../server/partSchemas";
 import { useDraft } from "./useDraft";
+import { refetchAfterWrite } from "../../../trpc/refetch";
 
 interface Draft {
   spec: SpecObject;
@@ -33,7 +34,7 @@ export function usePartEditor(kind: PartKind, schema: z.ZodType, blank: SpecObje
   );
   const draft = useDraft<Draft>(`${kind}:${selectedId ?? "new"}`, saved);
 
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.part.list.queryKey({ kind }) });
+  const refresh = () => refetchAfterWrite(queryClient, { queryKey: trpc.part.list.queryKey({ kind }) });
   const onSaved = async (part: { id: string; spec: SpecObject; description: string }) => {
     await refresh();
     draft.reset({ spec: part.spec, description: part.description });

@@ -5,6 +5,7 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { errorMessage, fieldIssuesOf } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
+import { refetchAfterWrite } from "../../../trpc/refetch";
 
 type Field = "steps" | "seed" | "priority" | "gpus";
 
@@ -40,7 +41,7 @@ export function LaunchForm(props: {
   const launch = useMutation(
     trpc.experiment.launch.mutationOptions({
       onSuccess: async ({ runId }) => {
-        await queryClient.invalidateQueries({ queryKey: trpc.run.list.pathKey() });
+        await refetchAfterWrite(queryClient, { queryKey: trpc.run.list.pathKey() });
         router.push(`/runs/${runId}`);
       },
     }),

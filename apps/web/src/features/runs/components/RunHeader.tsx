@@ -14,6 +14,7 @@ import { CloneRunButton } from "../../experiments/components/CloneRunButton";
 import { RunControls } from "./control/RunControls";
 import { CollectButton, startedFrom } from "./CollectButton";
 import { confirmCancel } from "../lib/confirmCancel";
+import { refetchAfterWrite } from "../../../trpc/refetch";
 
 export function RunHeader({
   run,
@@ -32,7 +33,7 @@ export function RunHeader({
   const now = useNow(1000);
   const cancel = useMutation(
     trpc.run.cancel.mutationOptions({
-      onSettled: () => queryClient.invalidateQueries({ queryKey: trpc.run.byId.queryKey({ runId: run.id }) }),
+      onSettled: () => refetchAfterWrite(queryClient, { queryKey: trpc.run.byId.queryKey({ runId: run.id }) }),
     }),
   );
   const router = useRouter();

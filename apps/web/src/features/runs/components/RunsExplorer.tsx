@@ -12,6 +12,7 @@ import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { KEY_METRICS, RUN_SORTS } from "../server/table";
 import { confirmCancel } from "../lib/confirmCancel";
+import { refetchAfterWrite } from "../../../trpc/refetch";
 
 const COLUMNS = ["status", "run", "experiment", "source", "tags", "created", "duration", "step", "reward", "loss", "kl", "memory"] as const;
 type Column = (typeof COLUMNS)[number];
@@ -87,7 +88,7 @@ export function RunsExplorer() {
   } as const;
   const table = useQuery(trpc.run.table.queryOptions(input, { refetchInterval: 5000, placeholderData: (prev) => prev }));
   const experiments = useQuery(trpc.experiment.list.queryOptions({ limit: 100 }));
-  const invalidate = () => queryClient.invalidateQueries({ queryKey: trpc.run.table.queryKey() });
+  const invalidate = () => refetchAfterWrite(queryClient, { queryKey: trpc.run.table.queryKey() });
   const cancel = useMutation(trpc.run.cancel.mutationOptions({ onSettled: invalidate }));
   const rerun = useMutation(trpc.run.rerun.mutationOptions({ onSettled: invalidate }));
   const show = (c: Column) => columns.includes(c);

@@ -9,6 +9,7 @@ import { useRunEvents } from "../../live/hooks/useRunEvents";
 import { selectMetricSeries } from "../lib/seriesColumns";
 import { metricsQueryInput, storedMetricNames } from "../lib/seriesRequest";
 import { useRunCharts } from "./useRunCharts";
+import { refetchAfterWrite } from "../../../trpc/refetch";
 
 /** What the charts ask the server for: points per series (the chart's width) and an optional zoom. */
 export interface SeriesRequest {
@@ -69,7 +70,7 @@ export function useRunLive(runId: string, request: SeriesRequest = { maxPoints: 
   const status = furthest(live.lastStatus?.state, run.data?.status);
   const ended = status !== undefined && isTerminal(status);
 
-  const refreshRun = () => void queryClient.invalidateQueries({ queryKey: trpc.run.byId.queryKey({ runId }) });
+  const refreshRun = () => void refetchAfterWrite(queryClient, { queryKey: trpc.run.byId.queryKey({ runId }) });
 
   const { connected } = useRunEvents(runId, {
     after: liveFrom,
@@ -80,9 +81,9 @@ export function useRunLive(runId: string, request: SeriesRequest = { maxPoints: 
         refreshRun();
         // The row catches up with a terminal event a moment later (finishedAt, error, log tail).
         if (events.some((e) => e.type === "status" && isTerminal(e.state))) [1000, 3000].forEach((ms) => setTimeout(refreshRun, ms));
-        void queryClient.invalidateQueries({ queryKey: trpc.run.logs.queryKey() });
-        void queryClient.invalidateQueries({ queryKey: trpc.run.episodes.queryKey() });
-        void queryClient.invalidateQueries({ queryKey: trpc.run.memoryPeaks.queryKey() });
+        void refetchAfterWrite(queryClient, { queryKey: trpc.run.logs.queryKey() });
+        void refetchAfterWrite(queryClient, { queryKey: trpc.run.episodes.queryKey() });
+        void refetchAfterWrite(queryClient, { queryKey: trpc.run.memoryPeaks.queryKey() });
       }
     },
     onClosed: refreshRun,

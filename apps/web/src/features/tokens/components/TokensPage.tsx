@@ -5,6 +5,7 @@ import { useState, type FormEvent } from "react";
 import { formatRelative } from "../../../lib/format";
 import { errorMessage, fieldIssuesOf } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
+import { refetchAfterWrite } from "../../../trpc/refetch";
 
 /**
  * API tokens for CI: create one (its secret is shown once, here, and never again), see when each was
@@ -16,7 +17,7 @@ export function TokensPage() {
   const [name, setName] = useState("");
   const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
   const list = useQuery(trpc.token.list.queryOptions());
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.token.list.queryKey() });
+  const refresh = () => refetchAfterWrite(queryClient, { queryKey: trpc.token.list.queryKey() });
 
   const create = useMutation(
     trpc.token.create.mutationOptions({

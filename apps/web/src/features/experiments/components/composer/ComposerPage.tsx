@@ -19,6 +19,7 @@ import { PartsSections } from "./PartsSections";
 import { SettingsSections } from "./SettingsSections";
 import { SpecTextPanel } from "./SpecTextPanel";
 import "./composer.css";
+import { refetchAfterWrite } from "../../../../trpc/refetch";
 
 const EMPTY: Draft = {};
 
@@ -64,14 +65,14 @@ function Composer({ experimentId, saved, fallbackName }: { experimentId: string;
   async function saveDraft() {
     await save.mutateAsync({ id: experimentId, spec: draft.value });
     draft.reset(draft.value);
-    await queryClient.invalidateQueries({ queryKey: trpc.experiment.byId.queryKey({ id: experimentId }) });
-    await queryClient.invalidateQueries({ queryKey: trpc.experiment.list.pathKey() });
+    await refetchAfterWrite(queryClient, { queryKey: trpc.experiment.byId.queryKey({ id: experimentId }) });
+    await refetchAfterWrite(queryClient, { queryKey: trpc.experiment.list.pathKey() });
   }
 
   async function saveAndLaunch(args: { priority: number; gpus?: number }) {
     await saveDraft();
     const { runId } = await launch.mutateAsync({ experimentId, priority: args.priority, ...(args.gpus !== undefined ? { gpus: args.gpus } : {}) });
-    await queryClient.invalidateQueries({ queryKey: trpc.run.list.pathKey() });
+    await refetchAfterWrite(queryClient, { queryKey: trpc.run.list.pathKey() });
     router.push(`/runs/${runId}`);
   }
 

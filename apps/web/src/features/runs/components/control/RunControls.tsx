@@ -5,6 +5,7 @@ import type { RunState, RuntimeControlCommandName } from "@troupe/contracts";
 import { useEffect, useState } from "react";
 import { errorMessage } from "../../../../trpc/errors";
 import { useTRPC } from "../../../../trpc/react";
+import { refetchAfterWrite } from "../../../../trpc/refetch";
 
 const RESUMABLE: readonly RunState[] = ["failed", "cancelled", "stopped"];
 
@@ -55,7 +56,7 @@ export function RunControls({ runId, status, storedStatus }: { runId: string; st
     if (requested && requested.at !== status) setRequested(null); // the run moved: the command took effect
   }, [status, requested]);
 
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.run.byId.queryKey({ runId }) });
+  const refresh = () => refetchAfterWrite(queryClient, { queryKey: trpc.run.byId.queryKey({ runId }) });
   const control = useMutation(trpc.run.control.mutationOptions({ onSettled: refresh }));
   const checkpoints = useQuery({ ...trpc.run.checkpoints.queryOptions({ runId }), enabled: RESUMABLE.includes(status) });
   const resume = useMutation(
