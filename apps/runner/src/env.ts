@@ -46,6 +46,8 @@ const RawEnv = z.object({
   TROUPE_REQUEUE_SWEEP_MS: integer(1000).optional(),
   /** How often this runner's presence (GPUs, which run holds each, capabilities) is written to Postgres; 3 missed beats = gone. */
   TROUPE_PRESENCE_MS: integer(100).optional(),
+  /** How often the runtime's capabilities are probed again (a package installed or removed since start shows up). */
+  TROUPE_CAPABILITIES_MS: integer(100).optional(),
 });
 
 export interface RunnerEnv {
@@ -64,6 +66,7 @@ export interface RunnerEnv {
   requeueCheckMs: number;
   requeueSweepMs: number;
   presenceMs: number;
+  capabilitiesMs: number;
 }
 
 export class EnvError extends Error {
@@ -120,5 +123,6 @@ export function loadRunnerEnv(source: NodeJS.ProcessEnv = process.env, options: 
     requeueCheckMs: env.TROUPE_REQUEUE_CHECK_MS ?? 2_000,
     requeueSweepMs: env.TROUPE_REQUEUE_SWEEP_MS ?? 60_000,
     presenceMs: env.TROUPE_PRESENCE_MS ?? 10_000,
+    capabilitiesMs: env.TROUPE_CAPABILITIES_MS ?? 300_000,
   };
 }

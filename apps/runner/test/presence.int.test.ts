@@ -118,6 +118,29 @@ describe("runner presence", () => {
     expect(row.probeError).toMatch(/troupe capabilities failed: .*invalid choice: 'capabilities'/);
   });
 
+  it("probes its capabilities again while it runs: an engine installed since start reaches its row without a restart", async () => {
+    const file = join(folder, "caps-later.json");
+    writeFileSync(file, JSON.stringify({ ...vllmHost, engines: { ...vllmHost.engines, vllm: null } }));
+    const env = testEnv(services, { presenceMs: 200, capabilitiesMs: 500 });
+    runnerIds.push(env.runnerId);
+    const log = memoryLog();
+    const later = await startRunner(env, { log, queuePrefix: prefix, reconcileQueue: false, childEnv: { PYTHONPATH: FAKE_RUNTIME_PATH, TROUPE_FAKE_CAPABILITIES: file } });
+    try {
+      const engineOf = async () => {
+        const r = await services.db.runner.findUnique({ where: { id: env.runnerId } });
+        return r?.capabilities ? RunnerCapabilities.parse(r.capabilities).engines : null;
+      };
+      await waitFor("the first probe", engineOf);
+      expect((await engineOf())!.vllm).toBeNull();
+      writeFileSync(file, JSON.stringify(vllmHost)); // vLLM installed on the live host
+      await waitFor("vLLM in the runner row", async () => ((await engineOf())?.vllm === "0.11.0" ? true : null));
+      expect(log.lines.filter((l) => l.startsWith("INFO capabilities changed:"))).toHaveLength(1);
+      expect(log.lines.find((l) => l.startsWith("INFO capabilities changed:"))).toContain("vllm 0.11.0");
+    } finally {
+      await later.shutdown("test");
+    }
+  });
+
   it("reads nvidia-smi's memory table", () => {
     expect(parseGpuMemory("0, NVIDIA H100 80GB HBM3, 81559, 80000\n1, NVIDIA H100 80GB HBM3, 81559, 1024\n")).toEqual([
       { index: 0, name: "NVIDIA H100 80GB HBM3", totalBytes: 81559 * 1024 * 1024, freeBytes: 80000 * 1024 * 1024 },

@@ -35,10 +35,24 @@ export function gpuRows(
 /**
  * The runner's presence in Postgres (the Runner row): written when it starts, then every
  * TROUPE_PRESENCE_MS with its GPUs (free memory, the run holding each). The runtime's capabilities are
- * probed once at start, in the background (importing torch takes seconds; the runner takes jobs
- * meanwhile), and the row carries them from then on. The web counts a runner that missed
+ * probed at start and every TROUPE_CAPABILITIES_MS, in the background (importing torch takes seconds; the
+ * runner takes jobs meanwhile), and the row carries the latest answer. The web counts a runner that missed
  * RUNNER_MISSED_HEARTBEATS beats as gone and offers its GPUs to no launch.
  */
+/** One log line's worth: GPUs, CUDA and the installed engines with their versions. */
+function describeCapabilities(caps: RunnerCapabilities): string {
+  const engines = Object.entries(caps.engines)
+    .filter(([, v]) => v)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(", ");
+  return `${caps.gpus.length} GPU(s), CUDA ${caps.cuda ?? "none"}; ${engines}`;
+}
+
+/** What a change worth logging is: everything but the GPUs' free memory, which moves all the time. */
+function comparable(caps: RunnerCapabilities): unknown {
+  return { ...caps, gpus: caps.gpus.map(({ freeBytes: _free, ...gpu }) => gpu) };
+}
+
 export async function startPresence(ctx: RunnerContext, options: { probe?: () => Promise<ProbeResult> } = {}): Promise<Presence> {
   const { env, db, log } = ctx;
   const startedAt = new Date();
@@ -101,20 +115,28 @@ export async function startPresence(ctx: RunnerContext, options: { probe?: () =>
     ));
 
   const probe = options.probe ?? (() => probeCapabilities(env.python, ctx.childEnv, { signal: aborter.signal }));
-  void probe().then((result) => {
-    if (stopped) return;
-    if (result.ok) {
-      caps = result.capabilities;
-      const engines = Object.entries(caps.engines)
-        .filter(([, v]) => v)
-        .map(([k, v]) => `${k} ${v}`)
-        .join(", ");
-      log.info(`capabilities: ${caps.gpus.length} GPU(s), CUDA ${caps.cuda ?? "none"}; ${engines}`);
-      return beat({ capabilities: caps, probeError: null });
-    }
-    log.warn(`capabilities not published: ${result.error}`);
-    return beat({ probeError: result.error });
-  });
+  let probing: Promise<void> | null = null;
+  // Probed at start, then every TROUPE_CAPABILITIES_MS, so an engine installed (or removed) on a live runner
+  // reaches the launch checks without a restart. One probe at a time; a change is logged, a repeat is not.
+  const reprobe = () =>
+    (probing ??= probe()
+      .then((result) => {
+        if (stopped) return;
+        if (result.ok) {
+          const before = caps;
+          caps = result.capabilities;
+          const summary = describeCapabilities(caps);
+          if (!before) log.info(`capabilities: ${summary}`);
+          else if (JSON.stringify(comparable(before)) !== JSON.stringify(comparable(caps))) log.info(`capabilities changed: ${summary}`);
+          return beat({ capabilities: caps, probeError: null });
+        }
+        log.warn(`capabilities not published: ${result.error}`);
+        return beat({ probeError: result.error });
+      })
+      .finally(() => (probing = null)));
+  void reprobe();
+  const reprobeTimer = setInterval(() => void reprobe(), env.capabilitiesMs);
+  reprobeTimer.unref();
 
   const timer = setInterval(() => void beat(), env.presenceMs);
   timer.unref();
@@ -122,6 +144,7 @@ export async function startPresence(ctx: RunnerContext, options: { probe?: () =>
     beat: () => beat(),
     async stop() {
       clearInterval(timer);
+      clearInterval(reprobeTimer);
       aborter.abort();
       await writing;
       stopped = true;

@@ -74,6 +74,7 @@ export function testEnv(services: TestServices, overrides: Partial<RunnerEnv> = 
     requeueCheckMs: 200,
     requeueSweepMs: 5_000,
     presenceMs: 200,
+    capabilitiesMs: 300_000,
     ...overrides,
   };
 }
