@@ -46,8 +46,11 @@ test("cancel a queued run and a running run", async ({ page, context }) => {
   const queuedPage = await context.newPage();
   await launchDemo(queuedPage, 100000);
   await expect(queuedPage.getByTestId("run-status")).toHaveText("queued");
+  // It says why it waits: the one runner is busy with the first run.
+  await expect(queuedPage.getByTestId("run-waiting-reason")).toContainText(/every runner that can run it is busy \(\S+ runs 1 of 1\)/);
   await queuedPage.getByTestId("run-cancel").click();
   await expect(queuedPage.getByTestId("run-status")).toHaveText("cancelled");
+  await expect(queuedPage.getByTestId("run-waiting-reason")).toHaveCount(0);
 
   await page.bringToFront();
   expect(page.url()).toContain(runningId);

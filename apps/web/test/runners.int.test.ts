@@ -244,6 +244,9 @@ describe("launch checks against live runners", () => {
     const holderNow = await services.db.run.findUniqueOrThrow({ where: { id: holder.id } });
     expect({ status: holderNow.status, error: holderNow.error }).toEqual({ status: "running", error: null });
     expect(view.queued.find((q) => q.id === runId)?.reason).toBe("needs 2 GPUs with vLLM; the largest free host has 1");
+    // The run's own page says the same.
+    expect(await services.caller.runner.whyWaiting({ runId })).toEqual({ reason: "needs 2 GPUs with vLLM; the largest free host has 1" });
+    expect(await services.caller.runner.whyWaiting({ runId: holder.id })).toEqual({ reason: null }); // running: not waiting
     const shown = view.runners.find((r) => r.id === gpuC!.id)!;
     expect(shown.gpus.map((g) => g.runId)).toEqual([holder.id, null]);
     expect(shown.gpus[0]!.runName).toBe(holder.name);

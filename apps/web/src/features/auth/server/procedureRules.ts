@@ -62,6 +62,7 @@ export const PROCEDURE_ROLES: Readonly<Record<string, Role>> = {
   // runner hosts, their GPUs and what they can run (read-only)
   "runner.list": "viewer",
   "runner.support": "viewer",
+  "runner.whyWaiting": "viewer",
 
   // a token carries its owner's role, so a viewer's token can only read
   "token.list": "viewer",

@@ -114,6 +114,22 @@ export async function loadRunnersPage(db: Db, now: Date = new Date()): Promise<R
   };
 }
 
+export const WhyWaitingOutput = z.object({ reason: z.string().nullable() });
+
+/** Why one run still waits (null unless it is queued): the reason /runners shows beside it, for its own page. */
+export async function loadWhyWaiting(db: Db, runId: string, now: Date = new Date()): Promise<z.infer<typeof WhyWaitingOutput>> {
+  const run = await db.run.findUnique({ where: { id: runId }, select: { status: true, spec: true, gpus: true, priority: true, createdAt: true } });
+  if (!run || run.status !== "queued") return { reason: null };
+  const [runners, ahead] = await Promise.all([
+    loadRunners(db),
+    // The queue's order, as on /runners: higher priority first, then first come.
+    db.run.count({
+      where: { status: "queued", OR: [{ priority: { gt: run.priority } }, { priority: run.priority, createdAt: { lt: run.createdAt } }] },
+    }),
+  ]);
+  return { reason: waitingReason({ spec: run.spec, gpus: run.gpus }, runners, ahead, now) };
+}
+
 export async function loadRunnerSupport(db: Db, now: Date = new Date()) {
   const runners = await loadRunners(db);
   const unavailable = unavailableChoices(runners, now);

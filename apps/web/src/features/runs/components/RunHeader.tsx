@@ -15,6 +15,7 @@ import { RunControls } from "./control/RunControls";
 import { CollectButton, startedFrom } from "./CollectButton";
 import { confirmCancel } from "../lib/confirmCancel";
 import { refetchAfterWrite } from "../../../trpc/refetch";
+import { WaitingReason } from "./WaitingReason";
 
 export function RunHeader({
   run,
@@ -118,6 +119,7 @@ export function RunHeader({
             </span>
           )}
         </div>
+        {status === "queued" && <WaitingReason runId={run.id} />}
       </div>
       <div style={{ textAlign: "right", display: "flex", gap: "0.5rem", alignItems: "flex-start", flexWrap: "wrap", justifyContent: "flex-end" }}>
         <button type="button" className="secondary" onClick={() => rerun.mutate({ runId: run.id })} disabled={rerun.isPending} data-testid="run-rerun" title="A new run with this run's frozen spec">
