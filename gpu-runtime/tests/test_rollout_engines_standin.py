@@ -361,3 +361,41 @@ def test_the_run_closes_its_engines(folder, tmp_path, monkeypatch):
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
     assert result.state == "succeeded", result.message
     assert len(closed) == 1 and closed[0].llm is engines[0]
+
+
+def _evaluated_spec(folder: Path, multi_turn: bool, tmp_path: Path) -> dict:
+    """A vLLM actor that trains 2 steps and is evaluated after each (held-out rows)."""
+    if multi_turn:
+        from collab_helpers import secret_digit_spec
+
+        spec = secret_digit_spec(tmp_path, steps=2)
+        spec["actors"] = spec["actors"][:1] + [{**spec["actors"][1], "trainable": False}]
+        spec["datasets"][0]["evalFraction"] = 0.25
+        spec["trainer"].update(promptsPerStep=2, evalEvery=1, checkpointEvery=1, keepCheckpoints=2)
+        spec["algorithm"]["groupSize"] = 2
+    else:
+        spec = small_spec(steps=2, evalEvery=1, checkpointEvery=1, keepCheckpoints=2)
+        spec["datasets"][0]["evalFraction"] = 0.25
+    for actor in spec["actors"]:
+        # A frozen actor's engine keeps its weights on the host (level 1): nothing could push them back.
+        actor.update(model={"source": "local", "path": str(folder)}, backend="vllm", vllm={"sleepLevel": 2 if actor.get("trainable", True) else 1})
+    return spec
+
+
+@pytest.mark.parametrize("multi_turn", [False, True], ids=["single-turn", "multi-turn"])
+def test_evaluation_samples_with_the_vllm_engine_holding_the_trainers_weights(folder, tmp_path, monkeypatch, multi_turn):
+    """Eval runs after the update, while colocated engines sleep (level 2: no usable weights): it wakes them,
+    pushes the updated weights and samples through the engine, as the rollout does (the stand-in raises when
+    asked to generate while asleep, and an engine holding stale weights would evaluate the old policy)."""
+    engines: list = []
+    use_standin(monkeypatch, engines)
+    result = run_spec(_evaluated_spec(folder, multi_turn, tmp_path), events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    evals = [e for e in result.events if e["type"] == "metric" and any(k.startswith("eval/") for k in e["values"])]
+    assert {e["step"] for e in evals} == {1, 2}
+    trainer_engine = engines[0]
+    # Each step: one rollout and one evaluation, both through the engine.
+    assert len(trainer_engine.sampled_with) == 4
+    actor = "Alice" if multi_turn else "student"
+    for step, weights in ((1, trainer_engine.sampled_with[1]), (2, trainer_engine.sampled_with[3])):
+        _same_policy(weights, _checkpoint_model(tmp_path, step, actor, folder), folder)

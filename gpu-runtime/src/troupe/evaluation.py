@@ -34,7 +34,8 @@ import torch
 
 from .collaborative import CollaborativeEnvironment, run_turns, schedule_seed
 from .events import EventWriter
-from .rollout import sample
+from .rollout_engines import EnginePrompt
+from .rollout_engines.colocate import engine_of
 from .schedule import sample as dsl_sample
 
 if TYPE_CHECKING:
@@ -66,11 +67,12 @@ def _sampling(actor: Any) -> dict[str, Any]:
     return actor.spec.get("evalSampling") or actor.spec["sampling"]
 
 
-def _single_turn(env: Any, rows: list[int], actors: dict[str, Actor], device: torch.device) -> list[Scored]:
+def _single_turn(env: Any, rows: list[int], actors: dict[str, Actor]) -> list[Scored]:
     actor = actors[env.actor]
     tokenizer = actor.loaded.tokenizer
     prompts = [env.render(env.dataset.rows[r], r, tokenizer) for r in rows]
-    rollout = sample(actor.loaded.model, tokenizer, [tokenizer.encode(p.text, p.add_special_tokens) for p in prompts], _sampling(actor), device)
+    # Through the actor's rollout engine, as training samples it (a vLLM actor evaluates with vLLM).
+    rollout = engine_of(actor).generate([EnginePrompt(tokenizer.encode(p.text, p.add_special_tokens)) for p in prompts], _sampling(actor))
     scored = env.score_batch([p.user for p in prompts], rollout.texts, [env.dataset.rows[r] for r in rows])
     lengths = rollout.completion_mask.sum(dim=1).tolist()
     return [Scored(env.name, env.actor, total, components, int(n)) for (total, components), n in zip(scored, lengths)]
@@ -83,8 +85,8 @@ def _episodes(env: CollaborativeEnvironment, rows: list[int], actors: dict[str, 
         seed_k = schedule_seed(seed, EVAL_SEED_PREFIX + env.name, 0, k, 0)
         turns = dsl_sample(env.node, seed_k, env.actors, env.spec["maxTurns"]) if env.node is not None else []
         episodes.append(env.new_episode(env.dataset.rows[r], r, k, 0, turns, tokenizers))
-    # A local actor samples with its rollout engine where it has one (vLLM), else its transformers module.
-    models = {a: (getattr(actors[a], "engine", None) or actors[a].loaded.model) if a in actors else api_actors[a] for a in env.actors}
+    # A local actor samples with its rollout engine (vLLM, or transformers `generate` on its module).
+    models = {a: engine_of(actors[a]) if a in actors else api_actors[a] for a in env.actors}
     samplings = {a: _sampling(actors[a]) if a in actors else api_actors[a].sampling for a in env.actors}
     play = getattr(env, "play", None) or run_turns  # acting environments speak between turns (acting.py)
     play(episodes, models, tokenizers, samplings, device)
@@ -116,7 +118,7 @@ def evaluate_environments(
             if isinstance(env, CollaborativeEnvironment):
                 results.extend(_episodes(env, rows, actors, api_actors, seed, device))
             else:
-                results.extend(_single_turn(env, rows, actors, device))
+                results.extend(_single_turn(env, rows, actors))
     finally:
         torch.set_rng_state(cpu_state)
         if cuda_state is not None:

@@ -134,18 +134,19 @@ def merge_rewards(spec: Mapping[str, Any], functions: Sequence[RewardFunction]) 
     return out
 
 
-class HFActorHandle:
-    """`generate` on a frozen transformers actor of the run, with its sampling settings."""
+class EngineActorHandle:
+    """`generate` on a local actor of the run through its rollout engine (vLLM, or transformers `generate` on its
+    module), with its sampling settings. Called while the engines are awake: during rollouts and scoring."""
 
-    def __init__(self, name: str, model: Any, tokenizer: Any, sampling: Mapping[str, Any], device: Any):
-        self.name, self.model, self.tokenizer, self.sampling, self.device = name, model, tokenizer, dict(sampling), device
+    def __init__(self, name: str, engine: Any, tokenizer: Any, sampling: Mapping[str, Any]):
+        self.name, self.engine, self.tokenizer, self.sampling = name, engine, tokenizer, dict(sampling)
 
     def generate(self, prompts: str | Sequence[str], max_new_tokens: int | None = None) -> str | list[str]:
-        from .rollout import sample
+        from .rollout_engines import EnginePrompt
 
         items = [prompts] if isinstance(prompts, str) else list(prompts)
         sampling = {**self.sampling, **({"maxNewTokens": int(max_new_tokens)} if max_new_tokens else {})}
-        rollout = sample(self.model, self.tokenizer, [self.tokenizer.encode(p, True) for p in items], sampling, self.device)
+        rollout = self.engine.generate([EnginePrompt(self.tokenizer.encode(p, True)) for p in items], sampling)
         return rollout.texts[0] if isinstance(prompts, str) else rollout.texts
 
 

@@ -32,7 +32,7 @@ from .policy import completion_logprobs
 from .update import update_actor
 from .update_loss import LossOptions, resolve_liger, tis_cap_of
 from .python_rewards import PythonReward, bind_python_reward
-from .reward_api import ApiActorHandle, HFActorHandle, InProcessReward, RewardFunction, bind_in_process
+from .reward_api import ApiActorHandle, EngineActorHandle, InProcessReward, RewardFunction, bind_in_process
 from .residency import Resident, ResidencyManager, offload_between_phases
 from .rewards import bind_reward
 from .rollout import Rollout, _pad_to, concat_rollouts
@@ -215,12 +215,12 @@ def run_loop(
         ppo.register(critics, residency)
     # Judges: rewards with an `actors` parameter may ask the run's frozen actors to generate.
     judges: dict[str, Any] = {n: ApiActorHandle(n, a) for n, a in api_actors.items()}
-    judges.update({n: HFActorHandle(n, a.loaded.model, a.loaded.tokenizer, a.spec["sampling"], a.device) for n, a in actors.items() if not a.trainable})
+    judges.update({n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, a.spec["sampling"]) for n, a in actors.items() if not a.trainable})
     for reward in rewards.values():
         if isinstance(reward, InProcessReward):
             reward.actors = judges
     # Acting environments may generate from any actor of the run (what is said through a handle is not trained on).
-    handles = {**judges, **{n: HFActorHandle(n, a.loaded.model, a.loaded.tokenizer, a.spec["sampling"], a.device) for n, a in actors.items() if a.trainable}}
+    handles = {**judges, **{n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, a.spec["sampling"]) for n, a in actors.items() if a.trainable}}
     for env in environments:
         if isinstance(env, ActingEnvironment):
             env.bind(handles, events.log)
@@ -288,10 +288,17 @@ def run_loop(
             )
         return None
 
+    def run_eval(step: int) -> None:
+        # Every actor samples as in a rollout: on the device, and a colocated engine awake with the trainer's
+        # latest weights (it slept through the update); asleep again afterwards, as the update phase expects.
+        residency.for_rollout(n for n in actors)
+        wake_for_rollout(actors)
+        evaluate(events, step, environments, actors, device, api_actors=api_actors, seed=spec["seed"])
+        sleep_for_training(actors)
+
     if total_steps == 0:
         # An eval-only run (trainer.steps 0): every environment once, reported at step 0; nothing is trained.
-        residency.for_rollout(n for n in actors)
-        evaluate(events, 0, environments, actors, device, api_actors=api_actors, seed=spec["seed"])
+        run_eval(0)
         return "succeeded", f"evaluated {len(environments)} environment(s) once; trainer.steps is 0, so nothing was trained", 0
 
     for step in range(first_step, total_steps + 1):
@@ -320,8 +327,7 @@ def run_loop(
                 for name, values in offline.evaluate().items():
                     events.metric(step, values, actor=name)
                 if any(env.spec["rewards"] for env in environments):  # listed rewards are evaluated, not trained on
-                    residency.for_rollout(n for n, a in actors.items())
-                    evaluate(events, step, environments, actors, device, api_actors=api_actors, seed=spec["seed"])
+                    run_eval(step)
             if trainer["checkpointEvery"] > 0 and (step % trainer["checkpointEvery"] == 0 or step == total_steps):
                 save(step)
                 last_saved = step
@@ -519,9 +525,8 @@ def run_loop(
 
         # -------------------------------------------------------------- eval
         if trainer["evalEvery"] > 0 and (step % trainer["evalEvery"] == 0 or step == total_steps):
-            residency.for_rollout(n for n, a in actors.items())
             with producer.quiesce() if producer is not None else contextlib.nullcontext():  # eval draws from the shared RNG
-                evaluate(events, step, environments, actors, device, api_actors=api_actors, seed=spec["seed"])
+                run_eval(step)
 
         # -------------------------------------------------------------- checkpoint
         every = trainer["checkpointEvery"]
