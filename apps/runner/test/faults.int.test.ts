@@ -6,7 +6,7 @@ import { createDb, type Db } from "@troupe/db";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queuedJobId } from "../src/queue/runJobs";
+import { runJobId } from "@troupe/contracts";
 import { startOwnPostgres, startOwnRedis, startRunnerProcess, sleep, type OwnPostgres, type OwnRedis, type RunnerProcess } from "./helpers/ownServices";
 import { RUNTIME_PYTHON, runtimeUnavailable } from "./helpers/realRuntime";
 import { FAKE_RUNTIME_PATH, uniqueId } from "./helpers/services";
@@ -213,7 +213,7 @@ describe("faults", () => {
     const from = handedBack.resumeStep!;
     expect(from).toBeGreaterThanOrEqual(3);
     expect(from).toBeLessThan(total);
-    expect(LIVE.has(await queue.getJobState(queuedJobId(runId, handedBack.attempt)))).toBe(true);
+    expect(LIVE.has(await queue.getJobState(runJobId(runId, handedBack.attempt)))).toBe(true);
 
     const b = runner(uniqueId("deploy-b"), real);
     const startedAt = Date.now();

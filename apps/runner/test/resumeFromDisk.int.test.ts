@@ -5,7 +5,8 @@ import { storeEvents } from "@troupe/db";
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureRunJob, queuedJobId } from "../src/queue/runJobs";
+import { runJobId } from "@troupe/contracts";
+import { ensureRunJob } from "../src/queue/runJobs";
 import { runJob } from "../src/run/runJob";
 import { createQueuedRun, openServices, serviceUrls, testContext, uniqueId, waitFor, type TestServices } from "./helpers/services";
 
@@ -52,7 +53,7 @@ describe("a queued run's job", () => {
       expect(await ensureRunJob(queue, run)).toBe("present");
       expect(await queue.getJobState(run.id)).toBe("prioritized");
       const resumed = { ...run, attempt: 2 };
-      expect(queuedJobId(resumed.id, resumed.attempt)).toBe(`${run.id}-attempt-3`);
+      expect(runJobId(resumed.id, resumed.attempt)).toBe(`${run.id}-attempt-3`);
       expect(await ensureRunJob(queue, resumed)).toBe("added");
 
       // A job processed (e.g. its claim met a database outage) while the run stayed queued.
@@ -70,6 +71,36 @@ describe("a queued run's job", () => {
       await queue.obliterate({ force: true });
       await queue.close();
       await connection.quit();
+    }
+  });
+
+  it("of a run handed back by a deploy is taken before the new runs of its priority, after higher priorities", async () => {
+    const connection = new Redis(serviceUrls().redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUES.runs.name, { connection, prefix: uniqueId("troupe-test-bull") });
+    const workerConnection = new Redis(serviceUrls().redisUrl, { maxRetriesPerRequest: null });
+    try {
+      // Queued in this order: a new run, an urgent one, then the run a runner's SIGTERM handed back.
+      const fresh = { id: uniqueId("fresh"), attempt: 0, gpus: 0, priority: 0 };
+      const urgent = { id: uniqueId("urgent"), attempt: 0, gpus: 0, priority: 50 };
+      const handedBack = { id: uniqueId("handed-back"), attempt: 1, gpus: 0, priority: 0 };
+      for (const run of [fresh, urgent, handedBack]) await ensureRunJob(queue, run);
+      const taken: string[] = [];
+      const worker = new Worker(QUEUES.runs.name, async (job) => void taken.push((job.data as { runId: string }).runId), {
+        connection: workerConnection,
+        prefix: queue.opts.prefix!,
+        concurrency: 1,
+      });
+      try {
+        await waitFor("every job taken", async () => taken.length === 3);
+      } finally {
+        await worker.close();
+      }
+      expect(taken).toEqual([urgent.id, handedBack.id, fresh.id]);
+    } finally {
+      await queue.obliterate({ force: true });
+      await queue.close();
+      await connection.quit();
+      await workerConnection.quit();
     }
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseServerEnv } from "../src/env";
 import { furthest, mergeSeries, LiveRunData } from "../src/features/live/liveRunData";
 import { parseCursor, sseMessage } from "../src/features/live/server/sse";
-import { applyOverrides, gpusFor, queuePriority } from "../src/features/experiments/server/launch";
+import { applyOverrides, gpusFor } from "../src/features/experiments/server/launch";
 import { bucketByStep } from "../src/lib/buckets";
 import { formatBytes } from "../src/lib/format";
 import { DEMO_SPEC } from "@troupe/contracts";
@@ -85,10 +85,6 @@ describe("launch helpers", () => {
     expect(applyOverrides(spec, { steps: 3 })).toEqual({ seed: 1, trainer: { steps: 3, promptsPerStep: 4 } });
     expect(applyOverrides(spec, { seed: 9 })).toEqual({ seed: 9, trainer: { steps: 10, promptsPerStep: 4 } });
     expect(spec.trainer.steps).toBe(10);
-  });
-  it("maps priority 0..100 onto BullMQ's 1-is-first scale", () => {
-    expect(queuePriority(100)).toBe(1);
-    expect(queuePriority(0)).toBe(101);
   });
   it("asks for no GPU on CPU", () => {
     expect(gpusFor(DEMO_SPEC)).toBe(0);

@@ -54,6 +54,31 @@ export type RewardTestResult = z.infer<typeof RewardTestResult>;
 export type RunJob = z.infer<typeof QUEUES.runs.jobs.run>;
 
 /**
+ * The BullMQ job id of a queued run's next attempt: the run id for a new run (attempt 0: it never ran),
+ * `<run id>-attempt-<n + 1>` for one that ran n times (a job id is kept after its job ends, so each attempt
+ * needs its own). Deterministic, so adding a run's job twice (web, runners, the queue reconciler) is a no-op.
+ */
+export const runJobId = (runId: string, attempt: number) => (attempt === 0 ? runId : `${runId}-attempt-${attempt + 1}`);
+
+/**
+ * BullMQ runs priority 1 first and keeps insertion order within one priority. Ours: a run's priority (0..100,
+ * higher sooner), then a run that ran before (a deploy handed it back, or it resumes from a checkpoint) ahead
+ * of new runs of the same priority, since it came first; then first come. `queuedRunOrder` is the same order
+ * for the pages that list the queue.
+ */
+export const runJobPriority = (run: { priority: number; attempt: number }) => 2 * (101 - run.priority) - (run.attempt > 0 ? 1 : 0);
+
+/** Every producer of a run job adds it with these options (web launch, REST, resume; runner hand-back, reconciler). */
+export function runJobOptions(run: { id: string; priority: number; attempt: number }) {
+  return { jobId: runJobId(run.id, run.attempt), priority: runJobPriority(run), removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } };
+}
+
+/** The queue's order, for a list of queued runs read from Postgres (see runJobPriority). */
+export function queuedRunOrder(a: { priority: number; attempt: number; createdAt: Date }, b: { priority: number; attempt: number; createdAt: Date }): number {
+  return runJobPriority(a) - runJobPriority(b) || a.createdAt.getTime() - b.createdAt.getTime();
+}
+
+/**
  * Redis pub/sub channel on which the web asks runners to act on a running run. Pub/sub ignores the
  * database index (SELECT), unlike the queue and the event streams, so the channel names it: two
  * installs sharing one Redis server on different indexes (REDIS_URL `/N`) never hear each other.

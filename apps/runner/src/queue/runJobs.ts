@@ -1,17 +1,6 @@
-import { QUEUES, type RunJob } from "@troupe/contracts";
+import { QUEUES, runJobId, runJobOptions, type RunJob } from "@troupe/contracts";
 import type { Db } from "@troupe/db";
 import type { Queue } from "bullmq";
-
-/**
- * The BullMQ job id of a queued run's next attempt, as the web gives it: the run id for a new run
- * (attempt 0), `<run id>-attempt-<n>` for a resumed one (a job id is kept after it completes, so each
- * attempt needs its own). Deterministic, so adding a run's job twice (web and runner, two runners)
- * is a no-op.
- */
-export const queuedJobId = (runId: string, attempt: number) => (attempt === 0 ? runId : `${runId}-attempt-${attempt + 1}`);
-
-/** BullMQ runs priority 1 first; ours is "higher is sooner", 0..100 (same as the web's createRun). */
-export const queuePriority = (priority: number) => 101 - priority;
 
 /** States in which a job will still be (or is being) processed. */
 const LIVE_STATES = new Set(["waiting", "delayed", "prioritized", "active", "waiting-children"]);
@@ -24,17 +13,12 @@ export type EnsureResult = "present" | "added" | "replaced";
  * is still queued (e.g. the claim hit a database outage).
  */
 export async function ensureRunJob(queue: Queue, run: { id: string; attempt: number; gpus: number; priority: number }): Promise<EnsureResult> {
-  const jobId = queuedJobId(run.id, run.attempt);
+  const jobId = runJobId(run.id, run.attempt);
   const state = await queue.getJobState(jobId);
   if (LIVE_STATES.has(state)) return "present";
   if (state === "completed" || state === "failed") await queue.remove(jobId);
   const job: RunJob = QUEUES.runs.jobs.run.parse({ runId: run.id, gpus: run.gpus });
-  await queue.add("run", job, {
-    jobId,
-    priority: queuePriority(run.priority),
-    removeOnComplete: { count: 1000 },
-    removeOnFail: { count: 1000 },
-  });
+  await queue.add("run", job, runJobOptions(run));
   return state === "unknown" ? "added" : "replaced";
 }
 

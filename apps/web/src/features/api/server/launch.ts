@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { QUEUES, type RunJob, type RunSpec, type StatusEvent } from "@troupe/contracts";
+import { QUEUES, runJobOptions, type RunJob, type RunSpec, type StatusEvent } from "@troupe/contracts";
 import { appendToStream, Prisma, transitionRun } from "@troupe/db";
 import type { TRPCContext } from "../../../server/api/trpc";
-import { gpusFor, queuePriority } from "../../runs/server/createRun";
+import { gpusFor } from "../../runs/server/createRun";
 import { ApiError } from "./problem";
 
 /**
@@ -44,12 +44,7 @@ export function requestHash(launch: ApiLaunch): string {
 async function enqueue(ctx: TRPCContext, runId: string, gpus: number, priority: number): Promise<void> {
   const job: RunJob = QUEUES.runs.jobs.run.parse({ runId, gpus });
   // Same job id as the run: adding it again (an idempotent replay) is a no-op for BullMQ.
-  await ctx.runQueue.add("run", job, {
-    jobId: runId,
-    priority: queuePriority(priority),
-    removeOnComplete: { count: 1000 },
-    removeOnFail: { count: 1000 },
-  });
+  await ctx.runQueue.add("run", job, runJobOptions({ id: runId, priority, attempt: 0 }));
 }
 
 type Replay = { runId: string; replayed: true };

@@ -20,7 +20,7 @@ export function applyOverrides(spec: unknown, overrides: LaunchOverrides): unkno
 }
 
 // Queue priority and GPU count live with the one place that stores and enqueues a run.
-export { gpusFor, queuePriority } from "../../runs/server/createRun";
+export { gpusFor } from "../../runs/server/createRun";
 
 /**
  * Launch a run of an experiment: validate the resulting RunSpec (errors name the field), then store

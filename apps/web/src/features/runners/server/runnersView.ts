@@ -1,4 +1,4 @@
-import { runnerState, unavailableChoices, waitingReason, type RunnerGpu } from "@troupe/contracts";
+import { queuedRunOrder, runnerState, unavailableChoices, waitingReason, type RunnerGpu } from "@troupe/contracts";
 import { z } from "zod";
 import type { Db } from "../../../server/db";
 import { loadRunners } from "./offers";
@@ -65,12 +65,13 @@ export async function loadRunnersPage(db: Db, now: Date = new Date()): Promise<R
     }),
     db.run.findMany({
       where: { status: "queued" },
-      select: { id: true, name: true, gpus: true, spec: true, createdAt: true },
-      // The queue's order: higher priority first, then first come.
-      orderBy: [{ priority: "desc" }, { createdAt: "asc" }],
+      select: { id: true, name: true, gpus: true, spec: true, createdAt: true, priority: true, attempt: true },
+      // The first of the queue's order (contracts queuedRunOrder): higher priority first, runs that ran before first.
+      orderBy: [{ priority: "desc" }, { attempt: "desc" }, { createdAt: "asc" }],
       take: QUEUED_SHOWN,
     }),
   ]);
+  queued.sort(queuedRunOrder);
   const names = new Map(active.map((r) => [r.id, r.name]));
   const order = { live: 0, stopped: 1, gone: 2 } as const;
   const views: RunnerView[] = runners.map((r) => {
@@ -118,13 +119,21 @@ export const WhyWaitingOutput = z.object({ reason: z.string().nullable() });
 
 /** Why one run still waits (null unless it is queued): the reason /runners shows beside it, for its own page. */
 export async function loadWhyWaiting(db: Db, runId: string, now: Date = new Date()): Promise<z.infer<typeof WhyWaitingOutput>> {
-  const run = await db.run.findUnique({ where: { id: runId }, select: { status: true, spec: true, gpus: true, priority: true, createdAt: true } });
+  const run = await db.run.findUnique({ where: { id: runId }, select: { status: true, spec: true, gpus: true, priority: true, attempt: true, createdAt: true } });
   if (!run || run.status !== "queued") return { reason: null };
+  // The queue's order (contracts queuedRunOrder): priority, then runs that ran before, then first come.
+  const sameClass = run.attempt > 0 ? { attempt: { gt: 0 } } : { attempt: 0 };
   const [runners, ahead] = await Promise.all([
     loadRunners(db),
-    // The queue's order, as on /runners: higher priority first, then first come.
     db.run.count({
-      where: { status: "queued", OR: [{ priority: { gt: run.priority } }, { priority: run.priority, createdAt: { lt: run.createdAt } }] },
+      where: {
+        status: "queued",
+        OR: [
+          { priority: { gt: run.priority } },
+          ...(run.attempt === 0 ? [{ priority: run.priority, attempt: { gt: 0 } }] : []),
+          { priority: run.priority, ...sameClass, createdAt: { lt: run.createdAt } },
+        ],
+      },
     }),
   ]);
   return { reason: waitingReason({ spec: run.spec, gpus: run.gpus }, runners, ahead, now) };

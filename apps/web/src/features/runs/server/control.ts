@@ -1,11 +1,10 @@
 import { TRPCError } from "@trpc/server";
-import { QUEUES, RunState, RuntimeControlCommandName, runEventStreamKey, type RunJob } from "@troupe/contracts";
+import { QUEUES, RunState, RuntimeControlCommandName, runEventStreamKey, runJobOptions, type RunJob } from "@troupe/contracts";
 import { appendToStream, rewindRunAfterStep, transitionRun } from "@troupe/db";
 import { z } from "zod";
 import type { TRPCContext } from "../../../server/api/trpc";
 import { checkpointsFromEvents } from "./checkpointList";
 import { publishRunControl } from "./controlChannel";
-import { queuePriority } from "./createRun";
 
 /**
  * Pause, resume and stop-after-step of a live run, and resuming an ended one from its latest
@@ -130,12 +129,7 @@ export async function resumeFromCheckpoint(ctx: TRPCContext, runId: string): Pro
     const row = await ctx.db.run.findUniqueOrThrow({ where: { id: runId }, select: { gpus: true, priority: true } });
     const job: RunJob = QUEUES.runs.jobs.run.parse({ runId, gpus: row.gpus });
     // The first attempt's job (id = run id) may still be kept by BullMQ: each attempt gets its own id.
-    await ctx.runQueue.add("run", job, {
-      jobId: `${runId}-attempt-${attempt}`,
-      priority: queuePriority(row.priority),
-      removeOnComplete: { count: 1000 },
-      removeOnFail: { count: 1000 },
-    });
+    await ctx.runQueue.add("run", job, runJobOptions({ id: runId, priority: row.priority, attempt: run.attempt }));
   } catch (error) {
     // Queued with no job would wait forever: fail it visibly, with the reason (it stays resumable).
     const message = `could not resume from the checkpoint of step ${step}: ${error instanceof Error ? error.message : String(error)}`;

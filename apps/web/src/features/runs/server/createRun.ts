@@ -1,15 +1,12 @@
 import { TRPCError } from "@trpc/server";
 import { badRequest } from "../../../server/api/trpc";
-import { QUEUES, type RunJob, type RunSpec, type StatusEvent } from "@troupe/contracts";
+import { QUEUES, runJobOptions, type RunJob, type RunSpec, type StatusEvent } from "@troupe/contracts";
 import { appendToStream, transitionRun } from "@troupe/db";
 import type { TRPCContext } from "../../../server/api/trpc";
 import { assertStoredDatasetsExist } from "../../datasets/server/storedDatasets";
 import { assertRunSourcesExist } from "./runSources";
 import { launchIssuesOf } from "../lib/launchCheck";
 import { runnerLaunchIssues } from "../../runners/server/offers";
-
-/** BullMQ runs priority 1 first; ours is "higher is sooner", 0..100. */
-export const queuePriority = (priority: number) => 101 - priority;
 
 /** GPUs the run asks a runner for: the distinct devices its actors are placed on (none on CPU). */
 export const gpusFor = (spec: RunSpec) =>
@@ -82,12 +79,7 @@ export async function createQueuedRun(
   try {
     await appendToStream(ctx.redis, run.id, [queued]);
     const job: RunJob = QUEUES.runs.jobs.run.parse({ runId: run.id, gpus });
-    await ctx.runQueue.add("run", job, {
-      jobId: run.id,
-      priority: queuePriority(args.priority),
-      removeOnComplete: { count: 1000 },
-      removeOnFail: { count: 1000 },
-    });
+    await ctx.runQueue.add("run", job, runJobOptions({ id: run.id, priority: args.priority, attempt: 0 }));
   } catch (error) {
     const message = `could not enqueue the run: ${error instanceof Error ? error.message : String(error)}`;
     await transitionRun(ctx.db, run.id, { from: ["queued"], to: "failed", message, error: message }).catch(() => null);
