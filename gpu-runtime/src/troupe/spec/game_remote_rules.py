@@ -11,8 +11,11 @@ from .issues import FieldIssue
 ENTRYPOINTS = {"game": "troupe.games.environment:GameEnvironment", "remote": "troupe.remote.environment:RemoteEnvironment"}
 
 
-def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True) -> list[FieldIssue]:
-    """`pettingzoo`: whether this host has it (support.py passes `pettingzoo_available()`)."""
+def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True, grpc: bool = True) -> list[FieldIssue]:
+    """`pettingzoo`, `grpc`: whether this host has them (support.py passes `pettingzoo_available()`,
+    `grpc_available()`); contracts RUNNER_REQUIREMENTS "pettingzoo" and "grpc" are the same rules."""
+    from ..remote.protocol import GRPC_MISSING, URL_HINT, transport_of
+
     from ..acting import ACTING_KINDS
 
     p = f"environments.{i}"
@@ -29,7 +32,9 @@ def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True) -> 
             FieldIssue(f"{p}.kind", f'"{kind}" is not wired into this runtime yet: use kind "python", entrypoint "{ENTRYPOINTS[kind]}" and params ({settings})')
         )
     if kind == "remote" and not env.get("url"):
-        issues.append(FieldIssue(f"{p}.url", 'a remote environment needs url: "http://host:port" of a server of the protocol'))
+        issues.append(FieldIssue(f"{p}.url", URL_HINT))
+    elif kind == "remote" and transport_of(env["url"]) == "grpc" and not grpc:
+        issues.append(FieldIssue(f"{p}.url", GRPC_MISSING))
     if kind == "game":
         from ..games.environment import game_issues
 
