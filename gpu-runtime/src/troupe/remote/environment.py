@@ -23,7 +23,8 @@ from typing import Any, Sequence
 from ..environment_api import Environment, Reply
 from ..spec import SpecError
 from .client import LoopClient, RemoteFailure, connect
-from .protocol import GRPC_MISSING, URL_HINT, ResetReply, StepReply, grpc_available, transport_of
+from ..spec.game_remote_rules import GRPC_MISSING, URL_HINT
+from .protocol import ResetReply, StepReply, grpc_available, transport_of
 
 DEFAULTS = {"timeoutSeconds": 30.0, "failureScore": 0.0}
 

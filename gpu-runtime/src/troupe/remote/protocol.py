@@ -28,13 +28,6 @@ from typing import Any, Mapping
 
 HTTP_SCHEMES = ("http://", "https://")
 GRPC_SCHEME = "grpc://"
-URL_HINT = 'a remote environment needs url: "http://host:port" or "grpc://host:port" of a server of the protocol'
-
-
-GRPC_MISSING = (
-    'a "grpc://" url needs grpcio and protobuf on this host (pip install "troupe[grpc]"); '
-    "they are not installed here: install them, or serve the environment over http://"
-)
 
 
 def grpc_available() -> bool:

@@ -7,6 +7,13 @@ from typing import Any
 
 from .issues import FieldIssue
 
+# The refusal words of a remote environment's url (also remote/environment.py's, for its `python` form).
+URL_HINT = 'a remote environment needs url: "http://host:port" or "grpc://host:port" of a server of the protocol'
+GRPC_MISSING = (
+    'a "grpc://" url needs grpcio and protobuf on this host (pip install "troupe[grpc]"); '
+    "they are not installed here: install them, or serve the environment over http://"
+)
+
 # Until the acting dispatch builds these kinds, the same classes run as `python` environments.
 ENTRYPOINTS = {"game": "troupe.games.environment:GameEnvironment", "remote": "troupe.remote.environment:RemoteEnvironment"}
 
@@ -14,7 +21,7 @@ ENTRYPOINTS = {"game": "troupe.games.environment:GameEnvironment", "remote": "tr
 def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True, grpc: bool = True) -> list[FieldIssue]:
     """`pettingzoo`, `grpc`: whether this host has them (support.py passes `pettingzoo_available()`,
     `grpc_available()`); contracts RUNNER_REQUIREMENTS "pettingzoo" and "grpc" are the same rules."""
-    from ..remote.protocol import GRPC_MISSING, URL_HINT, transport_of
+    from ..remote.protocol import transport_of
 
     from ..acting import ACTING_KINDS
 
