@@ -12,8 +12,9 @@ aiohttp with the runtime's pool of 256 connections, or one grpc.aio channel). Wh
 - load: N sessions at once, as a step of N episodes calls them: every reset together, then
   each turn's N steps together. Per request: the time from sending to its parsed reply
   (time in the client's connection-pool queue included, as an episode waits it).
-Prints p50/p90/p99/max per request, the wall time of each round (requests/s), and the load's p50/p99
-as ratios of one baseline, HTTP's one session alone (the first transport measured), the same for both.
+Both transports' repeats alternate in one run. Prints p50/p90/p99/max per request, the wall time of
+each round (requests/s), and the load's percentiles as ratios of one baseline, HTTP's one session
+alone (the first transport), the same for both; then gRPC's load percentiles over HTTP's.
 """
 
 from __future__ import annotations
@@ -92,32 +93,37 @@ def pct(values: list[float]) -> dict[str, float]:
     return {"p50": float(np.percentile(a, 50)), "p90": float(np.percentile(a, 90)), "p99": float(np.percentile(a, 99)), "max": float(a.max())}
 
 
-def measure(transport: str, args: argparse.Namespace) -> dict:
-    """One transport: its own server process, the runtime's client, baseline then load."""
-    port = free_port()
-    server = start_server(transport, port)
-    url = f"{'grpc' if transport == 'grpc' else 'http'}://127.0.0.1:{port}"
-    client = RemoteClient(url, timeout_s=60, max_connections=args.connections) if transport == "http" else connect(url, timeout_s=60)
+def measure(transports: list[str], args: argparse.Namespace) -> dict[str, dict]:
+    """Each transport: its own server process and the runtime's client. Their repeats alternate (http,
+    grpc, http, ...), so a change in the machine's load falls on both alike."""
+    servers, clients = [], {}
     try:
-        episode_rounds(client, 50, args.turns)  # warm up
-        base: list[float] = []
+        for t in transports:
+            port = free_port()
+            servers.append(start_server(t, port))
+            url = f"{t}://127.0.0.1:{port}"
+            clients[t] = RemoteClient(url, timeout_s=60, max_connections=args.connections) if t == "http" else connect(url, timeout_s=60)
+        out: dict[str, dict] = {t: {"base": [], "load": [], "walls": [], "failures": 0} for t in transports}
+        for t in transports:
+            episode_rounds(clients[t], 50, args.turns)  # warm up
         for _ in range(args.repeats * 20):
-            lat, _, fails = episode_rounds(client, 1, args.turns)
-            assert fails == 0
-            base.extend(lat)
-        load: list[float] = []
-        walls: list[float] = []
-        failures = 0
+            for t in transports:
+                lat, _, fails = episode_rounds(clients[t], 1, args.turns)
+                assert fails == 0
+                out[t]["base"].extend(lat)
         for _ in range(args.repeats):
-            lat, w, fails = episode_rounds(client, args.sessions, args.turns)
-            load.extend(lat)
-            walls.extend(w)
-            failures += fails
+            for t in transports:
+                lat, w, fails = episode_rounds(clients[t], args.sessions, args.turns)
+                out[t]["load"].extend(lat)
+                out[t]["walls"].extend(w)
+                out[t]["failures"] += fails
+        return out
     finally:
-        client.close()
-        server.terminate()
-        server.wait(10)
-    return {"base": base, "load": load, "walls": walls, "failures": failures}
+        for client in clients.values():
+            client.close()
+        for server in servers:
+            server.terminate()
+            server.wait(10)
 
 
 def main() -> None:
@@ -129,7 +135,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=256, help="the HTTP client's connection pool (the runtime's default)")
     args = parser.parse_args()
     transports = ["http", "grpc"] if args.transport == "both" else [args.transport]
-    results = {t: measure(t, args) for t in transports}
+    results = measure(transports, args)
     baseline = pct(results[transports[0]]["base"])
     print(f"host: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}; one server process per transport; "
           f"HTTP client pool {args.connections} connections, gRPC one channel")
