@@ -22,12 +22,11 @@ from typing import Any, Sequence
 
 from ..environment_api import Environment, Reply
 from ..spec import SpecError
-from .client import LoopClient, RemoteFailure, connect
 from ..spec.game_remote_rules import GRPC_MISSING, URL_HINT
+from .client import LoopClient, RemoteFailure, connect
 from .protocol import ResetReply, StepReply, grpc_available, transport_of
 
 DEFAULTS = {"timeoutSeconds": 30.0, "failureScore": 0.0}
-
 _log = logging.getLogger("troupe.remote")
 
 

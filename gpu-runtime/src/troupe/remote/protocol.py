@@ -41,7 +41,7 @@ def grpc_available() -> bool:
 
 
 def transport_of(url: str | None) -> str | None:
-    """"http" or "grpc" by the url's scheme; None for anything else."""
+    """The transport a url names by its scheme: "http" (http://, https://), "grpc", or None."""
     text = str(url or "")
     if text.startswith(HTTP_SCHEMES):
         return "http"
