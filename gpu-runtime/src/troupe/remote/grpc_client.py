@@ -26,8 +26,10 @@ from .protocol import GRPC_SCHEME, ProtocolError
 
 T = TypeVar("T")
 
-# Keepalive pings notice a server that vanished without closing its connection while calls wait on it.
-CHANNEL_OPTIONS = [("grpc.keepalive_time_ms", 30_000), ("grpc.keepalive_timeout_ms", 10_000)]
+# No keepalive pings: a gRPC server with default settings answers a client that pings more often than
+# every 5 minutes during a quiet call with GOAWAY "too_many_pings", which would fail slow but healthy
+# episodes. A server that vanishes without closing its connection is caught by each call's deadline.
+CHANNEL_OPTIONS: list[tuple[str, int]] = []
 
 
 def _serialize(message: Any) -> bytes:
