@@ -13,6 +13,6 @@ RUN npm ci --no-fund --no-audit && npm run -w @troupe/db generate
 COPY gpu-runtime ./gpu-runtime
 COPY kernels ./kernels
 RUN python3 -m venv /app/.venv && /app/.venv/bin/pip install --no-cache-dir torch \
-    && /app/.venv/bin/pip install --no-cache-dir -e "kernels" -e "gpu-runtime[gpu]"
+    && /app/.venv/bin/pip install --no-cache-dir -e "kernels" -e "gpu-runtime[gpu,grpc]"
 ENV TROUPE_PYTHON=/app/.venv/bin/python
 CMD ["npx", "tsx", "apps/runner/src/main.ts"]

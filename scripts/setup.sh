@@ -60,7 +60,7 @@ if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.troupe-installed 2>/dev/null)" !
         || die "could not install torch: set TROUPE_TORCH_SPEC to a pip requirement that your index has"
     fi
   fi
-  .venv/bin/pip install -q -e "kernels[test]" -e "gpu-runtime[test,lora,cluster,games]"
+  .venv/bin/pip install -q -e "kernels[test]" -e "gpu-runtime[test,lora,cluster,games,grpc]"
   echo "$py_hash" > .venv/.troupe-installed
 fi
 

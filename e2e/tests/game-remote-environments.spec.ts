@@ -2,7 +2,8 @@ import { expect, test, type APIRequestContext } from "@playwright/test";
 
 /**
  * The Environments page offers the board-game and remote kinds (#17) with their settings; each is
- * refused in words until it is complete and saves once it is.
+ * refused in words until it is complete and saves once it is. A remote environment takes an http:// or a
+ * grpc://host:port url; the latter with a note of what the runner needs.
  */
 
 const suffix = Date.now().toString(36);
@@ -42,6 +43,13 @@ test("environments: a board game and a remote environment, each with its setting
   await page.getByLabel("URL").fill("http://envhost:8100");
   await page.getByLabel("Failure score").fill("-1");
   await expect(page.getByTestId("env-local-issues")).toHaveCount(0);
+  await expect(page.getByTestId("remote-grpc-note")).toHaveCount(0);
+  // gRPC: host:port only, and the note says what the runner needs.
+  await page.getByLabel("URL").fill("grpc://envhost:8101/env");
+  await expect(page.getByTestId("env-local-issues")).toContainText("url: must be an http:// or https:// URL, or grpc://host:port");
+  await page.getByLabel("URL").fill("grpc://envhost:8101");
+  await expect(page.getByTestId("env-local-issues")).toHaveCount(0);
+  await expect(page.getByTestId("remote-grpc-note")).toContainText("grpcio and protobuf");
   await page.getByTestId("env-save").click();
   await expect(nav.getByRole("button", { name: new RegExp(`remote_${suffix}`) })).toBeVisible();
 });

@@ -35,6 +35,8 @@ def _render(node: ast.expr, names: dict[str, ast.expr], depth: int = 0) -> str |
     """A string literal or f-string as text: index variables as N, other values as <...>."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
+    if isinstance(node, ast.Name) and node.id in names and depth < 3:  # a message kept in a module constant
+        return _render(names[node.id], names, depth + 1)
     if isinstance(node, ast.JoinedStr):
         out = []
         for part in node.values:

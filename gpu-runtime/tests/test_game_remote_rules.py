@@ -28,7 +28,8 @@ def issues(s: dict) -> dict[str, str]:
 
 CASES = [
     ("a remote environment without url", {"kind": "remote"}, "environments.0.url", r'needs url: "http://host:port"'),
-    ("a url that is not http", {"kind": "remote", "url": "ftp://x"}, "environments.0.url", r"does not match '\^https\?"),  # the schema's words
+    ("a url that is not http", {"kind": "remote", "url": "ftp://x"}, "environments.0.url", r"does not match '\^\(https\?"),  # the schema's words
+    ("a grpc url with a path", {"kind": "remote", "url": "grpc://envhost:8101/env"}, "environments.0.url", r"does not match '\^\(https\?"),
     ("two actors against the random player", {"kind": "game", "actors": ["student", "student"]}, "environments.0.actors", r"exactly one actor"),
     ("one actor in a game between actors", {"kind": "game", "game": {"opponent": "actors"}}, "environments.0.actors", r"exactly two"),
     ("a side between actors", {"kind": "game", "actors": ["student", "student"], "game": {"opponent": "actors", "actorPlays": "second"}},
@@ -54,6 +55,22 @@ def test_game_settings_pass_through_the_runtime_checks():
     else:  # until the acting dispatch builds the kind, it says how to run the same class today
         assert found == {"environments.0.kind": '"game" is not wired into this runtime yet: use kind "python", entrypoint '
                          '"troupe.games.environment:GameEnvironment" and params (the game settings)'}
+
+
+@pytest.mark.parametrize("url", ["http://envhost:8100", "https://envhost/env", "grpc://envhost:8101", "grpc://10.0.0.7:8101/"])
+def test_http_and_grpc_urls_pass(url):
+    assert issues(spec({"kind": "remote", "url": url})) == {}
+
+
+def test_without_grpcio_a_grpc_url_is_refused_at_the_url(monkeypatch):
+    from troupe.spec import support
+
+    monkeypatch.setattr(support, "grpc_available", lambda: False)
+    assert issues(spec({"kind": "remote", "url": "http://envhost:8100"})) == {}
+    assert issues(spec({"kind": "remote", "url": "grpc://envhost:8101"})) == {
+        "environments.0.url": 'a "grpc://" url needs grpcio and protobuf on this host (pip install "troupe[grpc]"); '
+        "they are not installed here: install them, or serve the environment over http://"
+    }
 
 
 def test_without_pettingzoo_a_game_is_refused_at_its_kind(monkeypatch):

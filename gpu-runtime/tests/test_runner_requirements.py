@@ -23,7 +23,7 @@ from troupe import validate_spec
 from troupe.spec import support
 from troupe.spec.runner_requirements import has_capability, requirements, spec_requirements, unmet_requirements
 
-EXTRAS = ("vllm", "deepspeed", "peft", "ray", "pettingzoo")
+EXTRAS = ("vllm", "deepspeed", "peft", "ray", "pettingzoo", "grpcio", "protobuf")
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,11 @@ def _game(d: dict[str, Any]) -> None:
     d["environments"][0]["kind"] = "game"
 
 
+def _grpc(d: dict[str, Any]) -> None:
+    env = d["environments"][0]
+    env.update({"kind": "remote", "url": "grpc://envhost:8101", "rewards": []})
+
+
 # One spec per requirement of the table (a requirement without an example fails test_every_requirement_has_an_example).
 EXAMPLES: dict[str, Callable[[dict[str, Any]], None]] = {
     "vllm": _vllm,
@@ -94,6 +99,7 @@ EXAMPLES: dict[str, Callable[[dict[str, Any]], None]] = {
     "ray": _ray,
     "cudaDevice": _cuda_device,
     "pettingzoo": _game,
+    "grpc": _grpc,
 }
 
 
@@ -145,6 +151,7 @@ def _refused(spec: dict[str, Any], host: Host, monkeypatch: pytest.MonkeyPatch) 
         m.setattr(support, "peft_available", lambda: "peft" in host.installed)
         m.setattr(support, "vllm_available", lambda: "vllm" in host.installed, raising=False)
         m.setattr(support, "pettingzoo_available", lambda: "pettingzoo" in host.installed, raising=False)
+        m.setattr(support, "grpc_available", lambda: {"grpcio", "protobuf"} <= host.installed)
         issues = support.support_issues(spec, cuda_available=host.cuda, gpu_count=host.gpu_count, bf16_supported=host.bf16)
     return {i.path for i in issues}
 

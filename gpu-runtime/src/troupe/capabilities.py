@@ -2,7 +2,8 @@
 
 Everything is probed, nothing assumed: GPUs with their memory, the engines installed with their versions
 (an engine is listed only if it imports; every engine the runners page and the launch checks name
-is in ENGINES: torch, vLLM, DeepSpeed, Liger, flash-attn, PEFT, Ray, Triton, and CUDA is `cuda`), the train backends and cluster kinds that would be accepted
+is in ENGINES: torch, vLLM, DeepSpeed, Liger, flash-attn, PEFT, Ray, Triton, PettingZoo, grpcio and protobuf
+for gRPC remote environments, and CUDA is `cuda`), the train backends and cluster kinds that would be accepted
 here, and whether user code can be sandboxed. Heavy engines are found with importlib.metadata (no
 import of vLLM or DeepSpeed just to list them)."""
 
@@ -14,15 +15,22 @@ import os
 import platform
 from typing import Any
 
-ENGINES = ("torch", "transformers", "accelerate", "peft", "vllm", "deepspeed", "liger-kernel", "flash-attn", "ray", "triton", "pettingzoo")
-_MODULES = {"liger-kernel": "liger_kernel", "flash-attn": "flash_attn"}
+ENGINES = (
+    "torch", "transformers", "accelerate", "peft", "vllm", "deepspeed", "liger-kernel", "flash-attn", "ray", "triton", "pettingzoo",
+    "grpcio", "protobuf",
+)
+_MODULES = {"liger-kernel": "liger_kernel", "flash-attn": "flash_attn", "grpcio": "grpc", "protobuf": "google.protobuf"}
 
 
 def engine_versions() -> dict[str, str | None]:
     found: dict[str, str | None] = {}
     for name in ENGINES:
         module = _MODULES.get(name, name)
-        if importlib.util.find_spec(module) is None:
+        try:
+            found_spec = importlib.util.find_spec(module)
+        except ImportError:  # a dotted module whose parent package is absent (google.protobuf without google)
+            found_spec = None
+        if found_spec is None:
             found[name] = None
             continue
         try:

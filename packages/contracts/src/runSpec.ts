@@ -349,8 +349,15 @@ export const EnvironmentSpec = z
     tools: ToolsEnvironmentSettings.optional(),
     /** `game` environments: which game, against whom. */
     game: GameEnvironmentSettings.optional(),
-    /** `remote` environments: the server's base URL (`http://host:port`), reachable from the runner. */
-    url: z.string().regex(/^https?:\/\/\S+$/, "must be an http:// or https:// URL").optional(),
+    /**
+     * `remote` environments: the server's URL, reachable from the runner; its scheme is the transport: JSON over
+     * HTTP (`http://host:port`, `https://…`) or gRPC (`grpc://host:port`, plaintext, no path; the runner needs
+     * grpcio: contracts RUNNER_REQUIREMENTS "grpc").
+     */
+    url: z
+      .string()
+      .regex(/^(https?:\/\/\S+|grpc:\/\/[^\s/]+\/?)$/, "must be an http:// or https:// URL, or grpc://host:port")
+      .optional(),
     /** `remote` environments: timeouts and the failed-episode score. */
     remote: RemoteEnvironmentSettings.optional(),
     dataset: Identifier,
@@ -598,7 +605,7 @@ export const RunSpec = z
         ctx.addIssue({ code: "custom", path: ["environments", i, "roundSpec"], message: "a collaborative environment needs a roundSpec" });
       }
       if (env.kind === "remote" && !env.url) {
-        ctx.addIssue({ code: "custom", path: ["environments", i, "url"], message: 'a remote environment needs url: "http://host:port" of a server of the protocol' });
+        ctx.addIssue({ code: "custom", path: ["environments", i, "url"], message: 'a remote environment needs url: "http://host:port" or "grpc://host:port" of a server of the protocol' });
       }
       if (env.kind !== "game" && env.game !== undefined) {
         ctx.addIssue({ code: "custom", path: ["environments", i, "game"], message: "only game environments take game settings" });

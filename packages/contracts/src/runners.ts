@@ -109,7 +109,7 @@ export function runnerState(r: Pick<RunnerOffer, "heartbeatMs" | "lastHeartbeatA
  */
 export type CapabilityKey = "cuda" | `engines.${string}` | `clusterKinds.${string}` | `precisions.${string}`;
 
-export type RequirementWhen = { equals: string } | { nonEmpty: true } | { present: true };
+export type RequirementWhen = { equals: string } | { startsWith: string } | { nonEmpty: true } | { present: true };
 
 export interface RunnerRequirement {
   id: string;
@@ -155,6 +155,14 @@ export const RUNNER_REQUIREMENTS: RunnerRequirement[] = [
     label: "PettingZoo (board games)",
     short: "PettingZoo",
   },
+  {
+    id: "grpc",
+    field: "environments.*.url",
+    when: { startsWith: "grpc://" },
+    needs: ["engines.grpcio", "engines.protobuf"],
+    label: "grpcio and protobuf (remote environments over gRPC)",
+    short: "gRPC",
+  },
 ];
 
 export function hasCapability(caps: RunnerCapabilities, key: CapabilityKey): boolean {
@@ -179,6 +187,7 @@ function reach(value: unknown, parts: string[], at: string[] = []): { path: stri
 
 function asks(when: RequirementWhen, value: unknown): boolean {
   if ("equals" in when) return value === when.equals;
+  if ("startsWith" in when) return typeof value === "string" && value.startsWith(when.startsWith);
   if ("nonEmpty" in when) return Array.isArray(value) && value.length > 0;
   return value !== undefined && value !== null;
 }

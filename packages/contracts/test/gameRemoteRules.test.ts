@@ -25,13 +25,17 @@ describe("game and remote environments", () => {
     expect(game.kind).toBe("game");
     const remote = RunSpec.parse(spec({ kind: "remote", url: "http://envhost:8100", remote: {} })).environments[0]!;
     expect(remote.remote).toEqual({ timeoutSeconds: 30, failureScore: 0 });
+    for (const url of ["https://envhost/env", "grpc://envhost:8101", "grpc://10.0.0.7:8101/"]) {
+      expect(issues(spec({ kind: "remote", url }))).toEqual({});
+    }
     const filled = RunSpec.parse(spec({ kind: "game", game: {} })).environments[0]!;
     expect(filled.game).toEqual({ name: "tic_tac_toe", opponent: "random", actorPlays: "first", legalMoveReward: 0 });
   });
 
   const cases: [string, Record<string, unknown>, string, RegExp][] = [
     ["a remote environment without url", { kind: "remote" }, "environments.0.url", /needs url: "http:\/\/host:port"/],
-    ["a url that is not http", { kind: "remote", url: "ftp://x" }, "environments.0.url", /http:\/\/ or https:\/\//],
+    ["a url that is not http", { kind: "remote", url: "ftp://x" }, "environments.0.url", /http:\/\/ or https:\/\/ URL, or grpc:\/\/host:port/],
+    ["a grpc url with a path", { kind: "remote", url: "grpc://envhost:8101/env" }, "environments.0.url", /grpc:\/\/host:port/],
     ["a timeout of 0", { kind: "remote", url: "http://x:1", remote: { timeoutSeconds: 0 } }, "environments.0.remote.timeoutSeconds", /./],
     ["an unknown game", { kind: "game", game: { name: "chess" } }, "environments.0.game.name", /./],
     ["two actors against the random player", { kind: "game", actors: ["student", "student"] }, "environments.0.actors", /exactly one actor/],

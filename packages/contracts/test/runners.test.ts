@@ -72,6 +72,21 @@ describe("runner requirements", () => {
     expect(split[0]!.message).toMatch(/^no one runner has all of vLLM and a CUDA GPU, 2 CUDA GPUs; runners: gpu-d/);
   });
 
+  it("asks for grpcio and protobuf where an environment's url is grpc://, and for nothing over http", () => {
+    const remote = (url: string) =>
+      RunSpec.parse({ ...DEMO_SPEC_INPUT, environments: [{ ...DEMO_SPEC_INPUT.environments[0], kind: "remote", url, rewards: [] }] });
+    expect(specRequirements(remote("http://envhost:8100"))).toEqual([]);
+    const grpcSpec = remote("grpc://envhost:8101");
+    expect(specRequirements(grpcSpec).map((f) => [f.requirement.id, f.path])).toEqual([["grpc", "environments.0.url"]]);
+    const bare = runner("cpu-a", caps());
+    expect(runnerIssues(grpcSpec, [bare], now)).toEqual([
+      { path: "environments.0.url", message: "no runner has grpcio and protobuf (remote environments over gRPC); runners: cpu-a (torch 2.8.0, no CUDA, no GPUs)" },
+    ]);
+    const withGrpc = runner("cpu-b", caps({ engines: { grpcio: "1.84.0", protobuf: "7.36.2" } }));
+    expect(runnerIssues(grpcSpec, [bare, withGrpc], now)).toEqual([]);
+    expect(runnerIssues(grpcSpec, [runner("cpu-c", caps({ engines: { grpcio: "1.84.0" } }))], now).map((i) => i.path)).toEqual(["environments.0.url"]);
+  });
+
   it("offers a runner only while it heartbeats", () => {
     const gpuC = runner("gpu-c", caps({ cuda: "12.8", gpus: 1, engines: { vllm: "0.11.0" } }));
     expect(runnerState(gpuC, now)).toBe("live");

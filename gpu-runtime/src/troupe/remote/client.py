@@ -1,10 +1,12 @@
-"""The runtime's side of the remote protocol: many sessions at once over one connection pool,
-each call with a timeout, each reply validated. A call that times out, cannot connect, gets a
-non-2xx status or a reply that breaks the protocol raises `RemoteFailure` naming what went wrong;
-nothing here retries (a failed episode is the environment's policy, see environment.py).
+"""The runtime's side of the remote protocol: many sessions at once, each call with a timeout, each
+reply validated. A call that times out, cannot connect, gets an error status or a reply that breaks
+the protocol raises `RemoteFailure` naming what went wrong; nothing here retries (a failed episode is
+the environment's policy, see environment.py).
 
-aiohttp runs on a private event loop in a daemon thread, so the synchronous runtime can fire a
-whole turn's calls together (`call_many`) and wait for them all.
+`LoopClient` runs its transport on a private event loop in a daemon thread, so the synchronous runtime
+can fire a whole turn's calls together (`call_many`) and wait for them all. Two transports of the same
+calls: `RemoteClient` (JSON over HTTP, aiohttp, one connection pool) here, and `GrpcClient`
+(grpc_client.py, one grpc.aio channel), which `connect` imports only for a grpc:// url.
 """
 
 from __future__ import annotations
@@ -17,31 +19,78 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import aiohttp
 
-from .protocol import ProtocolError
+from .protocol import ProtocolError, transport_of
 
 T = TypeVar("T")
 
 
 @dataclass
 class RemoteFailure(Exception):
-    """One failed call: `kind` is timeout | connection | status | garbage."""
+    """One failed call: `kind` is timeout | connection | status | garbage; `route` the protocol's call
+    (reset, step, ...), shown as the transport names it (POST step, gRPC Step)."""
 
     kind: str
     detail: str
     route: str
+    transport: str = "http"
 
     def __str__(self) -> str:
-        return f"{self.kind} on POST {self.route}: {self.detail}"
+        call = f"gRPC {self.route.capitalize()}" if self.transport == "grpc" else f"POST {self.route}"
+        return f"{self.kind} on {call}: {self.detail}"
 
 
-class RemoteClient:
-    def __init__(self, url: str, timeout_s: float, max_connections: int = 256) -> None:
+class LoopClient:
+    """A transport's calls on a private event loop; subclasses give `_post` (one call) and `_shutdown`."""
+
+    transport = "http"
+
+    def __init__(self, url: str, timeout_s: float) -> None:
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
-        self.max_connections = max_connections
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="troupe-remote-env", daemon=True)
         self._thread.start()
+
+    async def _post(self, route: str, body: dict[str, Any], parse: Callable[[Any], T]) -> T:
+        """One call: `body` in the protocol's JSON shape, `parse` validates the reply's (protocol.py)."""
+        raise NotImplementedError
+
+    async def _shutdown(self) -> None:
+        raise NotImplementedError
+
+    def call_many(self, route: str, bodies: Sequence[dict[str, Any]], parse: Callable[[Any], T]) -> list[T | RemoteFailure]:
+        """Send every body to `route` at once; each result is the parsed reply or its failure."""
+
+        async def gather() -> list[T | RemoteFailure]:
+            results = await asyncio.gather(*(self._post(route, b, parse) for b in bodies), return_exceptions=True)
+            out: list[T | RemoteFailure] = []
+            for r in results:
+                if isinstance(r, BaseException) and not isinstance(r, RemoteFailure):
+                    r = RemoteFailure("connection", f"{type(r).__name__}: {r}"[:300], route, self.transport)
+                out.append(r)  # type: ignore[arg-type]
+            return out
+
+        return asyncio.run_coroutine_threadsafe(gather(), self._loop).result()
+
+    def call(self, route: str, body: dict[str, Any], parse: Callable[[Any], T]) -> T:
+        result = self.call_many(route, [body], parse)[0]
+        if isinstance(result, RemoteFailure):
+            raise result
+        return result
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(timeout=10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+
+
+class RemoteClient(LoopClient):
+    """JSON over HTTP (aiohttp): one pool of `max_connections` connections for every session."""
+
+    def __init__(self, url: str, timeout_s: float, max_connections: int = 256) -> None:
+        super().__init__(url, timeout_s)
+        self.max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
 
     async def _http(self) -> aiohttp.ClientSession:
@@ -71,32 +120,15 @@ class RemoteClient:
         except (ValueError, ProtocolError) as e:
             raise RemoteFailure("garbage", f"{e}"[:300] if isinstance(e, ProtocolError) else f"not JSON: {text[:120]!r}", route) from None
 
-    def call_many(self, route: str, bodies: Sequence[dict[str, Any]], parse: Callable[[Any], T]) -> list[T | RemoteFailure]:
-        """POST every body to `route` at once; each result is the parsed reply or its failure."""
+    async def _shutdown(self) -> None:
+        if self._session is not None:
+            await self._session.close()
 
-        async def gather() -> list[T | RemoteFailure]:
-            results = await asyncio.gather(*(self._post(route, b, parse) for b in bodies), return_exceptions=True)
-            out: list[T | RemoteFailure] = []
-            for r in results:
-                if isinstance(r, BaseException) and not isinstance(r, RemoteFailure):
-                    r = RemoteFailure("connection", f"{type(r).__name__}: {r}"[:300], route)
-                out.append(r)  # type: ignore[arg-type]
-            return out
 
-        return asyncio.run_coroutine_threadsafe(gather(), self._loop).result()
+def connect(url: str, timeout_s: float) -> LoopClient:
+    """The client of `url`'s transport. gRPC is imported here only: grpcio is an extra (troupe[grpc])."""
+    if transport_of(url) == "grpc":
+        from .grpc_client import GrpcClient
 
-    def call(self, route: str, body: dict[str, Any], parse: Callable[[Any], T]) -> T:
-        result = self.call_many(route, [body], parse)[0]
-        if isinstance(result, RemoteFailure):
-            raise result
-        return result
-
-    def close(self) -> None:
-        async def shutdown() -> None:
-            if self._session is not None:
-                await self._session.close()
-
-        if self._thread.is_alive():
-            asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(timeout=10)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=10)
+        return GrpcClient(url, timeout_s)
+    return RemoteClient(url, timeout_s)

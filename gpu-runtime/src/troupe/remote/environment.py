@@ -1,7 +1,8 @@
 """`environments[].kind: "remote"`: the episodes are played against an environment served over
-HTTP (protocol.py), one session per episode; a turn's calls go out together.
+HTTP or gRPC (protocol.py; the url's scheme picks the transport), one session per episode; a turn's
+calls go out together.
 
-    url: "http://host:8100", remote: {timeoutSeconds: 30, failureScore: 0}
+    url: "http://host:8100" | "grpc://host:8101", remote: {timeoutSeconds: 30, failureScore: 0}
 
 Failed episodes. A call that times out, cannot connect, gets an error status or a reply that
 breaks the protocol (or names an actor that is not in the environment) fails that episode only:
@@ -21,8 +22,9 @@ from typing import Any, Sequence
 
 from ..environment_api import Environment, Reply
 from ..spec import SpecError
-from .client import RemoteClient, RemoteFailure
-from .protocol import ResetReply, StepReply
+from ..spec.game_remote_rules import GRPC_MISSING, URL_HINT
+from .client import LoopClient, RemoteFailure, connect
+from .protocol import ResetReply, StepReply, grpc_available, transport_of
 
 DEFAULTS = {"timeoutSeconds": 30.0, "failureScore": 0.0}
 _log = logging.getLogger("troupe.remote")
@@ -37,22 +39,26 @@ class RemoteEnvironment(Environment):
         self.url = url or ""
         self.timeout_s = timeout_s
         self.failure_score = failure_score
-        self.client: RemoteClient | None = RemoteClient(url, timeout_s) if url else None
+        self.client: LoopClient | None = connect(url, timeout_s) if url else None
         self.failed = 0  # episodes failed so far in this run
 
     def setup(self) -> None:
         if self.client is None:
             settings = {**DEFAULTS, **(self.params or {})}
-            if not str(settings.get("url", "")).startswith(("http://", "https://")):
-                raise ValueError('params.url: a remote environment needs url: "http://host:port" of a server of the protocol')
+            if transport_of(settings.get("url")) is None:
+                raise ValueError(f"params.url: {URL_HINT}")
+            if transport_of(settings.get("url")) == "grpc" and not grpc_available():
+                raise ValueError(f"params.url: {GRPC_MISSING}")
             self.url, self.failure_score = str(settings["url"]), float(settings["failureScore"])
-            self.client = RemoteClient(self.url, float(settings["timeoutSeconds"]))
+            self.client = connect(self.url, float(settings["timeoutSeconds"]))
 
     @classmethod
     def from_spec(cls, env_spec: dict[str, Any], index: int) -> RemoteEnvironment:
         url = env_spec.get("url")
-        if not url or not str(url).startswith(("http://", "https://")):
-            raise SpecError.at(f"environments.{index}.url", 'a remote environment needs url: "http://host:port" of a server of the protocol')
+        if transport_of(url) is None:
+            raise SpecError.at(f"environments.{index}.url", URL_HINT)
+        if transport_of(url) == "grpc" and not grpc_available():
+            raise SpecError.at(f"environments.{index}.url", GRPC_MISSING)
         settings = {**DEFAULTS, **(env_spec.get("remote") or {})}
         return cls(str(url), float(settings["timeoutSeconds"]), float(settings["failureScore"]))
 

@@ -1,4 +1,7 @@
-"""The remote-environment protocol: JSON over HTTP, one session per episode.
+"""The remote-environment protocol, one session per episode. Two transports of the same calls: JSON over
+HTTP (below; url "http://host:port" or "https://...") and gRPC (url "grpc://host:port": the service in
+troupe_remote.proto, whose messages carry the same fields; grpc_wire.py maps them onto these dicts, so
+every reply is validated here whichever way it came).
 
     POST /reset  {"session": str, "row": {...}, "actors": [str], "sample": int}
               -> {"message": str | null, "next": str | null, "done": bool}
@@ -18,8 +21,33 @@ The server ends a session when it reports `done`. Errors: any non-2xx status, wi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+
+HTTP_SCHEMES = ("http://", "https://")
+GRPC_SCHEME = "grpc://"
+
+
+def grpc_available() -> bool:
+    """grpcio and protobuf importable (looked up, not imported: the HTTP path never loads them)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("grpc") is not None and importlib.util.find_spec("google.protobuf") is not None
+    except ImportError:  # no `google` package at all
+        return False
+
+
+def transport_of(url: str | None) -> str | None:
+    """The transport a url names by its scheme: "http" (http://, https://), "grpc", or None."""
+    text = str(url or "")
+    if text.startswith(HTTP_SCHEMES):
+        return "http"
+    if re.fullmatch(r"grpc://[^\s/]+/?", text):  # host:port only, as the contracts' url rule says
+        return "grpc"
+    return None
 
 
 class ProtocolError(ValueError):

@@ -7,12 +7,22 @@ from typing import Any
 
 from .issues import FieldIssue
 
+# The refusal words of a remote environment's url (also remote/environment.py's, for its `python` form).
+URL_HINT = 'a remote environment needs url: "http://host:port" or "grpc://host:port" of a server of the protocol'
+GRPC_MISSING = (
+    'a "grpc://" url needs grpcio and protobuf on this host (pip install "troupe[grpc]"); '
+    "they are not installed here: install them, or serve the environment over http://"
+)
+
 # Until the acting dispatch builds these kinds, the same classes run as `python` environments.
 ENTRYPOINTS = {"game": "troupe.games.environment:GameEnvironment", "remote": "troupe.remote.environment:RemoteEnvironment"}
 
 
-def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True) -> list[FieldIssue]:
-    """`pettingzoo`: whether this host has it (support.py passes `pettingzoo_available()`)."""
+def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True, grpc: bool = True) -> list[FieldIssue]:
+    """`pettingzoo`, `grpc`: whether this host has them (support.py passes `pettingzoo_available()`,
+    `grpc_available()`); contracts RUNNER_REQUIREMENTS "pettingzoo" and "grpc" are the same rules."""
+    from ..remote.protocol import transport_of
+
     from ..acting import ACTING_KINDS
 
     p = f"environments.{i}"
@@ -29,7 +39,9 @@ def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True) -> 
             FieldIssue(f"{p}.kind", f'"{kind}" is not wired into this runtime yet: use kind "python", entrypoint "{ENTRYPOINTS[kind]}" and params ({settings})')
         )
     if kind == "remote" and not env.get("url"):
-        issues.append(FieldIssue(f"{p}.url", 'a remote environment needs url: "http://host:port" of a server of the protocol'))
+        issues.append(FieldIssue(f"{p}.url", URL_HINT))
+    elif kind == "remote" and transport_of(env["url"]) == "grpc" and not grpc:
+        issues.append(FieldIssue(f"{p}.url", GRPC_MISSING))
     if kind == "game":
         from ..games.environment import game_issues
 

@@ -63,6 +63,8 @@ def _reach(value: Any, parts: list[str], at: list[str]) -> list[tuple[str, Any]]
 def _asks(when: dict[str, Any], value: Any) -> bool:
     if "equals" in when:
         return bool(value == when["equals"])
+    if "startsWith" in when:
+        return isinstance(value, str) and value.startswith(when["startsWith"])
     if "nonEmpty" in when:
         return isinstance(value, list) and len(value) > 0
     return value is not None

@@ -82,7 +82,8 @@ export function EnvironmentForm(props: {
   const fields = dataset?.columns ?? [];
   const maxTurns = typeof draft.maxTurns === "number" ? draft.maxTurns : 16;
   const kindNote = KINDS.find((k) => k.value === kind)?.note;
-  const unavailableKinds: Record<string, string> = useRunnerSupport().environmentKind;
+  const runnerSupport = useRunnerSupport();
+  const unavailableKinds: Record<string, string> = runnerSupport.environmentKind;
   const localCheck = useMemo(() => EnvironmentSpec.safeParse(draft), [draft]);
 
   function toggleActor(name: string, on: boolean) {
@@ -163,7 +164,7 @@ export function EnvironmentForm(props: {
         </div>
       </fieldset>
 
-      <GameRemoteFields kind={kind} draft={draft} set={set} issues={issues} />
+      <GameRemoteFields kind={kind} draft={draft} set={set} issues={issues} grpcUnavailable={runnerSupport.grpcUrl} />
 
       <ActingFields kind={kind} draft={draft} set={set} issues={issues} />
 

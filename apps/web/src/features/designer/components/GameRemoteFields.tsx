@@ -15,12 +15,22 @@ const OPPONENTS = [
 ] as const;
 const SIDES = ["first", "second", "alternate"] as const;
 
+/** What a grpc:// url asks of the runner (contracts RUNNER_REQUIREMENTS "grpc"). */
+export const GRPC_URL_NOTE = 'gRPC: the runner needs grpcio and protobuf (pip install "troupe[grpc]"); a launch is refused while no live runner has them.';
+
 /**
  * The settings of `game` and `remote` environments (gpu-runtime/src/troupe/games, troupe/remote):
  * shown only for those kinds; `issues` are keyed by paths relative to the environment.
+ * `grpcUnavailable`: why no live runner can call a grpc:// url now (null: some can, or none has reported).
  */
-export function GameRemoteFields(props: { kind: string; draft: Draft; set(key: string, value: unknown): void; issues: Record<string, string> }) {
-  const { kind, draft, set, issues } = props;
+export function GameRemoteFields(props: {
+  kind: string;
+  draft: Draft;
+  set(key: string, value: unknown): void;
+  issues: Record<string, string>;
+  grpcUnavailable?: string | null;
+}) {
+  const { kind, draft, set, issues, grpcUnavailable } = props;
   if (kind === "game") {
     const game: Draft = draft.game ?? {};
     const put = (key: string, value: unknown) => set("game", { ...game, [key]: value });
@@ -71,11 +81,16 @@ export function GameRemoteFields(props: { kind: string; draft: Draft; set(key: s
           <TextField
             label="URL"
             value={draft.url}
-            placeholder="http://envhost:8100"
+            placeholder="http://envhost:8100 or grpc://envhost:8101"
             onChange={(v) => set("url", v)}
             error={issues.url}
-            hint="A server of the reset/step protocol, reachable from the runner (python -m troupe.envserver module:Class)."
+            hint="A server of the reset/step protocol, reachable from the runner: JSON over HTTP (http://, https://) or gRPC (grpc://host:port, the service in troupe_remote.proto). python -m troupe.envserver module:Class serves either."
           />
+          {typeof draft.url === "string" && draft.url.startsWith("grpc://") && (
+            <span className="hint muted small" data-testid="remote-grpc-note">
+              {grpcUnavailable ?? GRPC_URL_NOTE}
+            </span>
+          )}
           <NumberField label="Timeout per call (s)" value={remote.timeoutSeconds} placeholder={30} onChange={(v) => put("timeoutSeconds", v)} error={issues["remote.timeoutSeconds"]} />
           <NumberField
             label="Failure score"

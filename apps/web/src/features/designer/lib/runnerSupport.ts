@@ -31,6 +31,8 @@ export function unavailableOptions(support: LiveRunnerSupport | undefined) {
     gpus: u.gpus ?? null,
     /** LoRA adapters: a note beside the checkbox (no live runner has PEFT). */
     lora: u.lora ?? null,
+    /** A remote environment's grpc:// url: a note beside the URL (no live runner has grpcio and protobuf). */
+    grpcUrl: u.grpc ?? null,
   };
 }
 export type UnavailableOptions = ReturnType<typeof unavailableOptions>;

@@ -21,6 +21,7 @@ const ENGINE_NAMES: Record<string, string> = {
   ray: "Ray",
   triton: "Triton",
   pettingzoo: "PettingZoo",
+  grpcio: "grpcio",
   transformers: "transformers",
   accelerate: "accelerate",
 };
