@@ -44,7 +44,11 @@ fi
 
 # --- Python venv with the runtime -------------------------------------------------------
 py_hash=$(hash_of gpu-runtime/pyproject.toml kernels/pyproject.toml scripts/setup.sh)
-if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.troupe-installed 2>/dev/null)" != "$py_hash" ]; then
+if [ -L .venv ] && [ -x .venv/bin/python ] && [ "$(cat .venv/.troupe-installed 2>/dev/null)" != "$py_hash" ]; then
+  # A venv linked from another checkout (the start test's copy links the repository's): installing here would
+  # point its editable packages at this folder, and break that checkout once this one is gone.
+  say "warning: .venv links to $(readlink -f .venv), set up for another checkout: not reinstalling into it (run scripts/setup.sh there)"
+elif [ ! -x .venv/bin/python ] || [ "$(cat .venv/.troupe-installed 2>/dev/null)" != "$py_hash" ]; then
   say "python venv (.venv) with the runtime"
   [ -x .venv/bin/python ] || "$PY" -m venv .venv
   if ! .venv/bin/python -c 'import torch' 2>/dev/null; then

@@ -19,8 +19,10 @@ import pytest
 from runtime_helpers import demo_input
 
 import troupe.capabilities as capabilities_module
+import troupe.sandbox as sandbox_module
 from troupe import validate_spec
-from troupe.spec import support
+from troupe.sandbox.availability import SandboxStatus
+from troupe.spec import sandbox_rules, support
 from troupe.spec.runner_requirements import has_capability, requirements, spec_requirements, unmet_requirements
 
 EXTRAS = ("vllm", "deepspeed", "peft", "ray", "pettingzoo", "grpcio", "protobuf")
@@ -33,6 +35,7 @@ class Host:
     gpu_count: int = 0
     bf16: bool = True
     installed: frozenset[str] = field(default_factory=frozenset)
+    sandbox: bool = True  # bubblewrap works (or the operator set TROUPE_SANDBOX=off)
 
 
 FULL = Host("everything", cuda=True, gpu_count=8, installed=frozenset(EXTRAS))
@@ -43,6 +46,7 @@ HOSTS = [
     replace(FULL, name="one GPU", gpu_count=1),
     replace(FULL, name="no bf16", bf16=False),
     *[replace(FULL, name=f"CUDA without {extra}", installed=frozenset(EXTRAS) - {extra}) for extra in EXTRAS],
+    replace(FULL, name="no sandbox", sandbox=False),
 ]
 
 
@@ -89,6 +93,22 @@ def _grpc(d: dict[str, Any]) -> None:
     env.update({"kind": "remote", "url": "grpc://envhost:8101", "rewards": []})
 
 
+def _python_reward(d: dict[str, Any]) -> None:
+    d["rewards"][0]["source"] = {"kind": "python", "code": "def reward(prompt, completion, **row):\n    return 1.0\n"}
+
+
+def _code(d: dict[str, Any]) -> None:
+    env = {**copy.deepcopy(d["environments"][0]), "name": "code", "kind": "code", "rewards": []}
+    env.pop("url", None)
+    d["environments"].append(env)
+
+
+def _tools(d: dict[str, Any]) -> None:
+    env = {**copy.deepcopy(d["environments"][0]), "name": "tools", "kind": "tools", "rewards": [{"reward": d["rewards"][0]["name"]}]}
+    env.pop("url", None)
+    d["environments"].append(env)
+
+
 # One spec per requirement of the table (a requirement without an example fails test_every_requirement_has_an_example).
 EXAMPLES: dict[str, Callable[[dict[str, Any]], None]] = {
     "vllm": _vllm,
@@ -100,6 +120,9 @@ EXAMPLES: dict[str, Callable[[dict[str, Any]], None]] = {
     "cudaDevice": _cuda_device,
     "pettingzoo": _game,
     "grpc": _grpc,
+    "pythonReward": _python_reward,
+    "codeEnvironment": _code,
+    "toolsEnvironment": _tools,
 }
 
 
@@ -132,6 +155,7 @@ def _host_caps(host: Host, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         m.setattr(capabilities_module, "gpus", lambda: devices)
         m.setattr(torch.cuda, "is_available", lambda: host.cuda)
         m.setattr(torch.version, "cuda", "12.8")
+        m.setattr(sandbox_module, "sandbox_status", lambda: _sandbox(host))
         return capabilities_module.capabilities()
 
 
@@ -152,8 +176,14 @@ def _refused(spec: dict[str, Any], host: Host, monkeypatch: pytest.MonkeyPatch) 
         m.setattr(support, "vllm_available", lambda: "vllm" in host.installed, raising=False)
         m.setattr(support, "pettingzoo_available", lambda: "pettingzoo" in host.installed, raising=False)
         m.setattr(support, "grpc_available", lambda: {"grpcio", "protobuf"} <= host.installed)
+        m.setattr(sandbox_rules, "sandbox_status", lambda: _sandbox(host))
         issues = support.support_issues(spec, cuda_available=host.cuda, gpu_count=host.gpu_count, bf16_supported=host.bf16)
+        issues += sandbox_rules.sandbox_issues(spec)
     return {i.path for i in issues}
+
+
+def _sandbox(host: Host) -> SandboxStatus:
+    return SandboxStatus("bwrap", True, "bubblewrap") if host.sandbox else SandboxStatus("bwrap", False, "bubblewrap is not installed")
 
 
 def test_every_requirement_has_an_example_and_known_capability_keys():

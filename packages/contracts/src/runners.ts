@@ -104,10 +104,11 @@ export function runnerState(r: Pick<RunnerOffer, "heartbeatMs" | "lastHeartbeatA
 
 /**
  * A capability a runner may have, read from its RunnerCapabilities:
- * `cuda` (a usable CUDA device), `engines.<package>` (installed), `clusterKinds.<kind>` and
+ * `cuda` (a usable CUDA device), `sandbox` (user code may run: bubblewrap works, or the operator opted out
+ * with TROUPE_SANDBOX=off), `engines.<package>` (installed), `clusterKinds.<kind>` and
  * `precisions.<precision>` (listed).
  */
-export type CapabilityKey = "cuda" | `engines.${string}` | `clusterKinds.${string}` | `precisions.${string}`;
+export type CapabilityKey = "cuda" | "sandbox" | `engines.${string}` | `clusterKinds.${string}` | `precisions.${string}`;
 
 export type RequirementWhen = { equals: string } | { startsWith: string } | { nonEmpty: true } | { present: true };
 
@@ -163,10 +164,15 @@ export const RUNNER_REQUIREMENTS: RunnerRequirement[] = [
     label: "grpcio and protobuf (remote environments over gRPC)",
     short: "gRPC",
   },
+  // User code runs only in the sandbox (bubblewrap; or unsandboxed where the operator set TROUPE_SANDBOX=off).
+  { id: "pythonReward", field: "rewards.*.source.kind", when: { equals: "python" }, needs: ["sandbox"], label: "a sandbox for user code (Python rewards run in it)", short: "a sandbox" },
+  { id: "codeEnvironment", field: "environments.*.kind", when: { equals: "code" }, needs: ["sandbox"], label: "a sandbox for user code (the model's programs run in it)", short: "a sandbox" },
+  { id: "toolsEnvironment", field: "environments.*.kind", when: { equals: "tools" }, needs: ["sandbox"], label: "a sandbox for user code (tools run in it)", short: "a sandbox" },
 ];
 
 export function hasCapability(caps: RunnerCapabilities, key: CapabilityKey): boolean {
   if (key === "cuda") return caps.cuda !== null && caps.gpus.length > 0;
+  if (key === "sandbox") return caps.sandbox.usable;
   const [group, name] = key.split(/\.(.*)/s) as [string, string];
   if (group === "engines") return Boolean(caps.engines[name]);
   if (group === "clusterKinds") return caps.clusterKinds.includes(name);

@@ -44,6 +44,24 @@ const vllmSpec = (gpus: number[] = [0]) =>
   RunSpec.parse({ ...DEMO_SPEC_INPUT, actors: [{ ...DEMO_SPEC_INPUT.actors[0], model: hf, backend: "vllm", placement: { gpus } }] });
 
 describe("runner requirements", () => {
+  it("user code needs a runner whose sandbox works: Python rewards, code and tools environments are refused where none does", () => {
+    const spec = RunSpec.parse({
+      ...DEMO_SPEC_INPUT,
+      rewards: [{ name: "mine", source: { kind: "python", code: "def reward(prompt, completion, **row):\n    return 1.0\n" } }],
+      environments: [
+        { ...DEMO_SPEC_INPUT.environments[0], rewards: [{ reward: "mine" }] },
+        { ...DEMO_SPEC_INPUT.environments[0], name: "tools", kind: "tools", rewards: [{ reward: "mine" }] },
+      ],
+    });
+    const noBwrap = runner("cpu-a", { ...caps(), sandbox: { usable: false, mode: "bwrap", detail: "bubblewrap is not installed" } });
+    expect(runnerIssues(spec, [noBwrap], now).map((i) => i.path)).toEqual(["rewards.0.source.kind", "environments.1.kind"]);
+    expect(runnerIssues(spec, [noBwrap, runner("cpu-b", caps())], now)).toEqual([]);
+    const unavailable = unavailableChoices([noBwrap], now);
+    expect(unavailable.pythonReward).toMatch(/^no live runner has a sandbox for user code/);
+    expect(unavailable.codeEnvironment).not.toBeNull();
+    expect(unavailableChoices([runner("cpu-b", caps())], now).toolsEnvironment).toBeNull();
+  });
+
   it("names every field a spec asks a runner for", () => {
     const found = specRequirements(vllmSpec([0, 1]));
     expect(found.map((f) => [f.requirement.id, f.path, f.gpuCount])).toEqual([

@@ -41,6 +41,8 @@ def requirements() -> tuple[Requirement, ...]:
 def has_capability(caps: dict[str, Any], key: str) -> bool:
     if key == "cuda":
         return caps["cuda"] is not None and len(caps["gpus"]) > 0
+    if key == "sandbox":
+        return bool(caps["sandbox"]["usable"])
     group, _, name = key.partition(".")
     if group == "engines":
         return bool(caps["engines"].get(name))

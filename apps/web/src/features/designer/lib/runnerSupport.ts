@@ -25,8 +25,14 @@ export function unavailableOptions(support: LiveRunnerSupport | undefined) {
     precision: only([["bf16", u.bf16]]),
     cluster: only([["ray", u.ray]]),
     device: only([["cuda", u.cudaDevice]]),
-    /** Environment kinds a runner needs an extra for (`game`: PettingZoo). */
-    environmentKind: only([["game", u.pettingzoo]]),
+    /** Environment kinds a runner needs something for (`game`: PettingZoo; `code`, `tools`: a usable sandbox). */
+    environmentKind: only([
+      ["game", u.pettingzoo],
+      ["code", u.codeEnvironment],
+      ["tools", u.toolsEnvironment],
+    ]),
+    /** Python rewards: a note beside the code (no live runner can start a sandbox for user code). */
+    pythonReward: u.pythonReward ?? null,
     /** Placing an actor on GPUs: a note beside the GPU list (no live runner has a CUDA GPU). */
     gpus: u.gpus ?? null,
     /** LoRA adapters: a note beside the checkbox (no live runner has PEFT). */

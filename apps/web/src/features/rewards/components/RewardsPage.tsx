@@ -8,6 +8,7 @@ import { PartEditorShell } from "../../designer/components/PartEditorShell";
 import { PartsList } from "../../designer/components/PartsList";
 import { NumberField, SelectField, TextField } from "../../designer/components/fields";
 import { usePartEditor } from "../../designer/hooks/usePartEditor";
+import { useRunnerSupport } from "../../designer/hooks/useRunnerSupport";
 import { getAt, setAt, type SpecObject } from "../../designer/lib/specPath";
 import { CodeEditor, type CodeEditorMarker } from "../../editor/CodeEditor";
 import { RewardArguments } from "./RewardArguments";
@@ -33,6 +34,7 @@ export function RewardsPage() {
   const scope = ((val("scope") as string | undefined) ?? "completion") as "completion" | "conversation";
   const code = (val("source.code") as string | undefined) ?? "";
   const codeError = err("source.code");
+  const noSandbox = useRunnerSupport().pythonReward;
   const markers: CodeEditorMarker[] = [
     ...testMarkers.map((m) => ({ line: m.line, column: 1, endColumn: 1000, message: m.message, severity: "error" as const })),
     ...(codeError ? [{ line: 1, column: 1, message: codeError, severity: "error" as const }] : []),
@@ -95,6 +97,11 @@ export function RewardsPage() {
           <div className="reward-layout">
             <div className="form-field">
               <span className="label">Code</span>
+              {noSandbox && (
+                <span className="hint field-error" data-testid="reward-no-sandbox">
+                  A launch with this reward is refused: {noSandbox}
+                </span>
+              )}
               <CodeEditor value={code} onChange={set("source.code")} language="python" markers={markers} height={300} aria-label="Reward function code" />
               {codeError ? <span className="field-error" role="alert">{codeError}</span> : null}
               <TextField label="Entrypoint" hint="The function the runtime calls." value={val("source.entrypoint") as string} onChange={set("source.entrypoint")} error={err("source.entrypoint")} placeholder="reward" />
