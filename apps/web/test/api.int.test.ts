@@ -1,4 +1,4 @@
-import { DEMO_SPEC_INPUT, runEventStreamKey, type RunEvent } from "@troupe/contracts";
+import { DEMO_SPEC_INPUT, runEventStreamKey, runJobPriority, type RunEvent } from "@troupe/contracts";
 import { listEventsAfter, readStreamAfter, storeEvents, transitionRun } from "@troupe/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
@@ -146,7 +146,7 @@ describe("POST /runs", () => {
     const run = r.json as { id: string; tags: string[]; priority: number; experimentId: string };
     services.runIds.push(run.id);
     expect(run).toMatchObject({ priority: 7, experimentId, tags: ["nightly", "ci"] });
-    expect((await server.queue.getJob(run.id))?.opts.priority).toBe(94);
+    expect((await server.queue.getJob(run.id))?.opts.priority).toBe(runJobPriority({ priority: 7, attempt: 0 }));
   });
 
   it("names the line and column of a YAML syntax error and of each invalid field", async () => {

@@ -1,4 +1,4 @@
-import { DEMO_SPEC, RunSpec, runEventStreamKey } from "@troupe/contracts";
+import { DEMO_SPEC, RunSpec, runEventStreamKey, runJobPriority } from "@troupe/contracts";
 import { listEventsAfter, readStreamAfter } from "@troupe/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FieldValidationError } from "../src/server/api/trpc";
@@ -41,7 +41,8 @@ describe("experiment.launch", () => {
     const job = jobs[0]!;
     expect(job.name).toBe("run");
     expect(job.data).toEqual({ runId, gpus: 0 });
-    expect(job.opts.priority).toBe(91); // higher Troupe priority → lower BullMQ number (runs sooner)
+    expect(job.opts.priority).toBe(runJobPriority({ priority: 10, attempt: 0 })); // the queue order of contracts/queue.ts
+    expect(job.opts.priority).toBeLessThan(runJobPriority({ priority: 9, attempt: 1 })); // higher Troupe priority → lower BullMQ number (runs sooner)
   });
 
   it("rejects an invalid override with the spec field's path and creates nothing", async () => {

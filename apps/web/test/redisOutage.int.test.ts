@@ -89,5 +89,5 @@ describe("Redis outage (real redis-server stopped and started)", () => {
     expect(logLines.filter((l) => l.includes("is reachable again")), stderr).toHaveLength(1);
     expect(stderr).not.toContain("Unhandled error event");
     expect(logLines.length, stderr).toBeLessThanOrEqual(2);
-  }, 60_000);
+  }, 120_000);
 });
