@@ -470,7 +470,8 @@ export const AlgorithmSpec = z
     criticLearningRate: z.number().positive().max(1).optional(),
     /**
      * Weight of the entropy bonus in every trainable actor's policy loss (loss - entropyCoef * mean token entropy).
-     * Absent: 0.01 for ppo, ippo and mappo (the MAPPO paper's), 0 for every other learner.
+     * Absent: 0.05 for ppo, ippo and mappo (without it mappo's actors collapsed onto one answer before they could
+     * coordinate: gpu-runtime/README.md), 0 for every other learner (GRPO keeps its behaviour unless asked).
      */
     entropyCoef: z.number().min(0).max(1).optional(),
     /**

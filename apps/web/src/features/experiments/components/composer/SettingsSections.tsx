@@ -83,8 +83,8 @@ function EntropyField({ ppo }: { ppo: boolean }) {
       kind="number"
       path="algorithm.entropyCoef"
       label="Entropy bonus"
-      placeholder={ppo ? "0.01" : "0"}
-      hint="Weight of the policy's mean token entropy subtracted from the loss: keeps it exploring. Empty: 0.01 for the PPO family, 0 otherwise."
+      placeholder={ppo ? "0.05" : "0"}
+      hint="Weight of the policy's mean token entropy subtracted from the loss: keeps it exploring. Empty: 0.05 for the PPO family, 0 otherwise."
     />
   );
 }
