@@ -21,13 +21,14 @@ from .policy import completion_hidden, completion_logprobs
 from .rollout import Rollout
 from .spec.ppo_rules import PPO_ALGORITHMS
 
-# Our loss type -> Liger's. Same formulas: grpo = mean over sequences of each one's token mean;
-# dapo = token sum / token count of the batch; dr_grpo = token sum / (B * max_completion_len).
 # The PPO family's default entropy bonus. The MAPPO paper's 0.01 (Yu et al. 2022, appendix) did not stop
 # mappo's collapse on the secret digit; 0.05 was the best of {0.01, 0.03, 0.05, 0.1} by the mean over seeds
 # 1, 2, 3 and 7 there (bench/README.md), and lifted ppo on the demo too. Sized for whitened advantages (unit
 # std) and character-level tiny models; pretrained LLMs usually train with 0 to 0.001 (README).
 PPO_ENTROPY_COEF = 0.05
+
+# Our loss type -> Liger's. Same formulas: grpo = mean over sequences of each one's token mean;
+# dapo = token sum / token count of the batch; dr_grpo = token sum / (B * max_completion_len).
 LIGER_LOSS_TYPES = {"grpo": "grpo", "dapo": "dapo", "dr_grpo": "dr_grpo"}
 
 

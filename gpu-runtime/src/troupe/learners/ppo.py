@@ -8,7 +8,10 @@ policy update (update.py, unchanged), and each critic fits the returns with the 
   per actor; each actor's turns are its time steps (the value of the conversation just before the turn),
   GAE runs over them (ppo_math.turn_gae) and every token of a turn takes the turn's advantage.
 
-The training loop calls `targets` for each actor before its policy update, then `update_critics` once.
+With `algorithm.valueNorm` (value_norm.py) a critic's outputs are normalised values: GAE reads them
+denormalised, and the critic fits returns normalised by the running statistics.
+
+The training loop calls `targets` for each actor before its policy update, then `fit_critics` once.
 """
 
 from __future__ import annotations
