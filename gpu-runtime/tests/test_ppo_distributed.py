@@ -12,7 +12,12 @@ CRITIC = ("reward/mean", "grad_norm", "value/loss", "returns/mean")
 def test_ppo_with_an_fsdp2_critic_on_two_ranks_equals_one_process(tmp_path):
     one_spec, two_spec = _spec("torch", None), _spec("fsdp2", 2)
     for spec in (one_spec, two_spec):
-        spec["algorithm"]["name"] = "ppo"
+        # valueNorm off: with it on, the first critic update fits targets whose batch mean is exactly 0 (the
+        # statistics are that batch's), so the value head bias's gradient is rounding noise, and Adam's first
+        # step (g / |g|) turns it into a full-size step whose sign follows the reduction order. One process and
+        # two ranks then differ by ~1e-3 (measured), which says nothing about the backend. The statistics are
+        # plain arithmetic on the batch every rank already shares (test_ppo_math.py tests them).
+        spec["algorithm"].update({"name": "ppo", "valueNorm": False})
     one = _run(tmp_path / "one", one_spec)
     assert one.state == "succeeded", one.message
     two = _run(tmp_path / "two", two_spec)

@@ -4,8 +4,8 @@ test_learning.py, fixed before these runs).
 - ppo learns the demo: the demo's own bars (a rise of 0.15 from the first 20 steps to the last 20, and a
   last-20 mean of twice what any prompt-blind policy averages), with the critic's metrics reported.
 
-mappo against independent GRPO on the secret digit is measured in bench/runtime/mappo_vs_grpo.py, not
-asserted here: at this seed mappo has not matched GRPO (bench/README.md has the numbers).
+mappo against independent GRPO on the secret digit: tests/test_mappo_learning.py (more seeds in
+bench/runtime/mappo_vs_grpo.py and bench/README.md).
 """
 
 import time

@@ -116,3 +116,100 @@ def test_policy_loss_takes_per_token_advantages():
     one, _ = policy_loss(logp, old, seq, mask, loss_type="dapo")
     two, _ = policy_loss(logp, old, seq.unsqueeze(1).expand(2, 2), mask, loss_type="dapo")
     assert float(one) == pytest.approx(float(two))
+
+
+# ---------------------------------------------------------------------------- the entropy bonus
+def test_the_entropy_bonus_subtracts_the_aggregated_entropy():
+    """loss(c) = loss(0) - c * entropy aggregated like the loss (dapo: token mean; grpo: mean of row means)."""
+    logp = torch.log(torch.tensor([[0.5, 0.25], [0.2, 0.9]]))
+    old = logp.clone()
+    adv = torch.tensor([[1.0, -2.0], [0.5, 3.0]])
+    mask = torch.tensor([[1, 1], [1, 0]])
+    entropy = torch.tensor([[1.5, 0.5], [2.0, 7.0]])  # 7.0 sits off the mask
+    for loss_type, mean_entropy in (("dapo", (1.5 + 0.5 + 2.0) / 3), ("grpo", ((1.5 + 0.5) / 2 + 2.0) / 2)):
+        plain, _ = policy_loss(logp, old, adv, mask, loss_type=loss_type)
+        bonus, _ = policy_loss(logp, old, adv, mask, loss_type=loss_type, entropy=entropy, entropy_coef=0.1)
+        assert float(bonus) == pytest.approx(float(plain) - 0.1 * mean_entropy)
+        unchanged, _ = policy_loss(logp, old, adv, mask, loss_type=loss_type, entropy=entropy, entropy_coef=0.0)
+        assert float(unchanged) == float(plain)
+
+
+def test_the_entropy_bonus_gradient_raises_the_entropy():
+    """Through update_loss (the kernel path), the bonus' gradient equals the autograd gradient of the plain
+    definition -c * mean(H) over full logits, and one step along it raises the policy's entropy."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from troupe.policy import completion_logprobs
+    from troupe.rollout import Rollout
+    from troupe.update_loss import LossOptions, update_loss
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)).float()
+    g = torch.Generator().manual_seed(3)
+    b, p, t = 3, 4, 5
+    mask = torch.ones(b, t, dtype=torch.long)
+    rollout = Rollout(torch.randint(0, 50, (b, p), generator=g), torch.ones(b, p, dtype=torch.long), torch.randint(0, 50, (b, t), generator=g), mask, torch.zeros(b, t), [])
+    zero_adv = torch.zeros(b)  # only the bonus moves the weights
+    coef = 0.5
+    options = LossOptions("dapo", 0.2, 0.2, None, 0.0, 1.0, entropy_coef=coef)
+    loss, _, _, _ = update_loss(model, rollout, mask, zero_adv, None, None, options)
+    loss.backward()
+    ours = {n: q.grad.clone() for n, q in model.named_parameters() if q.grad is not None}
+    model.zero_grad()
+    ids = torch.cat([rollout.prompt_ids, rollout.completion_ids], dim=1)
+    logp_all = torch.log_softmax(model(input_ids=ids).logits[:, p - 1 : p + t - 1].float(), dim=-1)
+    reference = coef * (logp_all.exp() * logp_all).sum(-1).mean()  # -c * mean entropy
+    reference.backward()
+    for n, q in model.named_parameters():
+        if q.grad is not None:
+            torch.testing.assert_close(ours[n], q.grad, rtol=1e-4, atol=1e-6)
+    with torch.no_grad():
+        before = float(completion_logprobs(model, rollout, 1.0, with_entropy=True)[1].mean())
+        for n, q in model.named_parameters():
+            q -= 0.5 * ours[n]
+        after = float(completion_logprobs(model, rollout, 1.0, with_entropy=True)[1].mean())
+    assert after > before, (before, after)
+
+
+def test_entropy_coef_defaults_by_learner():
+    from troupe.update_loss import PPO_ENTROPY_COEF, entropy_coef_of, liger_arguments, LossOptions
+
+    assert entropy_coef_of({"name": "grpo"}) == 0.0  # GRPO keeps its behaviour unless asked
+    assert entropy_coef_of({"name": "mappo"}) == PPO_ENTROPY_COEF > 0
+    assert entropy_coef_of({"name": "mappo", "entropyCoef": 0.0}) == 0.0
+    assert entropy_coef_of({"name": "dapo", "entropyCoef": 0.02}) == 0.02
+    kwargs, why = liger_arguments(LossOptions("grpo", 0.2, 0.2, None, 0.0, 1.0, entropy_coef=0.01), has_ref=False)
+    assert kwargs is None and "entropyCoef" in (why or "")
+
+
+# ---------------------------------------------------------------------------- value normalisation
+def test_value_norm_is_the_debiased_running_mean_and_std_of_the_returns():
+    from troupe.learners.value_norm import BETA, ValueNorm
+
+    norm = ValueNorm()
+    assert norm.normalize(torch.tensor([3.0])).item() == 3.0  # nothing seen yet: identity
+    a, b = torch.tensor([[1.0, 3.0, 99.0]]), torch.tensor([[5.0, 9.0, 99.0]])
+    mask = torch.tensor([[1, 1, 0]])
+    norm.update(a, mask)
+    # One batch: debiasing makes the statistics exactly the batch's (mean 2, E[x^2] 5, var 1).
+    assert norm.mean == pytest.approx(2.0) and norm.std == pytest.approx(1.0)
+    norm.update(b, mask)
+    # Two batches: weights BETA and 1 (before debiasing), so nearly the plain mean of both batches.
+    w = torch.tensor([BETA, 1.0])
+    mean = float((w * torch.tensor([2.0, 7.0])).sum() / w.sum())
+    sq = float((w * torch.tensor([5.0, 53.0])).sum() / w.sum())
+    assert norm.mean == pytest.approx(mean) and norm.std == pytest.approx(math.sqrt(sq - mean**2))
+    x = torch.tensor([0.3, -2.0, 8.0])
+    torch.testing.assert_close(norm.denormalize(norm.normalize(x)), x)
+    torch.testing.assert_close(norm.normalize(torch.tensor([mean])), torch.tensor([0.0]))
+    copy = ValueNorm()
+    copy.load_state_dict(norm.state_dict())
+    assert copy == norm
+
+
+def test_value_norm_floors_the_variance_of_equal_returns():
+    from troupe.learners.value_norm import MIN_VAR, ValueNorm
+
+    norm = ValueNorm()
+    norm.update(torch.full((2, 3), 2.0), torch.ones(2, 3))
+    assert norm.mean == pytest.approx(2.0) and norm.std == pytest.approx(math.sqrt(MIN_VAR))

@@ -52,3 +52,16 @@ def test_mappo_with_two_trainable_actors_resumes_bitwise(tmp_path: Path):
 
     want = _straight_and_resumed(tmp_path, make_spec)
     assert {actor for _, actor in want} == {"Alice", "Bob"}
+
+
+def test_a_critic_saved_without_value_normalisation_does_not_resume_a_run_with_it(tmp_path: Path):
+    """The running statistics are part of a critic's state: resuming without them would read its outputs
+    on the wrong scale, so the run fails and names the setting."""
+    spec = small_spec(steps=2, checkpointEvery=2)
+    spec["algorithm"].update({"name": "ppo", "valueNorm": False})
+    assert run_spec(spec, work_dir=tmp_path).state == "succeeded"
+    spec = small_spec(steps=4, checkpointEvery=2)
+    spec["algorithm"]["name"] = "ppo"  # valueNorm absent: on
+    resumed = run_spec(spec, work_dir=tmp_path, resume="latest")
+    assert resumed.state == "failed"
+    assert "valueNorm" in resumed.message, resumed.message

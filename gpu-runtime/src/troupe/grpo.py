@@ -77,12 +77,16 @@ def policy_loss(
     ref_logp: torch.Tensor | None = None,
     kl_beta: float = 0.0,
     is_weights: torch.Tensor | None = None,
+    entropy: torch.Tensor | None = None,
+    entropy_coef: float = 0.0,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """Clipped policy-gradient loss (+ beta * KL to a reference), aggregated per `loss_type`.
+    """Clipped policy-gradient loss (+ beta * KL to a reference - c * entropy), aggregated per `loss_type`.
 
-    per token: -w * min(ratio * A, clip(ratio, 1 - eps_low, 1 + eps_high) * A) + beta * kl
+    per token: -w * min(ratio * A, clip(ratio, 1 - eps_low, 1 + eps_high) * A) + beta * kl - c * H
     where w is the sampler-mismatch weight (`truncated_importance_weights`; 1 when None). The KL
-    term is not weighted, as in TRL and verl.
+    term is not weighted, as in TRL and verl. H is the policy's entropy at the token's position
+    (differentiable): the entropy bonus of PPO (Schulman et al. 2017, eq. 9) and MAPPO, which keeps a
+    policy from collapsing onto one answer before its reward can tell the answers apart.
     grpo:    mean over each sequence's tokens, then mean over sequences
     dapo:    sum over all tokens / number of tokens in the batch
     dr_grpo: sum over all tokens / (B * max_completion_len)   (a constant normaliser)
@@ -110,6 +114,8 @@ def policy_loss(
         kl = per_token_kl(logp, ref_logp)
         per_token = per_token + kl_beta * kl
         stats["kl"] = float(masked_mean(kl.detach(), m))
+    if entropy is not None and entropy_coef > 0:
+        per_token = per_token - entropy_coef * entropy.to(logp.dtype)
     if loss_type in ("grpo", "gspo"):
         loss = ((per_token * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).mean()
     elif loss_type == "dapo":

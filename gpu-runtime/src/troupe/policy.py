@@ -50,9 +50,10 @@ def completion_hidden(model: Any, rollout: Rollout) -> tuple[torch.Tensor, torch
 
 
 def completion_logprobs(
-    model: Any, rollout: Rollout, temperature: float, with_entropy: bool = False
+    model: Any, rollout: Rollout, temperature: float, with_entropy: bool = False, entropy_grad: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """[B, T] log-probs of the completion tokens (float32) and, optionally, per-token entropy.
+    """[B, T] log-probs of the completion tokens (float32) and, optionally, per-token entropy
+    (detached, a metric; with `entropy_grad` differentiable, for an entropy bonus in the loss).
 
     The policy update (with autograd) and the reference/old log-probs (under no_grad) both come
     through here, so both use the same kernel and neither materialises full logits.
@@ -64,8 +65,7 @@ def completion_logprobs(
         if not with_entropy:
             return token_logprobs(h, weight, rollout.completion_ids, temperature=temperature), None  # type: ignore[return-value]
         logp, entropy = token_logprobs(h, weight, rollout.completion_ids, temperature=temperature, return_entropy=True)
-        # A metric here (no loss term uses it yet): detached, as on the logits path.
-        return logp, entropy.detach()
+        return logp, entropy if entropy_grad else entropy.detach()
     input_ids = torch.cat([rollout.prompt_ids, rollout.completion_ids], dim=1)
     attention_mask = torch.cat([rollout.prompt_mask, rollout.completion_mask], dim=1)
     position_ids = (attention_mask.cumsum(dim=1) - 1).clamp(min=0)
@@ -73,5 +73,5 @@ def completion_logprobs(
     logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).logits
     logp_all = torch.log_softmax(logits[:, p - 1 : p + t - 1].float() / temperature, dim=-1)
     logp = logp_all.gather(-1, rollout.completion_ids.unsqueeze(-1)).squeeze(-1)
-    entropy = -(logp_all.exp() * logp_all).sum(-1).detach() if with_entropy else None
-    return logp, entropy
+    entropy = -(logp_all.exp() * logp_all).sum(-1) if with_entropy else None
+    return logp, entropy if entropy is None or entropy_grad else entropy.detach()

@@ -30,7 +30,7 @@ from .events import EventWriter
 from .grpo import group_advantages
 from .policy import completion_logprobs
 from .update import update_actor
-from .update_loss import LossOptions, resolve_liger, tis_cap_of
+from .update_loss import LossOptions, entropy_coef_of, resolve_liger, tis_cap_of
 from .python_rewards import PythonReward, bind_python_reward
 from .reward_api import ApiActorHandle, EngineActorHandle, InProcessReward, RewardFunction, bind_in_process
 from .residency import Resident, ResidencyManager, offload_between_phases
@@ -470,6 +470,7 @@ def run_loop(
                 kl_beta=training["klBeta"],
                 temperature=actor.temperature,
                 tis_cap=tis_cap_of(spec["algorithm"]),
+                entropy_coef=entropy_coef_of(spec["algorithm"]),
             )
             # Per micro-batch of this rank's rows: optimizer steps whose gradients are the whole batch's (update.py).
             result = update_actor(

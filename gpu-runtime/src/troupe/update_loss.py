@@ -19,6 +19,13 @@ from troupe_kernels import token_logprobs
 from .grpo import policy_loss, truncated_importance_weights
 from .policy import completion_hidden, completion_logprobs
 from .rollout import Rollout
+from .spec.ppo_rules import PPO_ALGORITHMS
+
+# The PPO family's default entropy bonus. The MAPPO paper's 0.01 (Yu et al. 2022, appendix) did not stop
+# mappo's collapse on the secret digit; 0.05 was the best of {0.01, 0.03, 0.05, 0.1} by the mean over seeds
+# 1, 2, 3 and 7 there (bench/README.md), and lifted ppo on the demo too. Sized for whitened advantages (unit
+# std) and character-level tiny models; pretrained LLMs usually train with 0 to 0.001 (README).
+PPO_ENTROPY_COEF = 0.05
 
 # Our loss type -> Liger's. Same formulas: grpo = mean over sequences of each one's token mean;
 # dapo = token sum / token count of the batch; dr_grpo = token sum / (B * max_completion_len).
@@ -36,6 +43,8 @@ class LossOptions:
     # algorithm.importanceCorrection {kind: "tis", cap}: weight each token's policy-gradient term by
     # min(exp(trainer_logp_old - sampler_logp), cap). None: no correction.
     tis_cap: float | None = None
+    # algorithm.entropyCoef: the entropy bonus' weight (grpo.policy_loss); 0 leaves the loss as it was.
+    entropy_coef: float = 0.0
 
 
 def tis_cap_of(algorithm: dict[str, Any]) -> float | None:
@@ -46,10 +55,22 @@ def tis_cap_of(algorithm: dict[str, Any]) -> float | None:
     return float(correction["cap"])
 
 
+def entropy_coef_of(algorithm: dict[str, Any]) -> float:
+    """The spec's `entropyCoef`, else the learner's default: PPO_ENTROPY_COEF for the PPO family (whose
+    critic-based advantages collapsed the policy without it: bench/README.md, MAPPO on the secret digit),
+    0 for everything else (GRPO's group baseline keeps its behaviour unless asked)."""
+    coef = algorithm.get("entropyCoef")
+    if coef is not None:
+        return float(coef)
+    return PPO_ENTROPY_COEF if algorithm["name"] in PPO_ALGORITHMS else 0.0
+
+
 def liger_arguments(options: LossOptions, has_ref: bool) -> tuple[dict[str, Any] | None, str | None]:
     """(LigerFusedLinearGRPOLoss constructor arguments, None) or (None, why the torch path is used)."""
     if options.tis_cap is not None:
         return None, "truncated importance sampling (algorithm.importanceCorrection) weights tokens on the torch path"
+    if options.entropy_coef > 0:
+        return None, "the entropy bonus (algorithm.entropyCoef) needs the entropy's gradient, on the torch path"
     liger_type = LIGER_LOSS_TYPES.get(options.loss_type)
     if liger_type is None:
         return None, f'loss type "{options.loss_type}" has no exact Liger equivalent'
@@ -100,7 +121,8 @@ def update_loss(
     kwargs, _why_not = liger_arguments(options, ref_logp is not None) if liger_cls is not None and advantages.dim() == 1 else (None, None)
     fused = completion_hidden(model, batch) if kwargs is not None else None
     if fused is None:
-        logp, entropy = completion_logprobs(model, batch, options.temperature, with_entropy=with_entropy)
+        bonus = options.entropy_coef > 0
+        logp, entropy = completion_logprobs(model, batch, options.temperature, with_entropy=with_entropy or bonus, entropy_grad=bonus)
         old = logp.detach() if old_logp is None else old_logp
         weights, tis_stats = (
             truncated_importance_weights(old, batch.sampler_logprobs, mask, options.tis_cap) if options.tis_cap is not None else (None, {})
@@ -117,8 +139,10 @@ def update_loss(
             ref_logp=ref_logp,
             kl_beta=options.kl_beta,
             is_weights=weights,
+            entropy=entropy,
+            entropy_coef=options.entropy_coef,
         )
-        return loss, {**stats, **tis_stats}, logp.detach(), entropy
+        return loss, {**stats, **tis_stats}, logp.detach(), entropy.detach() if entropy is not None else None
     hidden, weight = fused
     assert kwargs is not None
     logp = entropy = None

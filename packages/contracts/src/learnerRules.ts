@@ -34,6 +34,7 @@ export interface LearnerRuleInput {
     dynamicSampling: { enabled: boolean };
     async?: unknown;
     importanceCorrection?: unknown;
+    entropyCoef?: number;
   };
 }
 
@@ -82,6 +83,7 @@ export function learnerIssues(spec: LearnerRuleInput): ActorRuleIssue[] {
   if (spec.algorithm.dynamicSampling.enabled) add(["algorithm", "dynamicSampling", "enabled"], `${sampling}: dynamic sampling has no groups to resample`);
   if (spec.algorithm.async !== undefined) add(["algorithm", "async"], `${sampling}: there are no rollouts to run ahead`);
   if (spec.algorithm.importanceCorrection !== undefined) add(["algorithm", "importanceCorrection"], `${sampling}: there is no sampler to correct for`);
+  if (spec.algorithm.entropyCoef !== undefined) add(["algorithm", "entropyCoef"], `${sampling}: the entropy bonus keeps a sampling policy exploring, and ${name}'s loss has none`);
   spec.actors.forEach((actor, i) => {
     if (actor.training.klBeta > 0) {
       add(

@@ -13,7 +13,7 @@ const SINGLE_TURN_KINDS: readonly string[] = ["single_turn"];
 export interface PpoRuleInput {
   actors: { name: string; training: { lossType: string } }[];
   environments: { kind: string }[];
-  algorithm: { name: string; dynamicSampling: { enabled: boolean }; criticLearningRate?: number };
+  algorithm: { name: string; dynamicSampling: { enabled: boolean }; criticLearningRate?: number; valueNorm?: boolean };
 }
 
 export function ppoIssues(spec: PpoRuleInput): ActorRuleIssue[] {
@@ -22,7 +22,9 @@ export function ppoIssues(spec: PpoRuleInput): ActorRuleIssue[] {
   const name = spec.algorithm.name;
   const ppo = PPO_ALGORITHMS.includes(name);
   if (!ppo) {
-    if (spec.algorithm.criticLearningRate !== undefined) add(["algorithm", "criticLearningRate"], `read only by the PPO family (ppo, ippo, mappo), and algorithm.name is "${name}"`);
+    const critic = `read only by the PPO family (ppo, ippo, mappo), and algorithm.name is "${name}"`;
+    if (spec.algorithm.criticLearningRate !== undefined) add(["algorithm", "criticLearningRate"], critic);
+    if (spec.algorithm.valueNorm !== undefined) add(["algorithm", "valueNorm"], critic);
     return issues;
   }
   if (name === "mappo") {

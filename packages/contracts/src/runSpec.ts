@@ -475,6 +475,17 @@ export const AlgorithmSpec = z
     valueClip: z.number().min(0).max(1000).default(0.2),
     /** ppo, ippo, mappo: the critics' learning rate; absent: each critic uses its actor's `training.learningRate`. */
     criticLearningRate: z.number().positive().max(1).optional(),
+    /**
+     * Weight of the entropy bonus in every trainable actor's policy loss (loss - entropyCoef * mean token entropy).
+     * Absent: 0.05 for ppo, ippo and mappo (without it mappo's actors collapsed onto one answer before they could
+     * coordinate: gpu-runtime/README.md), 0 for every other learner (GRPO keeps its behaviour unless asked).
+     */
+    entropyCoef: z.number().min(0).max(1).optional(),
+    /**
+     * ppo, ippo, mappo: the critics learn normalised returns (running mean and std of the returns, the MAPPO paper's
+     * value normalisation); GAE reads their values denormalised. Absent: on.
+     */
+    valueNorm: z.boolean().optional(),
   })
   .strict();
 

@@ -25,6 +25,7 @@ from ..distributed import RankContext
 from ..models import load_actor_model
 from ..rollout import Rollout
 from ..tokenizer import Tokenizer
+from .value_norm import ValueNorm
 
 
 class ValueModel(torch.nn.Module):
@@ -61,6 +62,11 @@ class Critic:
     tokenizer: Tokenizer
     device: torch.device
     heads: list[str]  # the actors it values (one head each); ppo/ippo: just its actor
+    norm: ValueNorm | None = None  # algorithm.valueNorm: the model's outputs are normalised values
+
+    def denormalize(self, outputs: torch.Tensor) -> torch.Tensor:
+        """The values in the returns' units from the model's outputs."""
+        return self.norm.denormalize(outputs) if self.norm is not None else outputs
 
     @property
     def model(self) -> ValueModel:
@@ -76,6 +82,7 @@ def build_critic(
     actor_index: int,
     heads: list[str],
     learning_rate: float | None,
+    value_norm: bool,
     device: torch.device,
     ctx: RankContext,
     work_dir: Path,
@@ -89,4 +96,4 @@ def build_critic(
     if training.get("gradientCheckpointing"):
         loaded.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     backend = build_backend(model, BackendSettings(name, training, device, ctx, micro_batch_size))
-    return Critic(name, backend, loaded.tokenizer, device, heads)
+    return Critic(name, backend, loaded.tokenizer, device, heads, ValueNorm() if value_norm else None)

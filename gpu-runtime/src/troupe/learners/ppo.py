@@ -8,7 +8,10 @@ policy update (update.py, unchanged), and each critic fits the returns with the 
   per actor; each actor's turns are its time steps (the value of the conversation just before the turn),
   GAE runs over them (ppo_math.turn_gae) and every token of a turn takes the turn's advantage.
 
-The training loop calls `targets` for each actor before its policy update, then `update_critics` once.
+With `algorithm.valueNorm` (value_norm.py) a critic's outputs are normalised values: GAE reads them
+denormalised, and the critic fits returns normalised by the running statistics.
+
+The training loop calls `targets` for each actor before its policy update, then `fit_critics` once.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class PpoSettings:
     lam: float
     value_clip: float | None
     critic_lr: float | None
+    value_norm: bool = True
 
     @property
     def centralised(self) -> bool:
@@ -49,7 +53,11 @@ class PpoSettings:
 def ppo_settings(algorithm: dict[str, Any]) -> PpoSettings:
     clip = float(algorithm.get("valueClip", 0.2))
     lr = algorithm.get("criticLearningRate")
-    return PpoSettings(algorithm["name"], float(algorithm.get("gamma", 1.0)), float(algorithm.get("lambda", 0.95)), clip if clip > 0 else None, float(lr) if lr else None)
+    norm = algorithm.get("valueNorm")
+    return PpoSettings(
+        algorithm["name"], float(algorithm.get("gamma", 1.0)), float(algorithm.get("lambda", 0.95)), clip if clip > 0 else None, float(lr) if lr else None,
+        value_norm=True if norm is None else bool(norm),
+    )
 
 
 @dataclass
@@ -60,8 +68,8 @@ class CriticBatch:
     attention_mask: torch.Tensor  # [N, L]
     heads: torch.Tensor  # [N, L] long: which head values each position
     mask: torch.Tensor  # [N, L] 1 where a state is valued
-    old_values: torch.Tensor  # [N, L]
-    returns: torch.Tensor  # [N, L]
+    old_values: torch.Tensor  # [N, L] the critic's outputs at the rollout (normalised with valueNorm)
+    returns: torch.Tensor  # [N, L] in the rewards' units (update_critic normalises them with valueNorm)
 
 
 @dataclass
@@ -100,13 +108,13 @@ def build_critics(spec: dict[str, Any], actors: dict[str, "Actor"], environments
             if not trainable:
                 continue
             owner = actors[trainable[0]]
-            critic = build_critic(f'{env.name}/critic', owner.spec, owner.index, trainable, settings.critic_lr, owner.device, ctx, work_dir, micro)
+            critic = build_critic(f'{env.name}/critic', owner.spec, owner.index, trainable, settings.critic_lr, settings.value_norm, owner.device, ctx, work_dir, micro)
             critics.by_environment[env.name] = critic
             log("info", f'centralised critic of environment "{env.name}" on the base of "{owner.name}", one value head per actor: {", ".join(trainable)}')
         return critics
     for name, actor in actors.items():
         if actor.trainable:
-            critics.by_actor[name] = build_critic(f"{name}/critic", actor.spec, actor.index, [name], settings.critic_lr, actor.device, ctx, work_dir, micro)
+            critics.by_actor[name] = build_critic(f"{name}/critic", actor.spec, actor.index, [name], settings.critic_lr, settings.value_norm, actor.device, ctx, work_dir, micro)
     log("info", f'critics ({settings.name}): one per trainable actor, each a copy of its actor\'s base with a value head')
     return critics
 
@@ -130,12 +138,13 @@ def actor_targets(critic: Critic, batch: Rollout, mask: torch.Tensor, rewards: l
     cb = CriticBatch(input_ids, attention, torch.zeros_like(attention), state_mask, torch.zeros(attention.shape), torch.zeros(attention.shape))
     with torch.no_grad():
         critic.model.eval()
-        values = _values(critic, cb)[:, p - 1 : p + t - 1] * m
+        outputs = _values(critic, cb)[:, p - 1 : p + t - 1] * m
+    values = critic.denormalize(outputs) * m
     r = torch.tensor(rewards, dtype=torch.float32, device=m.device)
     advantages, returns = gae(terminal_rewards(r, m), values, m, settings.gamma, settings.lam)
     cb.old_values = torch.zeros(attention.shape, device=m.device)
     cb.returns = torch.zeros(attention.shape, device=m.device)
-    cb.old_values[:, p - 1 : p + t - 1] = values
+    cb.old_values[:, p - 1 : p + t - 1] = outputs
     cb.returns[:, p - 1 : p + t - 1] = returns
     return _finish(advantages, returns, values, m, cb)
 
@@ -183,7 +192,8 @@ def prepare_central(critics: Critics, conversations: list["ConversationPart"], r
         with torch.no_grad():
             critic.model.eval()
             with critic.backend.forward_context():
-                all_values = critic.model(input_ids, attention)  # [N, L, heads]
+                all_outputs = critic.model(input_ids, attention)  # [N, L, heads]
+        all_values = critic.denormalize(all_outputs)
         heads = torch.zeros_like(attention)
         mask = torch.zeros_like(attention)
         old = torch.zeros(attention.shape, device=critic.device)
@@ -195,14 +205,15 @@ def prepare_central(critics: Critics, conversations: list["ConversationPart"], r
                 turns = [k for k, m in enumerate(e.messages) if m.actor == actor and m.role == "assistant"]
                 positions = [before[k] for k in turns]
                 values = [float(all_values[i, pos, h]) for pos in positions]
+                outputs = [float(all_outputs[i, pos, h]) for pos in positions]
                 reward = float(rewards_of(e, actor))
                 turn_rewards = [0.0] * len(turns)
                 if turns:
                     turn_rewards[-1] = reward
                 advantages, returns = turn_gae(turn_rewards, values, s.gamma, s.lam)
-                for pos, v, r in zip(positions, values, returns):
+                for pos, out, r in zip(positions, outputs, returns):
                     # Two actors cannot speak from the same state: positions never collide across heads.
-                    heads[i, pos], mask[i, pos], old[i, pos], ret[i, pos] = h, 1, v, r
+                    heads[i, pos], mask[i, pos], old[i, pos], ret[i, pos] = h, 1, out, r
                 per_actor[actor].append([(k, a) for k, a in zip(turns, advantages)])
         critics.central[conv.env.name] = (CriticBatch(input_ids, attention, heads, mask, old, ret), dict(per_actor))
 
@@ -228,7 +239,7 @@ def central_targets(critics: Critics, name: str, conversations: list["Conversati
                 raise RuntimeError(f'mappo: actor "{name}" has {len(own)} trained tokens in episode {i} of "{conv.env.name}" but its turns hold {len(per_token)}')
             advantages[row, own] = torch.tensor(per_token, dtype=torch.float32, device=mask.device)
             valued = (cb.mask[i] > 0) & (cb.heads[i] == h)
-            values_l += cb.old_values[i][valued].tolist()
+            values_l += critic.denormalize(cb.old_values[i][valued]).tolist()
             returns_l += cb.returns[i][valued].tolist()
             row += 1
     v, r = torch.tensor(values_l or [0.0]), torch.tensor(returns_l or [0.0])
@@ -255,6 +266,11 @@ def update_critic(critic: Critic, cb: CriticBatch, iterations: int, max_grad_nor
     total = float(cb.mask.sum())
     if total == 0:
         return {}
+    if critic.norm is not None:
+        # The running statistics take this batch's returns first, then the critic fits them normalised
+        # (the MAPPO reference's order), from the outputs it had at the rollout (old_values, normalised).
+        critic.norm.update(cb.returns, cb.mask)
+        cb = CriticBatch(cb.input_ids, cb.attention_mask, cb.heads, cb.mask, cb.old_values, critic.norm.normalize(cb.returns) * cb.mask)
     chunks = _row_chunks(cb.input_ids.shape[0], ctx, micro_batch_size)
     critic.model.train()
     losses: list[float] = []
@@ -335,13 +351,13 @@ def fit_critics(
 
 def save_critics(folder: Path, critics: Critics, ctx: RankContext) -> None:
     """Each critic's weights and optimizer state in `critics/` of a training checkpoint (rank 0 writes)."""
-    states = {c.name: (c.backend.full_state_dict(), c.backend.optimizer_state()) for c in critics.all()}
+    states = {c.name: (c.backend.full_state_dict(), c.backend.optimizer_state(), c.norm.state_dict() if c.norm else None) for c in critics.all()}
     if not ctx.is_main:
         return
     target = folder / "critics"
     target.mkdir(parents=True, exist_ok=True)
-    for name, (weights, optimizer) in states.items():
-        torch.save({"weights": weights, "optimizer": optimizer}, target / f"{name.replace('/', '__')}.pt")
+    for name, (weights, optimizer, norm) in states.items():
+        torch.save({"weights": weights, "optimizer": optimizer, "value_norm": norm}, target / f"{name.replace('/', '__')}.pt")
 
 
 def load_critics(folder: Path, critics: Critics) -> None:
@@ -352,3 +368,7 @@ def load_critics(folder: Path, critics: Critics) -> None:
         state = torch.load(path, map_location="cpu", weights_only=False)
         critic.backend.load_full_state_dict(state["weights"])
         critic.backend.load_optimizer_state(state["optimizer"])
+        if critic.norm is not None:
+            if state.get("value_norm") is None:
+                raise ValueError(f"{folder}: critic {critic.name} was saved without value normalisation, and this run has algorithm.valueNorm on")
+            critic.norm.load_state_dict(state["value_norm"])

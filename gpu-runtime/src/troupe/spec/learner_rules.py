@@ -74,6 +74,8 @@ def learner_rule_issues(spec: dict[str, Any]) -> list[FieldIssue]:
         add("algorithm.async", f"{sampling}: there are no rollouts to run ahead")
     if algorithm.get("importanceCorrection") is not None:
         add("algorithm.importanceCorrection", f"{sampling}: there is no sampler to correct for")
+    if algorithm.get("entropyCoef") is not None:
+        add("algorithm.entropyCoef", f"{sampling}: the entropy bonus keeps a sampling policy exploring, and {name}'s loss has none")
     for i, actor in enumerate(spec["actors"]):
         if actor["training"]["klBeta"] > 0:
             message = "sft has no KL term: set klBeta to 0" if name == "sft" else "dpo's distance to its reference is algorithm.beta: set klBeta to 0"

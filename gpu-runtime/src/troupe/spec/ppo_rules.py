@@ -21,8 +21,11 @@ def ppo_rule_issues(spec: dict[str, Any]) -> list[FieldIssue]:
     algorithm = spec["algorithm"]
     name = algorithm["name"]
     if name not in PPO_ALGORITHMS:
+        critic = f'read only by the PPO family (ppo, ippo, mappo), and algorithm.name is "{name}"'
         if algorithm.get("criticLearningRate") is not None:
-            add("algorithm.criticLearningRate", f'read only by the PPO family (ppo, ippo, mappo), and algorithm.name is "{name}"')
+            add("algorithm.criticLearningRate", critic)
+        if algorithm.get("valueNorm") is not None:
+            add("algorithm.valueNorm", critic)
         return issues
     if name == "mappo":
         for i, env in enumerate(spec["environments"]):

@@ -51,6 +51,7 @@ export function SettingsSections() {
           <DraftField kind="select" path="algorithm.name" label="Algorithm" options={["grpo", "dr_grpo", "dapo", "gspo", "ppo", "ippo", "mappo", "sft", "dpo"]} fallback="grpo" hint="GRPO family; PPO family (a critic per actor, or one centralised critic: mappo); sft, dpo on dataset rows." />
           <DraftField kind="number" path="algorithm.groupSize" label="Group size" placeholder="8" integer hint="Completions per prompt; advantages compare within a group." />
           <RolloutFields />
+          {!OFFLINE.includes(String(getIn(draft, "algorithm.name") ?? "grpo")) && <EntropyField ppo={PPO_FAMILY.includes(String(getIn(draft, "algorithm.name")))} />}
           {PPO_FAMILY.includes(String(getIn(draft, "algorithm.name"))) && <PpoFields />}
           {getIn(draft, "algorithm.name") === "dpo" && <DpoFields />}
         </div>
@@ -73,6 +74,20 @@ export function SettingsSections() {
 }
 
 const PPO_FAMILY = ["ppo", "ippo", "mappo"];
+const OFFLINE = ["sft", "dpo"];
+
+/** The entropy bonus, for every learner that samples; its default is the learner's (contracts runSpec.ts). */
+function EntropyField({ ppo }: { ppo: boolean }) {
+  return (
+    <DraftField
+      kind="number"
+      path="algorithm.entropyCoef"
+      label="Entropy bonus"
+      placeholder={ppo ? "0.05" : "0"}
+      hint="Weight of the policy's mean token entropy subtracted from the loss: keeps it exploring. Empty: 0.05 for the PPO family, 0 otherwise."
+    />
+  );
+}
 
 /** DPO's reference strength and loss variant (TRL's names), shown for dpo only. */
 function DpoFields() {
@@ -93,6 +108,7 @@ function PpoFields() {
       <DraftField kind="number" path="algorithm.lambda" label="GAE lambda" placeholder="0.95" hint="1: Monte Carlo returns; 0: one-step TD." />
       <DraftField kind="number" path="algorithm.valueClip" label="Value clip" placeholder="0.2" hint="How far a value may move from the rollout's per update; 0 = no clipping." />
       <DraftField kind="number" path="algorithm.criticLearningRate" label="Critic learning rate" placeholder="actor's" hint="Empty: each critic uses its actor's learning rate." />
+      <DraftField kind="checkbox" path="algorithm.valueNorm" label="Value normalisation" fallback={true} hint="Critics learn returns scaled by their running mean and std (the MAPPO paper's); on unless unticked." />
     </>
   );
 }
