@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--seeds", type=int, nargs="+", default=[7])
     parser.add_argument("--lr", type=float, default=3e-3)
-    parser.add_argument("--entropy-coef", type=float, default=None, help="mappo's algorithm.entropyCoef (default: the learner's)")
+    parser.add_argument("--entropy-coef", type=float, default=0.05, help="mappo's algorithm.entropyCoef (default 0.05, the learning check's; the product's default is 0)")
     parser.add_argument("--no-value-norm", action="store_true", help="mappo with algorithm.valueNorm false")
     parser.add_argument("--grpo-entropy-coef", type=float, default=None, help="grpo's algorithm.entropyCoef (default 0)")
     parser.add_argument("--only", choices=["grpo", "mappo"], default=None)

@@ -36,7 +36,7 @@ test("composer: ppo's entropy bonus and value normalisation, a bad bonus refused
 
   await page.getByLabel("Algorithm", { exact: true }).selectOption("ppo");
   const bonus = page.getByLabel("Entropy bonus", { exact: true });
-  await expect(bonus).toHaveAttribute("placeholder", "0.05");
+  await expect(bonus).toHaveAttribute("placeholder", "0"); // off unless asked, as in TRL, verl and OpenRLHF
   await bonus.fill("2");
   await expect(page.getByTestId("issue-algorithm.entropyCoef")).toBeVisible();
   await bonus.fill("0.02");

@@ -171,12 +171,12 @@ def test_the_entropy_bonus_gradient_raises_the_entropy():
     assert after > before, (before, after)
 
 
-def test_entropy_coef_defaults_by_learner():
-    from troupe.update_loss import PPO_ENTROPY_COEF, entropy_coef_of, liger_arguments, LossOptions
+def test_entropy_coef_is_off_unless_asked():
+    from troupe.update_loss import entropy_coef_of, liger_arguments, LossOptions
 
-    assert entropy_coef_of({"name": "grpo"}) == 0.0  # GRPO keeps its behaviour unless asked
-    assert entropy_coef_of({"name": "mappo"}) == PPO_ENTROPY_COEF > 0
-    assert entropy_coef_of({"name": "mappo", "entropyCoef": 0.0}) == 0.0
+    assert entropy_coef_of({"name": "grpo"}) == 0.0  # as TRL, verl and OpenRLHF default
+    assert entropy_coef_of({"name": "mappo"}) == 0.0
+    assert entropy_coef_of({"name": "mappo", "entropyCoef": 0.05}) == 0.05
     assert entropy_coef_of({"name": "dapo", "entropyCoef": 0.02}) == 0.02
     kwargs, why = liger_arguments(LossOptions("grpo", 0.2, 0.2, None, 0.0, 1.0, entropy_coef=0.01), has_ref=False)
     assert kwargs is None and "entropyCoef" in (why or "")

@@ -19,13 +19,6 @@ from troupe_kernels import token_logprobs
 from .grpo import policy_loss, truncated_importance_weights
 from .policy import completion_hidden, completion_logprobs
 from .rollout import Rollout
-from .spec.ppo_rules import PPO_ALGORITHMS
-
-# The PPO family's default entropy bonus. The MAPPO paper's 0.01 (Yu et al. 2022, appendix) did not stop
-# mappo's collapse on the secret digit; 0.05 was the best of {0.01, 0.03, 0.05, 0.1} by the mean over seeds
-# 1, 2, 3 and 7 there (bench/README.md), and lifted ppo on the demo too. Sized for whitened advantages (unit
-# std) and character-level tiny models; pretrained LLMs usually train with 0 to 0.001 (README).
-PPO_ENTROPY_COEF = 0.05
 
 # Our loss type -> Liger's. Same formulas: grpo = mean over sequences of each one's token mean;
 # dapo = token sum / token count of the batch; dr_grpo = token sum / (B * max_completion_len).
@@ -56,13 +49,9 @@ def tis_cap_of(algorithm: dict[str, Any]) -> float | None:
 
 
 def entropy_coef_of(algorithm: dict[str, Any]) -> float:
-    """The spec's `entropyCoef`, else the learner's default: PPO_ENTROPY_COEF for the PPO family (whose
-    critic-based advantages collapsed the policy without it: bench/README.md, MAPPO on the secret digit),
-    0 for everything else (GRPO's group baseline keeps its behaviour unless asked)."""
-    coef = algorithm.get("entropyCoef")
-    if coef is not None:
-        return float(coef)
-    return PPO_ENTROPY_COEF if algorithm["name"] in PPO_ALGORITHMS else 0.0
+    """The spec's `entropyCoef`; absent: 0 for every learner, as TRL, verl and OpenRLHF default (a bonus sized for
+    tiny models trained from scratch would push a pretrained LLM towards noise; the tests set it where they need it)."""
+    return float(algorithm.get("entropyCoef") or 0.0)
 
 
 def liger_arguments(options: LossOptions, has_ref: bool) -> tuple[dict[str, Any] | None, str | None]:

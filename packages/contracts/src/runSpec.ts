@@ -477,8 +477,8 @@ export const AlgorithmSpec = z
     criticLearningRate: z.number().positive().max(1).optional(),
     /**
      * Weight of the entropy bonus in every trainable actor's policy loss (loss - entropyCoef * mean token entropy).
-     * Absent: 0.05 for ppo, ippo and mappo (without it mappo's actors collapsed onto one answer before they could
-     * coordinate: gpu-runtime/README.md), 0 for every other learner (GRPO keeps its behaviour unless asked).
+     * Absent: 0, as in TRL, verl and OpenRLHF (pretrained LLMs train with 0 to 0.001). Tiny models trained from
+     * scratch need more: mappo on the secret digit collapsed onto one answer without 0.05 (gpu-runtime/README.md).
      */
     entropyCoef: z.number().min(0).max(1).optional(),
     /**

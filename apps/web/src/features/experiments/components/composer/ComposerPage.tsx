@@ -9,6 +9,7 @@ import { useTRPC } from "../../../../trpc/react";
 import { useDraft } from "../../../designer/hooks/useDraft";
 import { useLibrary } from "../../../designer/hooks/useLibrary";
 import { setIn, type Draft } from "../../lib/draftPath";
+import { switchLearner } from "../../lib/learnerSwitch";
 import { issuesByPath, validateDraft } from "../../lib/specIssues";
 import { DEFAULT_ASSUMPTIONS, type MemoryAssumptions } from "../../lib/specMemory";
 import { ComposerContext, type ComposerState } from "./fields";
@@ -56,7 +57,16 @@ function Composer({ experimentId, saved, fallbackName }: { experimentId: string;
   const { spec, issues } = useMemo(() => validateDraft(draft.value), [draft.value]);
   const byPath = useMemo(() => issuesByPath(issues), [issues]);
   const { setValue } = draft;
-  const set = useCallback((path: string, value: unknown) => setValue((prev) => (path === "" ? (value as Draft) : setIn(prev, path, value))), [setValue]);
+  const set = useCallback(
+    (path: string, value: unknown) =>
+      setValue((prev) => {
+        if (path === "") return value as Draft;
+        // A new learner drops the settings only the old one read (learnerSwitch.ts).
+        if (path === "algorithm.name") return { ...prev, algorithm: switchLearner(prev.algorithm as Draft | undefined, String(value)) };
+        return setIn(prev, path, value);
+      }),
+    [setValue],
+  );
   const state: ComposerState = useMemo(() => ({ draft: draft.value, set, issues: byPath }), [draft.value, set, byPath]);
 
   const save = useMutation(trpc.experiment.save.mutationOptions());

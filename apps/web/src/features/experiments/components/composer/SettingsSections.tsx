@@ -51,7 +51,7 @@ export function SettingsSections() {
           <DraftField kind="select" path="algorithm.name" label="Algorithm" options={["grpo", "dr_grpo", "dapo", "gspo", "ppo", "ippo", "mappo", "sft", "dpo"]} fallback="grpo" hint="GRPO family; PPO family (a critic per actor, or one centralised critic: mappo); sft, dpo on dataset rows." />
           <DraftField kind="number" path="algorithm.groupSize" label="Group size" placeholder="8" integer hint="Completions per prompt; advantages compare within a group." />
           <RolloutFields />
-          {!OFFLINE.includes(String(getIn(draft, "algorithm.name") ?? "grpo")) && <EntropyField ppo={PPO_FAMILY.includes(String(getIn(draft, "algorithm.name")))} />}
+          {!OFFLINE.includes(String(getIn(draft, "algorithm.name") ?? "grpo")) && <EntropyField />}
           {PPO_FAMILY.includes(String(getIn(draft, "algorithm.name"))) && <PpoFields />}
           {getIn(draft, "algorithm.name") === "dpo" && <DpoFields />}
         </div>
@@ -76,15 +76,15 @@ export function SettingsSections() {
 const PPO_FAMILY = ["ppo", "ippo", "mappo"];
 const OFFLINE = ["sft", "dpo"];
 
-/** The entropy bonus, for every learner that samples; its default is the learner's (contracts runSpec.ts). */
-function EntropyField({ ppo }: { ppo: boolean }) {
+/** The entropy bonus, for every learner that samples (contracts runSpec.ts: absent is 0). */
+function EntropyField() {
   return (
     <DraftField
       kind="number"
       path="algorithm.entropyCoef"
       label="Entropy bonus"
-      placeholder={ppo ? "0.05" : "0"}
-      hint="Weight of the policy's mean token entropy subtracted from the loss: keeps it exploring. Empty: 0.05 for the PPO family, 0 otherwise."
+      placeholder="0"
+      hint="Weight of the policy's mean token entropy subtracted from the loss: keeps it exploring. Empty: 0 (pretrained LLMs: 0 to 0.001; tiny models trained from scratch may need 0.05)."
     />
   );
 }

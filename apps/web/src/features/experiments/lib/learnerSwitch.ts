@@ -1,0 +1,20 @@
+import { ASYNC_ALGORITHMS, OFFLINE_ALGORITHMS, PPO_ALGORITHMS } from "@troupe/contracts";
+import type { Draft } from "./draftPath";
+
+/**
+ * A draft's `algorithm` once the learner changes to `name`: the optional settings that only another learner
+ * reads are dropped (the composer hides their inputs), so a switch from ppo to grpo does not leave the draft
+ * refused at a `valueNorm` nobody can see any more. Settings the new learner also reads stay.
+ */
+export function switchLearner(algorithm: Draft | undefined, name: string): Draft {
+  const next: Draft = { ...(algorithm ?? {}), name };
+  const drop = (...keys: string[]) => keys.forEach((k) => delete next[k]);
+  if (!PPO_ALGORITHMS.includes(name)) drop("criticLearningRate", "valueNorm");
+  if (name !== "dpo") drop("labelSmoothing");
+  if (OFFLINE_ALGORITHMS.includes(name)) drop("importanceCorrection", "entropyCoef");
+  if (!(ASYNC_ALGORITHMS as readonly string[]).includes(name)) drop("async");
+  // Dynamic sampling refills GRPO groups: only the GRPO family has them.
+  const dynamic = next.dynamicSampling as Draft | undefined;
+  if ((OFFLINE_ALGORITHMS.includes(name) || PPO_ALGORITHMS.includes(name)) && dynamic?.enabled === true) drop("dynamicSampling");
+  return next;
+}
