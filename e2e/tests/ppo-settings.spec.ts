@@ -53,4 +53,7 @@ test("composer: ppo's entropy bonus and value normalisation, a bad bonus refused
   await page.getByLabel("Algorithm", { exact: true }).selectOption("grpo");
   await expect(page.getByLabel("Entropy bonus", { exact: true })).toHaveAttribute("placeholder", "0");
   await expect(page.getByLabel("Value normalisation", { exact: true })).toHaveCount(0);
+  // ...and the ppo-only valueNorm: false set above left with it: the spec is valid, not refused at a hidden field.
+  await expect(page.getByTestId("spec-valid")).toBeVisible();
+  await expect(page.getByTestId("spec-export-text")).not.toHaveValue(/valueNorm/); // the export panel opened above
 });
