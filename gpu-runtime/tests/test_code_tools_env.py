@@ -12,7 +12,7 @@ from troupe import EventWriter, run_spec
 from troupe.code_env import CodeEnvironment, extract_program, parse_tests
 from troupe.collaborative import Episode, Message
 from troupe.sandbox import Limits, Sandbox, sandbox_status
-from troupe.tools_env import CalculatorError, ToolsEnvironment, calculate, parse_tool_calls
+from troupe.tools_env import CalculatorError, ToolsEnvironment, calculate, format_tool_call, parse_tool_calls
 
 needs_sandbox = pytest.mark.skipif(not sandbox_status().usable, reason="needs bubblewrap (scripts/setup.sh installs it)")
 # The issue's settings: no network, 512 MB, a fork loop bounded at 200 processes, 1 MB of output.
@@ -198,3 +198,71 @@ def test_python_rewards_run_under_the_runs_sandbox_settings():
     finally:
         roomy.close()
         tight.close()
+
+
+# --- tools environment: defects fixed with the tool-use learning check (test_tools_learning.py) ---
+
+
+def test_a_tool_call_left_open_at_the_end_of_a_message_is_still_a_call():
+    """Cut off at maxNewTokens or never closed: a call (vLLM's Hermes parser reads it so too), not a final
+    answer; a broken one gets an error back rather than ending the episode as the answer."""
+    opened = '<tool_call>{"name": "calculator", "arguments": {"expression": "2+2"}}'
+    assert parse_tool_calls(opened) == [("calculator", {"expression": "2+2"})]
+    both = format_tool_call("calculator", {"expression": "1+1"}) + " then " + opened
+    assert parse_tool_calls(both) == [("calculator", {"expression": "1+1"}), ("calculator", {"expression": "2+2"})]
+    cut = parse_tool_calls('<tool_call>{"name": "calcul')
+    assert len(cut) == 1 and isinstance(cut[0], str) and cut[0].startswith("invalid tool call")
+
+
+def _spoken(env: ToolsEnvironment, e: Episode, text: str):
+    """As acting.py plays a turn: the message joins the episode, then the environment answers."""
+    m = Message("agent", text, [], [])
+    e.messages.append(m)
+    reply = env.step(e, m)
+    if reply is not None:
+        e.messages.append(Message(env.speaker, reply, [], [], role="environment"))
+    return reply
+
+
+def test_a_tool_call_the_actor_could_never_read_the_result_of_is_not_run_and_no_result_passes_for_its_answer():
+    """Before: a call on the actor's last turn (maxTurns) was run and its result was the conversation's last
+    message, which a conversation-scope reward scores as the final answer: math_answer gave 1.0 for
+    `<tool_response>... "84"` without the actor ever answering. Now the call is not run and the environment
+    closes the episode with a note that holds no answer. The same after the maxCalls budget is spent."""
+    from troupe.math_answer import math_answer
+    from troupe.tools_env import NO_ANSWER, format_tool_response
+
+    params, row = {"field": "answer"}, {"answer": "84"}
+    assert math_answer("", format_tool_response("calculator", "84"), row, params) == 1.0  # the old last message
+    call = format_tool_call("calculator", {"expression": "12*7"})
+    for max_turns, max_calls in ((1, 4), (3, 1)):
+        env = ToolsEnvironment({"builtin": ["calculator"], "maxCalls": max_calls})
+        env.name, env.actors, env.max_turns = "tools", ["agent"], max_turns
+        e = episode(row)
+        env.reset(e)
+        replies = [_spoken(env, e, call) for _ in range(min(max_turns, 2))]
+        assert e.done and replies[-1] == NO_ANSWER, (max_turns, max_calls, replies)
+        assert len(e.state["results"]) == min(max_turns - 1, max_calls)  # only calls whose result the actor reads run
+        assert math_answer("", e.conversation()[-1]["content"], row, params) == 0.0
+        assert env.metrics([e])["tools/answer_rate"] == 0.0
+
+
+def test_tools_metrics_count_calls_errors_successes_and_answers():
+    env = ToolsEnvironment({"builtin": ["calculator"], "maxCalls": 2})
+    env.name, env.actors, env.max_turns = "tools", ["agent"], 3
+    env.log_sink = lambda level, message: None
+    script = [
+        [format_tool_call("calculator", {"expression": "6*7"}), "42"],  # a successful call, then the answer
+        [format_tool_call("calculator", {"expression": "x"}), format_tool_call("calculator", {"expression": "6*7"}), "42"],  # an error, a success
+        ["41"],  # answers directly
+        [format_tool_call("calculator", {"expression": "1/0"}), "0"],  # a failed call only
+    ]
+    episodes = []
+    for texts in script:
+        e = episode({})
+        env.reset(e)
+        for text in texts:
+            _spoken(env, e, text)
+        assert e.done
+        episodes.append(e)
+    assert env.metrics(episodes) == {"tools/calls": 4 / 4, "tools/errors": 2 / 4, "tools/success_rate": 2 / 4, "tools/answer_rate": 1.0}

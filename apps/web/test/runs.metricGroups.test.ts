@@ -65,4 +65,12 @@ describe("metric groups", () => {
     expect(groups["Off-policy"]).toEqual(["staleness/max", "staleness/mean", "tis/weight_mean"]);
     expect(groups.Policy).toEqual(["loss"]);
   });
+
+  it("gives the tools environment's metrics a section of their own, the success rate first", () => {
+    // What gpu-runtime's tools_env.py reports per step, beside the reward.
+    const names = ["reward/mean", "tools/answer_rate", "tools/errors", "tools/calls", "tools/success_rate", "loss"];
+    const groups = groupMetrics(names);
+    expect(groups.map((g) => g.title)).toEqual(["Reward", "Policy", "Tools"]);
+    expect(groups[2]!.names).toEqual(["tools/success_rate", "tools/calls", "tools/errors", "tools/answer_rate"]);
+  });
 });

@@ -19,7 +19,7 @@ never trained on, and transcripts show it with `role: "environment"`, `trained: 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 
@@ -125,6 +125,17 @@ class ActingEnvironment(CollaborativeEnvironment):
             for actor, components in e.env_rewards.items():
                 e.components[actor] = {**e.components.get(actor, {}), **components}
                 e.rewards[actor] = e.rewards.get(actor, 0.0) + combine_rewards(components, {k: 1.0 for k in components})
+
+
+def environment_metrics(conversations: Sequence[Any], actor: str) -> dict[str, float]:
+    """The `metrics` of every acting environment `actor` played in this step (their mean where two
+    environments report the same name)."""
+    reported: dict[str, list[float]] = {}
+    for conv in conversations:
+        if isinstance(conv.env, ActingEnvironment) and actor in conv.env.actors:
+            for name, value in conv.env.impl.metrics(conv.episodes).items():
+                reported.setdefault(name, []).append(float(value))
+    return {name: sum(values) / len(values) for name, values in reported.items()}
 
 
 def env_components(value: float | dict[str, float]) -> dict[str, float]:

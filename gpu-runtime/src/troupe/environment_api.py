@@ -106,5 +106,10 @@ class Environment:
         They add to the spec's rewards of this environment (weight 1). None: only those."""
         return None
 
+    def metrics(self, episodes: Sequence["Episode"]) -> dict[str, float]:
+        """Numbers about a training step's episodes (after `score`), reported with the metrics of each of
+        its actors, e.g. `{"tools/calls": 1.5}`; name them `<area>/<what>` so the run page groups them."""
+        return {}
+
     def close(self) -> None:
         """The run is over."""

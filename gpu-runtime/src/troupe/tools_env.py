@@ -6,15 +6,25 @@ Tool calls use the format that chat templates render OpenAI `tool_calls` in (Qwe
 
     <tool_call>{"name": "calculator", "arguments": {"expression": "12*7"}}</tool_call>
 
-(`arguments` may also be a JSON string, as in OpenAI's API). Each result comes back as
+(`arguments` may also be a JSON string, as in OpenAI's API; a `<tool_call>` left open at the end of
+a message, cut off or never closed, is still a call, as vLLM's Hermes parser reads it, so a broken
+call gets an error back instead of passing for the final answer). Each result comes back as
 
     tool: <tool_response>{"name": "calculator", "content": "84"}</tool_response>
+
+(`format_tool_call` and `format_tool_response` write both, e.g. for SFT rows that show tool use).
+An episode that ends on a tool call (the actor's last turn of `maxTurns`, or a call after `maxCalls`)
+has no final answer: that call is not run, and the environment closes the conversation with a note
+without digits, so a conversation-scope reward never scores a tool's result as the actor's answer.
 
 Tools: `calculator` (arithmetic on numbers: + - * / // % ** and parentheses, evaluated from the
 parsed expression, never executed), `python` (runs `code` in the sandbox, returns its stdout), and
 every public top-level function of the spec's `tools.code` (run in the sandbox with the call's
 arguments as keyword arguments; its return value, as JSON or text, is the result). The tools and
 how to call them are added to the actor's system prompt.
+
+Per step the environment reports `tools/...` metrics with its actor's (`metrics`): calls and errors
+per episode, the share of episodes with a successful call, and the share that gave a final answer.
 """
 
 from __future__ import annotations
@@ -24,13 +34,14 @@ import json
 import math
 import operator
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from .environment_api import Environment
 from .sandbox import SandboxError, describe_exit, python_executable
 from .spec import SpecError
 
-_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+# A closed call, or one left open at the end of the message (the second group).
+_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>|<tool_call>\s*(.*?)\s*\Z", re.DOTALL)
 RESULT_CHARS = 2000
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
@@ -93,7 +104,8 @@ def calculate(expression: str) -> float | int:
 def parse_tool_calls(text: str) -> list[tuple[str, dict[str, Any]] | str]:
     """(name, arguments) per <tool_call>, or an error text for a call that is not valid JSON."""
     calls: list[tuple[str, dict[str, Any]] | str] = []
-    for body in _CALL.findall(text):
+    for closed, open_ in _CALL.findall(text):
+        body = closed or open_
         try:
             call = json.loads(body)
             name = call["name"]
@@ -106,6 +118,21 @@ def parse_tool_calls(text: str) -> list[tuple[str, dict[str, Any]] | str]:
         except (ValueError, KeyError, TypeError) as e:
             calls.append(f"invalid tool call {body[:200]!r}: {e}")
     return calls
+
+
+def format_tool_call(name: str, arguments: dict[str, Any]) -> str:
+    """A call as the actor writes it (the inverse of `parse_tool_calls`)."""
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
+
+
+def format_tool_response(name: str, content: str) -> str:
+    """A tool's result as the environment says it."""
+    return "<tool_response>" + json.dumps({"name": name, "content": content}) + "</tool_response>"
+
+
+# Closes an episode that ended on a tool call. No digits: a reward that reads the conversation's last
+# message (math_answer's last number) must find no answer in it.
+NO_ANSWER = "no final answer: the episode ended on a tool call, which was not run (turn or call limit reached)"
 
 
 def user_tool_names(code: str) -> dict[str, str]:
@@ -148,7 +175,7 @@ class ToolsEnvironment(Environment):
         actor = self.actors[0]
         own = episode.systems.get(actor)
         episode.systems[actor] = (own + "\n" if own else "") + self.describe()
-        episode.state.update(calls=0, results=[])
+        episode.state.update(calls=0, results=[], answered=False)
         return None
 
     def next_speaker(self, episode: Any, turn: int) -> str | None:
@@ -187,9 +214,16 @@ class ToolsEnvironment(Environment):
 
     def step(self, episode: Any, message: Any) -> str | None:
         calls = parse_tool_calls(message.text)
-        if not calls or episode.state["calls"] >= self.max_calls:
+        if not calls:
+            episode.state["answered"] = True  # the final answer: the rewards score it
             episode.finish()
             return None
+        # A result the actor can never read is not worth running, and it must not become the
+        # conversation's last message (see NO_ANSWER).
+        last_turn = len(episode.own_messages(message.actor)) >= self.max_turns
+        if episode.state["calls"] >= self.max_calls or last_turn:
+            episode.finish()
+            return NO_ANSWER
         responses = []
         for call in calls[: self.max_calls - episode.state["calls"]]:
             episode.state["calls"] += 1
@@ -201,9 +235,21 @@ class ToolsEnvironment(Environment):
             episode.state["results"].append((name, ok, result))
             if not ok:
                 self.log("warning", f'environment "{self.name}": row {episode.row_index}: tool {name or "?"} failed: {result[:300]}')
-            responses.append("<tool_response>" + json.dumps({"name": name, "content": result}) + "</tool_response>")
+            responses.append(format_tool_response(name, result))
         return "\n".join(responses)
 
     def score(self, episode: Any) -> None:
         """The spec's rewards score the final answer (the actor's last message); nothing is added."""
         return None
+
+    def metrics(self, episodes: Sequence[Any]) -> dict[str, float]:
+        """The step's tool use: calls and failed calls per episode, the share of episodes with at least
+        one successful call, and the share that ended with a final answer (not on a limit)."""
+        n = max(len(episodes), 1)
+        results = [e.state.get("results", []) for e in episodes]
+        return {
+            "tools/calls": sum(len(r) for r in results) / n,
+            "tools/errors": sum(1 for r in results for _, ok, _ in r if not ok) / n,
+            "tools/success_rate": sum(1 for r in results if any(ok for _, ok, _ in r)) / n,
+            "tools/answer_rate": sum(1 for e in episodes if e.state.get("answered")) / n,
+        }

@@ -20,7 +20,7 @@ import torch
 
 from .schedule import sample as dsl_sample
 from .actors import Actor, build_actors
-from .acting import ActingEnvironment
+from .acting import ActingEnvironment, environment_metrics
 from .collaborative import CollaborativeEnvironment, run_turns, schedule_seed
 from .environment_kinds import build_any_environment
 from .data import Dataset, load_dataset
@@ -519,6 +519,7 @@ def run_loop(
                 values[f"reward/{reward_name}"] = float(np.mean(per_sample))
                 values[f"reward/{reward_name}/std"] = float(np.std(per_sample))
             values.update(update)
+            values.update(environment_metrics(conversations, name))  # e.g. tools/calls (acting environments)
             values["step_time_s"] = last_step_seconds
             events.metric(step, values, actor=name)
         trained_names = {name for name, a in actors.items() if a.trainable}
