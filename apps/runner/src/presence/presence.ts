@@ -32,13 +32,6 @@ export function gpuRows(
   });
 }
 
-/**
- * The runner's presence in Postgres (the Runner row): written when it starts, then every
- * TROUPE_PRESENCE_MS with its GPUs (free memory, the run holding each). The runtime's capabilities are
- * probed at start and every TROUPE_CAPABILITIES_MS, in the background (importing torch takes seconds; the
- * runner takes jobs meanwhile), and the row carries the latest answer. The web counts a runner that missed
- * RUNNER_MISSED_HEARTBEATS beats as gone and offers its GPUs to no launch.
- */
 /** One log line's worth: GPUs, CUDA and the installed engines with their versions. */
 function describeCapabilities(caps: RunnerCapabilities): string {
   const engines = Object.entries(caps.engines)
@@ -53,6 +46,13 @@ function comparable(caps: RunnerCapabilities): unknown {
   return { ...caps, gpus: caps.gpus.map(({ freeBytes: _free, ...gpu }) => gpu) };
 }
 
+/**
+ * The runner's presence in Postgres (the Runner row): written when it starts, then every
+ * TROUPE_PRESENCE_MS with its GPUs (free memory, the run holding each). The runtime's capabilities are
+ * probed at start and every TROUPE_CAPABILITIES_MS, in the background (importing torch takes seconds; the
+ * runner takes jobs meanwhile), and the row carries the latest answer. The web counts a runner that missed
+ * RUNNER_MISSED_HEARTBEATS beats as gone and offers its GPUs to no launch.
+ */
 export async function startPresence(ctx: RunnerContext, options: { probe?: () => Promise<ProbeResult> } = {}): Promise<Presence> {
   const { env, db, log } = ctx;
   const startedAt = new Date();
