@@ -33,11 +33,11 @@ Differences that remain (stated, not hidden):
 Step time: Troupe's own `step_time_s` event (rollout start to end of update); TRL's span from
 `on_step_begin` to `on_step_end` (batch in hand to optimizer step done). Neither includes logging.
 
-Async (`troupe-async`): the same spec with `algorithm.async: {maxStaleness: K}`. Its producer thread samples
-the next batch while the trainer thread trains, so it uses a second core where the other two use one (that
+Async (`troupe-async`): the same spec with `algorithm.async: {maxStaleness: K}`. Its producer process samples
+the next batch while the trainer trains, so it uses a second core where the other two use one (that
 overlap is the point of async; it is stated, not hidden). In lockstep it may compute only during its own
-turn: every forward of its sampling copy waits while its process does not hold the baton, so it never
-borrows time from TRL's or sync Troupe's turn. Its step time is the trainer's `step_time_s` (waiting for
+turn: the producer process is stopped (SIGSTOP) whenever the baton is handed on and continued when it comes
+back, so it never borrows time from TRL's or sync Troupe's turn. Its step time is the trainer's `step_time_s` (waiting for
 the batch included). Phases are not split for it (the timers are not thread-safe), only the step.
 Phases: see phase_timing.py (the same wrappers on both sides; `other` is the rest).
 "Reaches 0.9": the first step at which the mean reward of the last --window steps is >= 0.9.
@@ -119,10 +119,45 @@ def rows(seed: int) -> list[dict[str, str]]:
 
 
 def gate_producer(baton: Baton) -> None:
-    """Async in lockstep: the producer thread's model forwards run only while this process holds the baton."""
+    """Async in lockstep: the producer computes only while this process holds the baton. A producer process
+    (async_process.py, what a CPU run uses) is stopped (SIGSTOP) whenever the baton is handed on and continued
+    (SIGCONT) when it comes back; a producer thread's model forwards wait for the baton."""
+    import signal
     import threading
 
     from transformers import Qwen2ForCausalLM
+
+    from troupe.async_process import ProcessRolloutProducer
+
+    producers: list[int] = []
+    original_init, original_acquire, original_release = ProcessRolloutProducer.__init__, baton.acquire, baton.release
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        producers.append(self.pid)
+        if baton.active and not baton.holding:
+            os.kill(self.pid, signal.SIGSTOP)
+
+    def acquire() -> None:
+        original_acquire()
+        for pid in producers:
+            os.kill(pid, signal.SIGCONT)
+
+    def release() -> None:
+        for pid in producers if baton.active else ():
+            os.kill(pid, signal.SIGSTOP)
+        original_release()
+
+    original_close = ProcessRolloutProducer.close
+
+    def close(self: Any) -> None:
+        if self.pid in producers:  # a stopped process cannot hear "close"
+            producers.remove(self.pid)
+            os.kill(self.pid, signal.SIGCONT)
+        original_close(self)
+
+    ProcessRolloutProducer.__init__, ProcessRolloutProducer.close = init, close  # type: ignore[method-assign]
+    baton.acquire, baton.release = acquire, release  # type: ignore[method-assign]
 
     original = Qwen2ForCausalLM.forward
 

@@ -4,6 +4,7 @@ stop at the step boundary), and K = 1 learns the demo."""
 
 import copy
 import json
+import multiprocessing
 import time
 from pathlib import Path
 
@@ -196,6 +197,59 @@ def test_the_producer_thread_ends_when_the_loop_raises(tmp_path: Path, monkeypat
     run = run_spec(spec(steps=4, k=1), work_dir=wd(tmp_path))
     assert run.state == "failed" and "on purpose" in run.message, run.message
     assert not any(t.name == "troupe-rollout-producer" for t in threading.enumerate())
+    assert multiprocessing.active_children() == []
+
+
+# --- the producer process (async_process.py: K >= 1 on a CPU host) --------------------------------------
+
+
+def test_k1_on_cpu_samples_in_a_producer_process_that_ends_with_the_run(tmp_path: Path):
+    run = run_spec(spec(steps=3, k=1), events=EventWriter(keep=True), work_dir=wd(tmp_path))
+    assert run.state == "succeeded", run.message
+    logs = [e["message"] for e in run.events if e["type"] == "log"]
+    assert any("asynchronous rollouts: a producer process (pid" in m for m in logs), logs
+    assert multiprocessing.active_children() == []
+
+
+def test_the_producer_process_makes_the_same_run_as_the_thread(tmp_path: Path, monkeypatch):
+    """Same schedule, same RNG stream (the trainer's at the start), same data position: the same floats. What the
+    process changes is only where the sampling runs."""
+    import troupe.train as train_module
+
+    s = spec(steps=5, k=1)
+    s["algorithm"]["dynamicSampling"] = {"enabled": True, "maxRounds": 2}
+    in_process = run_spec(copy.deepcopy(s), events=EventWriter(keep=True), work_dir=wd(tmp_path / "process"))
+    monkeypatch.setattr(train_module, "process_producer_ok", lambda *a: "forced by the test")
+    threaded = run_spec(copy.deepcopy(s), events=EventWriter(keep=True), work_dir=wd(tmp_path / "thread"))
+    assert in_process.state == threaded.state == "succeeded", (in_process.message, threaded.message)
+    assert any("producer thread (forced by the test)" in e.get("message", "") for e in threaded.events)
+    want, got = per_step(threaded.events), per_step(in_process.events)
+    assert sorted(got) == sorted(want) and len(want) == 5
+    for key in want:
+        assert got[key] == want[key], (key, got[key], want[key])
+    assert episodes(in_process.events) == episodes(threaded.events)
+
+
+class _KillProducerAt(EventWriter):
+    def __init__(self, n: int):
+        super().__init__(keep=True)
+        self.n = n
+
+    def metric(self, step, values, actor=None):
+        out = super().metric(step, values, actor)
+        if step == self.n:
+            for child in multiprocessing.active_children():
+                if child.name == "troupe-rollout-producer":
+                    child.kill()
+                    child.join()
+        return out
+
+
+def test_a_producer_process_that_dies_fails_the_run_with_a_clear_message(tmp_path: Path):
+    run = run_spec(spec(steps=6, k=1), events=_KillProducerAt(1), work_dir=wd(tmp_path))
+    assert run.state == "failed", run.message
+    assert "rollout producer process exited" in run.message, run.message
+    assert multiprocessing.active_children() == []
 
 
 class _PauseAt(EventWriter):

@@ -1,5 +1,6 @@
 """Asynchronous rollouts (`algorithm.async.maxStaleness: K`): a producer thread samples and scores the next
-batches while the trainer trains on the current one.
+batches while the trainer trains on the current one. (On a CPU host with K >= 1 the producer is a process
+instead, async_process.py: same schedule, same batches; this module holds what both share.)
 
 The producer samples from its own copy of each trainable actor's module (an `HFEngine` on the copy), never
 from the module the trainer is updating. Staleness is fixed, not "whatever was freshest": the batch of step t
@@ -211,17 +212,7 @@ class RolloutProducer:
         """Under `quiesce`: the batches made but not yet trained on, beside a checkpoint. Returns how many."""
         with self._cond:
             batches = [self._ready[s] for s in sorted(self._ready)]
-        envs = {id(e): i for i, e in enumerate(self.environments)}
-        saved = [
-            {
-                "step": b.step,
-                "version": b.version,
-                "parts": {n: [_part_state(p, envs) for p in ps] for n, ps in b.parts.items()},
-                "rollout_seconds": dict(b.rollout_seconds),
-                "resampling": b.resampling,
-            }
-            for b in batches
-        ]
+        saved = [batch_state(b, self.environments) for b in batches]
         partial = folder / f".{IN_FLIGHT_FILE}.partial"
         torch.save({"batches": saved}, partial)
         partial.rename(folder / IN_FLIGHT_FILE)
@@ -286,21 +277,34 @@ class RolloutProducer:
                 done.add(id(source))
 
 
-def _part_state(part: EnvRollout, envs: dict[int, int]) -> dict[str, Any]:
-    state = {f.name: getattr(part, f.name) for f in dataclasses.fields(part) if f.name != "env"}
-    return {**state, "env": envs[id(part.env)]}
+def batch_state(batch: ProducedBatch, environments: list[Any]) -> dict[str, Any]:
+    """A batch as plain data (environments by position): for `in_flight.pt` and the producer process's queue."""
+    envs = {id(e): i for i, e in enumerate(environments) if e is not None}
+
+    def part(p: EnvRollout) -> dict[str, Any]:
+        return {**{f.name: getattr(p, f.name) for f in dataclasses.fields(p) if f.name != "env"}, "env": envs[id(p.env)]}
+
+    return {
+        "step": batch.step,
+        "version": batch.version,
+        "parts": {n: [part(p) for p in ps] for n, ps in batch.parts.items()},
+        "rollout_seconds": dict(batch.rollout_seconds),
+        "resampling": batch.resampling,
+    }
 
 
-def load_in_flight(folder: Path, environments: list[Any]) -> list[ProducedBatch]:
-    """The batches a checkpoint saved as in flight (none when it was saved without async)."""
+def batch_from_state(state: dict[str, Any], environments: list[Any]) -> ProducedBatch:
+    parts: dict[str, list[EnvRollout]] = defaultdict(list)
+    for n, ps in state["parts"].items():
+        parts[n] = [EnvRollout(**{**p, "env": environments[p["env"]]}) for p in ps]
+    return ProducedBatch(state["step"], state["version"], parts, defaultdict(float, state["rollout_seconds"]), state["resampling"])
+
+
+def load_in_flight(folder: Path, environments: list[Any]) -> tuple[list[ProducedBatch], dict[str, Any] | None]:
+    """The batches a checkpoint saved as in flight (none when it was saved without async), and where a producer
+    process stood after them (None for the thread producer, which shares the trainer's RNG and data position)."""
     path = folder / IN_FLIGHT_FILE
     if not path.exists():
-        return []
+        return [], None
     state = torch.load(path, weights_only=False)  # our own file, written by save_in_flight
-    out = []
-    for b in state["batches"]:
-        parts: dict[str, list[EnvRollout]] = defaultdict(list)
-        for n, ps in b["parts"].items():
-            parts[n] = [EnvRollout(**{**p, "env": environments[p["env"]]}) for p in ps]
-        out.append(ProducedBatch(b["step"], b["version"], parts, defaultdict(float, b["rollout_seconds"]), b["resampling"]))
-    return out
+    return [batch_from_state(b, environments) for b in state["batches"]], state.get("producer")

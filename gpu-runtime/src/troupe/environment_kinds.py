@@ -14,7 +14,7 @@ import numpy as np
 
 from .acting import ACTING_KINDS
 from .collaborative import MULTI_ACTOR_KINDS, build_collaborative
-from .data import Dataset
+from .data import Dataset, load_dataset
 from .environments import build_environment
 
 
@@ -29,3 +29,14 @@ def build_any_environment(
 
         return build_acting(env_spec, index, datasets, rewards, rng, work_dir, sandbox_limits(spec))
     return build_environment(env_spec, index, datasets, rewards, rng)
+
+
+def build_run_environments(spec: dict[str, Any], work_dir: Path, rewards: dict[str, Any], only: list[bool] | None = None) -> list[Any]:
+    """Every environment of the spec, in order, on the run's datasets, sharing one row RNG as the run does
+    (`only`: build just these, None in the other places; the producer process builds the ones it samples)."""
+    datasets = {d["name"]: load_dataset(d, i, spec["seed"], work_dir) for i, d in enumerate(spec["datasets"])}
+    row_rng = np.random.default_rng(spec["seed"])
+    return [
+        build_any_environment(e, i, datasets, rewards, row_rng, spec, work_dir) if only is None or only[i] else None
+        for i, e in enumerate(spec["environments"])
+    ]

@@ -22,8 +22,7 @@ from .schedule import sample as dsl_sample
 from .actors import Actor, build_actors
 from .acting import ActingEnvironment, environment_metrics
 from .collaborative import CollaborativeEnvironment, run_turns, schedule_seed
-from .environment_kinds import build_any_environment
-from .data import Dataset, load_dataset
+from .environment_kinds import build_run_environments
 from .distributed import SINGLE, RankContext
 from .environments import allocate_prompts
 from .events import EventWriter
@@ -39,6 +38,7 @@ from .rollout import Rollout, _pad_to, concat_rollouts
 from .lr_schedule import lr_at
 from .lora import adapters_disabled
 from .checkpointing import checkpoints_root, load_training_checkpoint, prune_checkpoints, save_training_checkpoint
+from .async_process import ProcessRolloutProducer, process_producer_ok
 from .async_rollout import RolloutProducer, load_in_flight
 from .control import RunControl
 from .boundary import step_boundary
@@ -194,9 +194,7 @@ def run_loop(
     if liger_cls is not None:
         events.log("info", "policy loss: Liger fused linear GRPO loss where the loss type maps onto it")
 
-    datasets: dict[str, Dataset] = {d["name"]: load_dataset(d, i, spec["seed"], work_dir) for i, d in enumerate(spec["datasets"])}
-    row_rng = np.random.default_rng(spec["seed"])
-    environments: list[Any] = [build_any_environment(e, i, datasets, rewards, row_rng, spec, work_dir) for i, e in enumerate(spec["environments"])]
+    environments: list[Any] = build_run_environments(spec, work_dir, rewards)
     for env in environments:
         if isinstance(env, ActingEnvironment) and closing is not None:
             closing.callback(env.impl.close)
@@ -245,10 +243,18 @@ def run_loop(
         events.log("info", f"resumed from {resume_from} (step {done} of {total_steps}): next step {done + 1}")
         first_step = done + 1
     report_memory(events, first_step - 1, "setup", device)
-    # algorithm.async: a producer thread samples the next batches while this one trains (async_rollout.py).
-    producer = None
+    # algorithm.async: a producer process (async_process.py) or thread (async_rollout.py) samples the next
+    # batches while this one trains.
+    producer: RolloutProducer | ProcessRolloutProducer | None = None
     if spec["algorithm"].get("async") is not None and first_step <= total_steps:
-        producer = RolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, load_in_flight(resume_from, environments) if resume_from else None)
+        queued, producer_state = load_in_flight(resume_from, environments) if resume_from else ([], None)
+        why_thread = process_producer_ok(spec, actors, rewards, device)
+        if why_thread is None:
+            producer = ProcessRolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, work_dir, events.log, queued, producer_state)
+            events.log("info", f"asynchronous rollouts: a producer process (pid {producer.pid}) samples up to {spec['algorithm']['async']['maxStaleness']} updates behind the trainer")
+        else:
+            producer = RolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, queued)
+            events.log("info", f"asynchronous rollouts: a producer thread ({why_thread})")
         if closing is not None:
             closing.callback(producer.close)  # also when the loop raises (close is idempotent)
 
