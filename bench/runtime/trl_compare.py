@@ -38,7 +38,7 @@ the next batch while the trainer trains, so it uses a second core where the othe
 overlap is the point of async; it is stated, not hidden). In lockstep it may compute only during its own
 turn: the producer process is stopped (SIGSTOP) whenever the baton is handed on and continued when it comes
 back, so it never borrows time from TRL's or sync Troupe's turn. Its step time is the trainer's `step_time_s` (waiting for
-the batch included). Phases are not split for it (the timers are not thread-safe), only the step.
+the batch included). Phases are not split for it (its sampling runs in another process), only the step.
 Phases: see phase_timing.py (the same wrappers on both sides; `other` is the rest).
 "Reaches 0.9": the first step at which the mean reward of the last --window steps is >= 0.9.
 """
@@ -412,7 +412,7 @@ EARLY_STEPS = 30  # steps 2..30: both policies still near random, so both genera
 def report(results: dict[str, dict[int, dict[str, Any]]], seeds: list[int], steps: int, threshold: float, window: int) -> None:
     frameworks = [f for f in FRAMEWORKS if f in results and all(seed in results[f] for seed in seeds)]
     print(f"\nTroupe (sync, and async where run) vs TRL {_trl_version()} GRPOTrainer, CPU, one torch thread each "
-          f"(async: + its producer thread); {steps} steps, {len(seeds)} seeds; "
+          f"(async: + its producer process); {steps} steps, {len(seeds)} seeds; "
           f"'reach' = first step whose last-{window}-step mean reward >= {threshold}")
     print("len = mean completion tokens per sample (EOS included) over the run: a learned policy that stops early makes")
     print(f"later steps cheaper, so 'early' is also given: the median step ratio over steps 2..{EARLY_STEPS}, at equal length.\n")
