@@ -141,6 +141,7 @@ test("watch: compare two runs and see the spec difference", async ({ page }) => 
   const b = await simulateRun(30, 10);
   await Promise.all([a.done, b.done]);
   await page.goto(`/runs?q=simulated`);
+  const nameOfA = (await page.locator(`[data-run-id="${a.id}"]`).getByTestId("run-name").textContent())!.trim();
   await page.locator(`[data-run-id="${a.id}"] [data-testid=run-select]`).check();
   await page.locator(`[data-run-id="${b.id}"] [data-testid=run-select]`).check();
   await page.getByTestId("runs-compare").click();
@@ -153,8 +154,8 @@ test("watch: compare two runs and see the spec difference", async ({ page }) => 
   await expect.poll(() => diff.getByTestId("spec-diff-row").count()).toBeGreaterThan(differing);
   await expect.poll(() => points(page, "compare-chart-reward")).toBe(50);
   // A click on a run in a chart's legend hides its line (20 points), a second click shows it again.
-  // (Both runs have the demo's name, so the legend tells them apart by the end of their ids.)
-  const legendItem = page.getByTestId("compare-chart-reward").getByTestId("legend-item").filter({ hasText: a.id.slice(-5) });
+  // (Both runs have the demo's spec name; the legend names each by its own generated name.)
+  const legendItem = page.getByTestId("compare-chart-reward").getByTestId("legend-item").filter({ hasText: nameOfA });
   await legendItem.click();
   await expect(legendItem).toHaveAttribute("aria-pressed", "false");
   await expect.poll(() => points(page, "compare-chart-reward")).toBe(30);

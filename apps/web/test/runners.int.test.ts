@@ -249,7 +249,8 @@ describe("launch checks against live runners", () => {
     expect(await services.caller.runner.whyWaiting({ runId: holder.id })).toEqual({ reason: null }); // running: not waiting
     const shown = view.runners.find((r) => r.id === gpuC!.id)!;
     expect(shown.gpus.map((g) => g.runId)).toEqual([holder.id, null]);
-    expect(shown.gpus[0]!.runName).toBe(holder.name);
+    // By the run's own readable name, as everywhere runs are shown.
+    expect(shown.gpus[0]!.runName).toBe(holder.displayName);
     expect(shown.runs.map((r) => r.id)).toEqual([holder.id]);
     // A runner not heard from in over a day is no longer listed (a retired host, a test's runner).
     const old = uniqueId("retired");

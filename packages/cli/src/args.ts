@@ -10,10 +10,14 @@ commands:
                 [--tag TAG ...] [--priority N] [--experiment ID]
       Launch a run. Prints its id. With --wait, waits for the end, writes the metrics CSV, checks thresholds
       against each metric's final value (METRIC may use _ for /, e.g. reward_mean).
+  runs [--status S] [--tag T] [--experiment ID] [--limit N] [--json]
+                              Recent runs, newest first: id, name, status, step, latest reward.
   status RUN_ID [--json]      Status, progress and latest reward of a run.
   metrics RUN_ID [--csv] [--name N[,N...]] [--actor NAME] [--buckets N] [--out FILE]
                               Metric series (JSON, or CSV with --csv) to stdout or FILE.
   cancel RUN_ID               Cancel a queued, running or paused run.
+  delete RUN_ID               Delete an ended run and its stored data (metrics, episodes, events, logs). Its
+                              folder on the runner host is not removed: the answer says where it is.
   pause RUN_ID                Pause a running run after its current step.
   resume RUN_ID               Resume a paused run; or resume a stopped, failed or cancelled run from its
                               latest checkpoint (a new attempt).
@@ -53,7 +57,9 @@ export type Command =
       priority?: number;
       experimentId?: string;
     }
+  | { name: "runs"; common: Common; status?: string; tag?: string; experimentId?: string; limit?: number; json: boolean }
   | { name: "status"; common: Common; runId: string; json: boolean }
+  | { name: "delete"; common: Common; runId: string }
   | { name: "metrics"; common: Common; runId: string; csv: boolean; names?: string; actor?: string; buckets?: number; out?: string }
   | { name: "cancel"; common: Common; runId: string }
   | { name: "pause" | "resume" | "stop"; common: Common; runId: string }
@@ -148,6 +154,31 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
         experimentId: values.experiment as string | undefined,
       };
     }
+    case "runs": {
+      const { values, positionals } = parse({
+        status: { type: "string" },
+        tag: { type: "string" },
+        experiment: { type: "string" },
+        limit: { type: "string" },
+        json: { type: "boolean" },
+      });
+      if (values.help) return { name: "help" };
+      if (positionals.length > 0) throw new CliError(`troupe runs: unexpected argument "${positionals[0]}"`);
+      return {
+        name: "runs",
+        common: common(values as Common, env),
+        status: values.status as string | undefined,
+        tag: values.tag as string | undefined,
+        experimentId: values.experiment as string | undefined,
+        limit: number(values.limit as string | undefined, "--limit", (n) => Number.isInteger(n) && n >= 1 && n <= 100, "a whole number from 1 to 100"),
+        json: Boolean(values.json),
+      };
+    }
+    case "delete": {
+      const { values, positionals } = parse({});
+      if (values.help) return { name: "help" };
+      return { name: "delete", common: common(values as Common, env), runId: onePositional(positionals, "delete", "the run id") };
+    }
     case "status": {
       const { values, positionals } = parse({ json: { type: "boolean" } });
       if (values.help) return { name: "help" };
@@ -224,6 +255,6 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       };
     }
     default:
-      throw new CliError(`unknown command "${name}" (commands: run, status, metrics, cancel, pause, resume, stop, collect; see troupe --help)`);
+      throw new CliError(`unknown command "${name}" (commands: run, runs, status, metrics, cancel, delete, pause, resume, stop, collect; see troupe --help)`);
   }
 }

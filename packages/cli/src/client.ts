@@ -34,7 +34,7 @@ export class ApiClient {
   }
 
   async request(
-    method: "GET" | "POST",
+    method: "GET" | "POST" | "DELETE",
     path: string,
     options: { query?: Record<string, string | number | undefined>; body?: string; contentType?: string; headers?: Record<string, string> } = {},
   ): Promise<ApiResponse> {
@@ -62,7 +62,7 @@ export class ApiClient {
 
   async json<S extends z.ZodType>(
     schema: S,
-    method: "GET" | "POST",
+    method: "GET" | "POST" | "DELETE",
     path: string,
     options: Parameters<ApiClient["request"]>[2] = {},
   ): Promise<z.output<S>> {

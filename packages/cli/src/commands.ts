@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { parseDocument } from "yaml";
-import { ApiCollectResult, ApiMetrics, ApiRun, ApiRunCancel, ApiRunControl, ApiRunWait, ApiRunWithSpec } from "@troupe/contracts";
+import { ApiCollectResult, ApiMetrics, ApiRun, ApiRunCancel, ApiRunControl, ApiRunDelete, ApiRunList, ApiRunWait, ApiRunWithSpec } from "@troupe/contracts";
 import type { Command } from "./args";
 import { ApiClient, ConnectionError, HttpError, parseAnswer } from "./client";
 import { CliError, EXIT } from "./exitCodes";
@@ -18,7 +18,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function describe(run: ApiRun): string {
   const progress = run.lastStep !== null ? ` step ${run.lastStep}${run.totalSteps !== null ? `/${run.totalSteps}` : ""}` : "";
   const reward = run.lastReward !== null ? ` reward/mean ${run.lastReward}` : "";
-  return `run ${run.id} ${run.status}${progress}${reward}`;
+  return `run ${run.id} (${run.name}) ${run.status}${progress}${reward}`;
 }
 
 /** Retries a call while the server is unreachable or answers 5xx (a deploy, a restart), then gives up. */
@@ -145,6 +145,31 @@ export async function statusCommand(command: Extract<Command, { name: "status" }
   return EXIT.ok;
 }
 
+/** `troupe runs`: GET /runs, one line per run (or the page as JSON). */
+export async function runsCommand(command: Extract<Command, { name: "runs" }>, client: ApiClient, io: Io): Promise<number> {
+  const query = { status: command.status, tag: command.tag, experimentId: command.experimentId, limit: command.limit };
+  const response = await client.request("GET", "/runs", { query });
+  const page = parseAnswer(ApiRunList, "GET", "/runs", response);
+  if (command.json) {
+    io.out(`${response.text}\n`);
+    return EXIT.ok;
+  }
+  const rows = page.items.map((r) => [
+    r.id,
+    r.name,
+    r.status,
+    r.lastStep !== null ? `${r.lastStep}${r.totalSteps !== null ? `/${r.totalSteps}` : ""}` : "-",
+    r.lastReward !== null ? String(r.lastReward) : "-",
+    r.createdAt,
+    r.specName,
+  ]);
+  const header = ["ID", "NAME", "STATUS", "STEP", "REWARD", "CREATED", "SPEC"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  for (const row of [header, ...rows]) io.out(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ")}\n`);
+  if (page.nextCursor) io.err(`troupe: more runs exist (showing ${page.items.length}); raise --limit (at most 100) or filter`);
+  return EXIT.ok;
+}
+
 export async function metricsCommand(command: Extract<Command, { name: "metrics" }>, client: ApiClient, io: Io): Promise<number> {
   const response = await client.request("GET", `/runs/${encodeURIComponent(command.runId)}/metrics`, {
     query: { format: command.csv ? "csv" : "json", name: command.names, actor: command.actor, buckets: command.buckets },
@@ -178,6 +203,14 @@ export async function controlCommand(command: Extract<Command, { name: "pause" |
 export async function cancelCommand(command: Extract<Command, { name: "cancel" }>, client: ApiClient, io: Io): Promise<number> {
   const result = await client.json(ApiRunCancel, "POST", `/runs/${encodeURIComponent(command.runId)}/cancel`);
   io.out(`run ${result.run.id} ${result.outcome === "cancelled" ? "cancelled" : "cancellation requested (it stops after its current step)"}\n`);
+  return EXIT.ok;
+}
+
+/** `troupe delete RUN`: DELETE /runs/{id}; says where the run's files remain. */
+export async function deleteCommand(command: Extract<Command, { name: "delete" }>, client: ApiClient, io: Io): Promise<number> {
+  const result = await client.json(ApiRunDelete, "DELETE", `/runs/${encodeURIComponent(command.runId)}`);
+  io.out(`run ${result.id} (${result.name}) deleted\n`);
+  if (result.workDir) io.err(`troupe: its folder on runner ${result.runnerId ?? "(unknown)"} was not removed: ${result.workDir}`);
   return EXIT.ok;
 }
 

@@ -1,6 +1,6 @@
 import { parseCommand, USAGE } from "./args";
 import { ApiClient } from "./client";
-import { cancelCommand, collectCommand, controlCommand, metricsCommand, runCommand, statusCommand, type Io } from "./commands";
+import { cancelCommand, collectCommand, controlCommand, deleteCommand, metricsCommand, runCommand, runsCommand, statusCommand, type Io } from "./commands";
 import { CliError, EXIT } from "./exitCodes";
 
 export { EXIT } from "./exitCodes";
@@ -22,8 +22,12 @@ export async function main(argv: string[], env: Record<string, string | undefine
     switch (command.name) {
       case "run":
         return await runCommand(command, client, io);
+      case "runs":
+        return await runsCommand(command, client, io);
       case "status":
         return await statusCommand(command, client, io);
+      case "delete":
+        return await deleteCommand(command, client, io);
       case "metrics":
         return await metricsCommand(command, client, io);
       case "cancel":

@@ -114,7 +114,7 @@ describe("troupe CLI against a real server and runner", () => {
 
     const status = await troupe(["status", runId]);
     expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(new RegExp(`^run ${runId} succeeded step 3/3`));
+    expect(status.stdout).toMatch(new RegExp(`^run ${runId} \\([a-z]+-[a-z]+-\\d+\\) succeeded step 3/3`));
     const metrics = await troupe(["metrics", runId, "--csv", "--name", "loss"]);
     expect(metrics.code).toBe(0);
     expect(metrics.stdout.trimEnd().split("\r\n")).toHaveLength(4);
@@ -122,6 +122,36 @@ describe("troupe CLI against a real server and runner", () => {
     expect(cancelEnded.code).toBe(3);
     expect(cancelEnded.stderr).toMatch(/HTTP 409/);
   }, 240_000); // the first run also waits for the runner and Python to start
+
+  it("runs: lists runs by their generated names; delete removes an ended run and refuses a queued one", async () => {
+    const ended = uniqueId("cli-run-ended");
+    const queued = uniqueId("cli-run-queued");
+    for (const [id, status] of [[ended, "succeeded"], [queued, "queued"]] as const) {
+      // Rows only (no job, no runner): listing and deleting read and write the database alone.
+      await services.db.run.create({ data: { id, name: id, spec: {}, specVersion: 1, seed: 0, status, source: "api" } });
+      services.runIds.push(id);
+    }
+    const nameOf = async (id: string) => (await services.db.run.findUniqueOrThrow({ where: { id }, select: { displayName: true } })).displayName;
+    const endedName = await nameOf(ended);
+    expect(endedName).toMatch(/^[a-z]+-[a-z]+-\d+$/);
+
+    const list = await troupe(["runs", "--limit", "100"]);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout.split("\n")[0]).toMatch(/^ID\s+NAME\s+STATUS\s+STEP\s+REWARD\s+CREATED\s+SPEC$/);
+    expect(list.stdout).toMatch(new RegExp(`^${ended}\\s+${endedName}\\s+succeeded\\s`, "m"));
+    const json = await troupe(["runs", "--status", "queued", "--limit", "100", "--json"]);
+    const items = (JSON.parse(json.stdout) as { items: { id: string; name: string; specName: string }[] }).items;
+    expect(items.find((r) => r.id === queued)).toMatchObject({ name: await nameOf(queued), specName: queued });
+    expect(items.some((r) => r.id === ended)).toBe(false);
+
+    const refused = await troupe(["delete", queued]);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/HTTP 409.*cancel it first/s);
+    const deleted = await troupe(["delete", ended]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout).toBe(`run ${ended} (${endedName}) deleted\n`);
+    expect(await services.db.run.count({ where: { id: { in: [ended, queued] } } })).toBe(1);
+  });
 
   it("run --wait: 2 when the run fails, and when it is cancelled", async () => {
     const failing = writeSpec("fail.json", demo(3, { datasets: [{ name: "letters", source: { kind: "file", path: "/nonexistent/rows.jsonl", format: "jsonl" } }] }));
@@ -165,7 +195,7 @@ describe("troupe CLI against a real server and runner", () => {
     const held = (await row()).lastStep;
     await new Promise((r) => setTimeout(r, 1500));
     expect((await row()).lastStep).toBe(held);
-    expect((await troupe(["status", runId])).stdout).toMatch(new RegExp(`^run ${runId} paused`));
+    expect((await troupe(["status", runId])).stdout).toMatch(new RegExp(`^run ${runId} \\([a-z]+-[a-z]+-\\d+\\) paused`));
 
     expect((await troupe(["resume", runId])).code).toBe(0);
     await until("running again", async () => (await row()).status === "running");

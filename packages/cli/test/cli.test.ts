@@ -72,6 +72,9 @@ describe("arguments", () => {
       [["status", "r1"], /no API token/, { TROUPE_URL: "http://x" }],
       [["status", "r1"], /must be an http/, { TROUPE_URL: "ftp://x", TROUPE_TOKEN: "t" }],
       [["cancel", "a", "b"], /unexpected argument "b"/],
+      [["delete"], /troupe delete: missing the run id/],
+      [["runs", "extra"], /troupe runs: unexpected argument "extra"/],
+      [["runs", "--limit", "500"], /--limit "500": must be a whole number from 1 to 100/],
       [["collect", "r1", "--min-reward", "1"], /--name NAME is required/],
       [["collect", "r1", "--name", "d"], /--min-reward X is required/],
       [["collect", "r1", "--name", "d", "--min-reward", "x"], /--min-reward "x": must be a number/],
@@ -90,7 +93,7 @@ describe("arguments", () => {
     const err: string[] = [];
     const io = { out: (t: string) => void out.push(t), err: (t: string) => void err.push(t) };
     expect(await main(["bogus"], env, io)).toBe(3);
-    expect(err).toEqual(['troupe: error: unknown command "bogus" (commands: run, status, metrics, cancel, pause, resume, stop, collect; see troupe --help)']);
+    expect(err).toEqual(['troupe: error: unknown command "bogus" (commands: run, runs, status, metrics, cancel, delete, pause, resume, stop, collect; see troupe --help)']);
     expect(await main(["--help"], {}, io)).toBe(0);
     expect(out.join("")).toMatch(/exit codes: 0 ok; 1 a threshold was missed/);
   });
@@ -123,7 +126,8 @@ describe("answers", () => {
   const answer = (body: unknown, status = 200) => ({ status, headers: new Headers(), text: typeof body === "string" ? body : JSON.stringify(body) });
   const run = {
     id: "r1",
-    name: "demo",
+    name: "brisk-otter-17",
+    specName: "demo",
     status: "running",
     experimentId: null,
     experimentName: null,

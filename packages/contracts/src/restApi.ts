@@ -8,6 +8,7 @@ import {
   MetricPointShape,
   metricSeriesShape,
   RunCancelOutcome,
+  RunDeleted,
   runSettingsFields,
   runSummaryShape,
 } from "./runViews";
@@ -117,6 +118,10 @@ export type ApiRunWait = z.infer<typeof ApiRunWait>;
 
 export const ApiRunCancel = z.object({ run: ApiRun, outcome: RunCancelOutcome });
 export type ApiRunCancel = z.infer<typeof ApiRunCancel>;
+
+/** `DELETE /runs/{id}`: what was deleted, and where its files remain. */
+export const ApiRunDelete = RunDeleted;
+export type ApiRunDelete = z.infer<typeof ApiRunDelete>;
 
 export const ApiRunControl = z.object({
   run: ApiRun,

@@ -17,7 +17,10 @@ export const RunSource = z.enum(["ui", "api", "seed"]);
 export function runSummaryShape<T extends z.ZodType>(timestamp: T) {
   return z.object({
     id: z.string(),
-    name: z.string(),
+    name: z
+      .string()
+      .describe("The run's readable name (`brisk-otter-17`): generated when the run is created, unique, matched by run search"),
+    specName: z.string().describe("The RunSpec's `name` (the same for every run of a spec)"),
     status: RunState,
     experimentId: z.string().nullable(),
     experimentName: z.string().nullable(),
@@ -82,3 +85,21 @@ export const RunCancelOutcome = z
   .enum(["cancelled", "requested"])
   .describe("`cancelled`: it was still queued and is cancelled now; `requested`: the runner was asked to stop it");
 export type RunCancelOutcome = z.infer<typeof RunCancelOutcome>;
+
+/**
+ * What deleting an ended run answers (tRPC and REST). Its rows are gone; its files are not: the run's
+ * folder lives on the runner host that ran it, which the web app cannot reach.
+ */
+export const RunDeleted = z.object({
+  id: z.string(),
+  name: z.string().describe("The deleted run's readable name"),
+  runnerId: z.string().nullable().describe("The runner host that ran it (null: it never started)"),
+  workDir: z
+    .string()
+    .nullable()
+    .describe(
+      "The run's folder on that host (checkpoints, logs, its data files): NOT removed by the delete; remove it on the host " +
+        "to free the space. Null when the run never started",
+    ),
+});
+export type RunDeleted = z.infer<typeof RunDeleted>;

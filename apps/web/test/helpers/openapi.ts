@@ -59,7 +59,7 @@ export class OpenApiChecker {
 /** A fetch that returns status, headers, text and parsed JSON (when JSON), and checks it against the document. */
 export function apiCaller(baseUrl: string, checker: OpenApiChecker, token?: string) {
   return async function call(
-    method: "GET" | "POST",
+    method: "GET" | "POST" | "DELETE",
     path: string,
     template: string,
     init: { body?: string | Blob; headers?: Record<string, string>; token?: string | null } = {},

@@ -112,7 +112,7 @@ code,pre{font:13px ui-monospace,monospace;background:#f2f4f8;border-radius:4px;p
 pre{padding:12px;overflow:auto}table{border-collapse:collapse;width:100%;margin:8px 0}
 th,td{border:1px solid #dde2ea;padding:6px 8px;text-align:left;vertical-align:top}th{background:#f7f8fb}
 .method{display:inline-block;min-width:44px;text-align:center;border-radius:4px;color:#fff;font-size:12px;padding:1px 6px}
-.get{background:#2f7d4f}.post{background:#2857a4}.req{color:#b3261e;font-size:12px}.muted{color:#667;font-size:12px}
+.get{background:#2f7d4f}.post{background:#2857a4}.delete{background:#a4282b}.req{color:#b3261e;font-size:12px}.muted{color:#667;font-size:12px}
 .lock,.open{font-size:12px;border:1px solid #ccd;border-radius:4px;padding:1px 6px;font-weight:normal}
 section{border-top:1px solid #e4e7ee;padding-top:8px;margin-top:20px}
 </style></head><body>

@@ -1,6 +1,7 @@
-import { ApiEpisodePage, ApiHealth, ApiLaunchEnvelope, ApiMetrics, ApiRunCancel, ApiRunControl, ApiRunList, ApiRunWait, ApiRunWithSpec, RunSpec } from "@troupe/contracts";
+import { ApiEpisodePage, ApiHealth, ApiLaunchEnvelope, ApiMetrics, ApiRunCancel, ApiRunControl, ApiRunDelete, ApiRunList, ApiRunWait, ApiRunWithSpec, RunSpec } from "@troupe/contracts";
 import { ApiCollectBody, ApiCollectResult } from "@troupe/contracts";
 import { cancelRun } from "../../runs/server/cancel";
+import { deleteRun } from "../../runs/server/deleteRun";
 import { collectFromRun } from "../../runs/server/collect";
 import { runSourceIssues } from "../../runs/server/runSources";
 import { controlRun, resumeFromCheckpoint } from "../../runs/server/control";
@@ -71,6 +72,10 @@ export const listRuns = apiRoute(operations.listRuns, async ({ ctx, query }) =>
 
 export const getRun = apiRoute(operations.getRun, async ({ ctx, params }) =>
   jsonResponse(ApiRunWithSpec, await requireApiRun(ctx.db, params.id)),
+);
+
+export const deleteRunHandler = apiRoute(operations.deleteRun, async ({ ctx, params }) =>
+  jsonResponse(ApiRunDelete, await deleteRun(ctx, params.id)),
 );
 
 export const waitRun = apiRoute(operations.waitRun, async ({ request, ctx, params, query }) =>

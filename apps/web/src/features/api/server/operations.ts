@@ -10,6 +10,7 @@ import {
   ApiMetricsQuery,
   ApiRunCancel,
   ApiRunControl,
+  ApiRunDelete,
   ApiRunIdParams,
   ApiRunList,
   ApiRunListQuery,
@@ -54,7 +55,7 @@ export interface RequestBodyDef {
 
 export interface OperationDef {
   operationId: string;
-  method: "get" | "post";
+  method: "get" | "post" | "delete";
   /** OpenAPI path template under /api/v1, e.g. `/runs/{id}`. */
   path: string;
   tag: string;
@@ -182,6 +183,26 @@ export const operations = {
     auth: "viewer",
     pathParams: ApiRunIdParams,
     responses: { 200: { description: "The run", schema: ApiRunWithSpec } },
+  }),
+
+  deleteRun: op({
+    operationId: "deleteRun",
+    method: "delete",
+    path: "/runs/{id}",
+    tag: "runs",
+    summary: "Delete an ended run and its stored data",
+    description:
+      "Removes the run and everything stored for it, in one transaction: its events (checkpoint records included), " +
+      "metric points, memory samples, episodes, log lines and the Idempotency-Keys that created it. Other runs are " +
+      "untouched (a run started from its checkpoints keeps its own data). A queued, running or paused run is a 409: " +
+      "cancel it first. Not undone. The run's folder on the runner host that ran it (checkpoints, logs) is NOT removed: " +
+      "the web app cannot reach that disk; the answer names the host (`runnerId`) and the folder (`workDir`).",
+    auth: "editor",
+    pathParams: ApiRunIdParams,
+    responses: {
+      200: { description: "Deleted; the answer says where its files remain", schema: ApiRunDelete },
+      409: { description: "The run is queued, running or paused: cancel it first" },
+    },
   }),
 
   waitRun: op({

@@ -9,6 +9,7 @@ import { ApiError } from "./problem";
 export const apiRunSelect = {
   id: true,
   name: true,
+  displayName: true,
   status: true,
   source: true,
   experimentId: true,
@@ -34,7 +35,9 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 export function toApiRun(row: ApiRunRow, lastReward: number | null): ApiRun {
   return {
     id: row.id,
-    name: row.name,
+    // The run's own readable name; the spec's name (shared by its re-runs) beside it.
+    name: row.displayName,
+    specName: row.name,
     status: row.status,
     terminal: isTerminal(row.status as RunState),
     source: row.source,

@@ -53,6 +53,8 @@ export const PROCEDURE_ROLES: Readonly<Record<string, Role>> = {
   "run.episodeSteps": "viewer",
   "run.episodes": "viewer",
   "run.cancel": "editor",
+  // removes an ended run's rows for good
+  "run.delete": "editor",
   "run.control": "editor",
   "run.resumeFromCheckpoint": "editor",
   "run.rerun": "editor",

@@ -45,7 +45,7 @@ export function ComparePage({ ids }: { ids: string[] }) {
   if (runs.some((r) => r.isPending)) return <p className="muted">Loading runs…</p>;
   const details = runs.map((r) => r.data!);
   const allNames = new Set(nameLists.flat());
-  // Runs often share a name (re-runs): then the id's tail tells them apart in legends.
+  // Run names are unique (Run.displayName); the id's tail is a fallback should two ever look alike.
   const sameNames = new Set(details.map((d) => d.name)).size < details.length;
   const runLabel = (d: { id: string; name: string }) => (sameNames ? `${d.name} #${d.id.slice(-5)}` : d.name);
 
@@ -59,6 +59,7 @@ export function ComparePage({ ids }: { ids: string[] }) {
           <div key={d.id} style={{ display: "flex", gap: "0.6rem", alignItems: "center", padding: "0.15rem 0" }}>
             <span className="run-swatch" style={{ background: RUN_COLOURS[i] }} />
             <Link href={`/runs/${d.id}`}>{d.name}</Link>
+            <span className="muted small">{d.specName}</span>
             <StatusBadge status={d.status} />
             <code className="muted small">{d.id}</code>
           </div>

@@ -60,19 +60,20 @@ export async function loadRunnersPage(db: Db, now: Date = new Date()): Promise<R
   const [active, queued] = await Promise.all([
     db.run.findMany({
       where: { status: { in: ["running", "paused"] }, runnerId: { in: runners.map((r) => r.id) } },
-      select: { id: true, name: true, status: true, gpus: true, runnerId: true },
+      select: { id: true, displayName: true, status: true, gpus: true, runnerId: true },
       orderBy: { startedAt: "asc" },
     }),
     db.run.findMany({
       where: { status: "queued" },
-      select: { id: true, name: true, gpus: true, spec: true, createdAt: true, priority: true, attempt: true },
+      select: { id: true, displayName: true, gpus: true, spec: true, createdAt: true, priority: true, attempt: true },
       // The first of the queue's order (contracts queuedRunOrder): higher priority first, runs that ran before first.
       orderBy: [{ priority: "desc" }, { attempt: "desc" }, { createdAt: "asc" }],
       take: QUEUED_SHOWN,
     }),
   ]);
   queued.sort(queuedRunOrder);
-  const names = new Map(active.map((r) => [r.id, r.name]));
+  // Runs are shown by their own readable names (Run.displayName), not their specs' shared one.
+  const names = new Map(active.map((r) => [r.id, r.displayName]));
   const order = { live: 0, stopped: 1, gone: 2 } as const;
   const views: RunnerView[] = runners.map((r) => {
     const state = runnerState(r, now);
@@ -96,7 +97,7 @@ export async function loadRunnersPage(db: Db, now: Date = new Date()): Promise<R
       clusterKinds: caps?.clusterKinds ?? [],
       sandbox: caps ? (caps.sandbox.usable ? (caps.sandbox.mode ?? "yes") : "none") : null,
       gpus: r.gpus.map((g: RunnerGpu) => ({ ...g, runName: g.runId ? (names.get(g.runId) ?? null) : null })),
-      runs: active.filter((run) => run.runnerId === r.id).map(({ id, name, status, gpus }) => ({ id, name, status, gpus })),
+      runs: active.filter((run) => run.runnerId === r.id).map(({ id, displayName, status, gpus }) => ({ id, name: displayName, status, gpus })),
     };
   });
   views.sort((a, b) => order[a.state] - order[b.state] || a.id.localeCompare(b.id));
@@ -107,7 +108,7 @@ export async function loadRunnersPage(db: Db, now: Date = new Date()): Promise<R
     runners: shown,
     queued: queued.map((run, i) => ({
       id: run.id,
-      name: run.name,
+      name: run.displayName,
       gpus: run.gpus,
       createdAt: run.createdAt,
       reason: waitingReason({ spec: run.spec, gpus: run.gpus }, runners, i, now),

@@ -14,6 +14,7 @@ import { CloneRunButton } from "../../experiments/components/CloneRunButton";
 import { RunControls } from "./control/RunControls";
 import { CollectButton, startedFrom } from "./CollectButton";
 import { confirmCancel } from "../lib/confirmCancel";
+import { confirmDelete } from "../lib/confirmDelete";
 import { refetchAfterWrite } from "../../../trpc/refetch";
 import { WaitingReason } from "./WaitingReason";
 
@@ -39,6 +40,14 @@ export function RunHeader({
   );
   const router = useRouter();
   const rerun = useMutation(trpc.run.rerun.mutationOptions({ onSuccess: ({ runId }) => router.push(`/runs/${runId}`) }));
+  const remove = useMutation(
+    trpc.run.delete.mutationOptions({
+      onSuccess: () => {
+        void queryClient.invalidateQueries({ queryKey: trpc.run.table.queryKey() });
+        router.push("/runs");
+      },
+    }),
+  );
   const cancellable = status === "queued" || status === "running" || status === "paused";
   const liveIsNewer = latest !== undefined && latest.step >= (run.lastStep ?? 0);
   const step = liveIsNewer ? latest.step : (run.lastStep ?? 0);
@@ -49,7 +58,7 @@ export function RunHeader({
     <header className="run-header">
       <div>
         <div className="run-title">
-          <h1>{run.name}</h1>
+          <h1 data-testid="run-name">{run.name}</h1>
           <StatusBadge status={status} testId="run-status" />
           {!isTerminal(status) && (
             <span className={`live-dot${connected ? " on" : ""}`} title="live updates">
@@ -58,6 +67,10 @@ export function RunHeader({
           )}
         </div>
         <div className="facts">
+          <span>
+            <b>spec</b>
+            {run.specName}
+          </span>
           <span>
             <b>id</b>
             <code>{run.id}</code>
@@ -137,6 +150,16 @@ export function RunHeader({
         >
           {cancelRequested ? "Cancelling…" : cancel.isPending ? "Cancelling…" : "Cancel run"}
         </button>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => confirmDelete(run) && remove.mutate({ runId: run.id })}
+          disabled={!isTerminal(status) || remove.isPending}
+          title={isTerminal(status) ? "Delete this run and its stored data" : "A queued or running run cannot be deleted: cancel it first"}
+          data-testid="run-delete"
+        >
+          {remove.isPending ? "Deleting…" : "Delete"}
+        </button>
         {rerun.error && (
           <div className="field-error" role="alert">
             {errorMessage(rerun.error)}
@@ -145,6 +168,11 @@ export function RunHeader({
         {cancel.error && (
           <div className="field-error" role="alert">
             {errorMessage(cancel.error)}
+          </div>
+        )}
+        {remove.error && (
+          <div className="field-error" role="alert" data-testid="run-delete-error">
+            {errorMessage(remove.error)}
           </div>
         )}
       </div>

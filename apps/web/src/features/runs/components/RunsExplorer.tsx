@@ -12,6 +12,7 @@ import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { KEY_METRICS, RUN_SORTS } from "../server/table";
 import { confirmCancel } from "../lib/confirmCancel";
+import { confirmDelete } from "../lib/confirmDelete";
 import { refetchAfterWrite } from "../../../trpc/refetch";
 
 const COLUMNS = ["status", "run", "experiment", "source", "tags", "created", "duration", "step", "reward", "loss", "kl", "memory"] as const;
@@ -91,6 +92,7 @@ export function RunsExplorer() {
   const invalidate = () => refetchAfterWrite(queryClient, { queryKey: trpc.run.table.queryKey() });
   const cancel = useMutation(trpc.run.cancel.mutationOptions({ onSettled: invalidate }));
   const rerun = useMutation(trpc.run.rerun.mutationOptions({ onSettled: invalidate }));
+  const remove = useMutation(trpc.run.delete.mutationOptions({ onSettled: invalidate }));
   const show = (c: Column) => columns.includes(c);
   const toggleSelect = (id: string) => setSelected((s) => (s.includes(id) ? s.filter((x) => x !== id) : s.length >= 10 ? s : [...s, id]));
   const sortBy = (c: Column) => {
@@ -195,7 +197,11 @@ export function RunsExplorer() {
         </button>
       </div>
       {table.isError && <div className="form-error">Could not load runs: {errorMessage(table.error)}</div>}
-      {(cancel.error ?? rerun.error) && <div className="form-error">{errorMessage((cancel.error ?? rerun.error)!)}</div>}
+      {(cancel.error ?? rerun.error ?? remove.error) && (
+        <div className="form-error" role="alert">
+          {errorMessage((cancel.error ?? rerun.error ?? remove.error)!)}
+        </div>
+      )}
       {/* Many columns scroll sideways rather than squeezing every row onto several lines. */}
       <div className="table-scroll">
       <table className="table runs-table" data-testid="runs-table">
@@ -224,10 +230,12 @@ export function RunsExplorer() {
               )}
               {show("run") && (
                 <td className="run-name">
-                  <Link href={`/runs/${r.id}`}>{r.name}</Link>
-                  {/* The short id legends and compare use (search finds it); the whole id on hover. */}
+                  <Link href={`/runs/${r.id}`} data-testid="run-name">
+                    {r.name}
+                  </Link>
+                  {/* The spec's name and the short id (search finds both); the whole id on hover. */}
                   <div className="muted small">
-                    <code title={r.id}>#{r.id.slice(-5)}</code>
+                    {r.specName} <code title={r.id}>#{r.id.slice(-5)}</code>
                   </div>
                 </td>
               )}
@@ -265,9 +273,19 @@ export function RunsExplorer() {
                 <button type="button" className="secondary" onClick={() => rerun.mutate({ runId: r.id })} title="Re-run with the same frozen spec">
                   Re-run
                 </button>{" "}
-                {(r.status === "queued" || r.status === "running" || r.status === "paused") && (
+                {r.status === "queued" || r.status === "running" || r.status === "paused" ? (
                   <button type="button" className="danger" onClick={() => confirmCancel(r) && cancel.mutate({ runId: r.id })}>
                     Cancel
+                  </button>
+                ) : (
+                  <button
+                    type="button"
+                    className="danger"
+                    onClick={() => confirmDelete(r) && remove.mutate({ runId: r.id })}
+                    disabled={remove.isPending && remove.variables?.runId === r.id}
+                    data-testid="run-row-delete"
+                  >
+                    Delete
                   </button>
                 )}
               </td>

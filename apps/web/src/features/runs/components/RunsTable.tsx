@@ -52,9 +52,11 @@ export function RunsTable({ experimentId, pageSize = 15 }: { experimentId?: stri
                 <StatusBadge status={run.status} />
               </td>
               <td>
-                <Link href={`/runs/${run.id}`}>{run.name}</Link>
+                <Link href={`/runs/${run.id}`} data-testid="run-name">
+                  {run.name}
+                </Link>
                 <div className="muted small">
-                  <code>{run.id}</code>
+                  {run.specName} <code title={run.id}>#{run.id.slice(-5)}</code>
                 </div>
               </td>
               {showExperiment && (

@@ -4,6 +4,7 @@ import { createTRPCRouter, protectedProcedure } from "../../../server/api/trpc";
 import type { Db } from "../../../server/db";
 import { toColumns } from "../lib/seriesColumns";
 import { cancelRun } from "./cancel";
+import { deleteRun } from "./deleteRun";
 import {
   controlRun,
   listCheckpoints,
@@ -37,7 +38,7 @@ import { loadMemoryPeaks, RunMemoryPeaksOutput } from "./memoryPeaks";
 import { loadOffloads, RunOffloadsInput, RunOffloadsOutput } from "./offloads";
 import { rerunRun } from "./rerun";
 import { collectFromRun } from "./collect";
-import { CollectInput, CollectResult } from "@troupe/contracts";
+import { CollectInput, CollectResult, RunDeleted } from "@troupe/contracts";
 import { listRunTable, RunTableInput, RunTableOutput } from "./table";
 import { episodeActors, episodeSteps, listTranscripts, TranscriptsInput, TranscriptsOutput } from "./transcripts";
 import { lastRewards, listRunSummaries, runSummarySelect, toRunSummary } from "./summaries";
@@ -81,6 +82,7 @@ export const runRouter = createTRPCRouter({
           attempt: true,
           lastSeq: true,
           runnerId: true,
+          workDir: true,
           cancelRequestedAt: true,
           heartbeatAt: true,
         },
@@ -101,6 +103,7 @@ export const runRouter = createTRPCRouter({
         attempt: run.attempt,
         lastSeq: run.lastSeq,
         runnerId: run.runnerId,
+        workDir: run.workDir,
         cancelRequestedAt: run.cancelRequestedAt,
         heartbeatAt: run.heartbeatAt,
       };
@@ -110,6 +113,12 @@ export const runRouter = createTRPCRouter({
     .input(RunIdInput)
     .output(RunCancelOutput)
     .mutation(({ ctx, input }) => cancelRun(ctx, input.runId)),
+
+  /** An ended run and everything stored for it (not its files on the runner host); a live one is refused. */
+  delete: protectedProcedure
+    .input(RunIdInput)
+    .output(RunDeleted)
+    .mutation(({ ctx, input }) => deleteRun(ctx, input.runId)),
 
   /** Pause, resume or stop-after-step a live run (acts at its next step boundary). */
   control: protectedProcedure

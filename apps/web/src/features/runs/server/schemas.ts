@@ -28,6 +28,8 @@ export const RunDetail = RunSummary.extend({
   attempt: z.number().int(),
   lastSeq: z.number().int(),
   runnerId: z.string().nullable(),
+  /** The run's folder on its runner host (null until a runner takes it). */
+  workDir: z.string().nullable(),
   cancelRequestedAt: z.date().nullable(),
   heartbeatAt: z.date().nullable(),
 });

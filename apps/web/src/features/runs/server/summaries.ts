@@ -5,6 +5,7 @@ import type { RunSummary } from "./schemas";
 export const runSummarySelect = {
   id: true,
   name: true,
+  displayName: true,
   status: true,
   experimentId: true,
   experiment: { select: { name: true } },
@@ -46,7 +47,9 @@ export async function lastRewards(db: Db, runIds: string[]): Promise<Map<string,
 export function toRunSummary(row: RunSummaryRow, lastReward: number | null): RunSummary {
   return {
     id: row.id,
-    name: row.name,
+    // The run's own readable name; the spec's name (shared by its re-runs) beside it.
+    name: row.displayName,
+    specName: row.name,
     status: row.status,
     experimentId: row.experimentId,
     experimentName: row.experiment?.name ?? null,

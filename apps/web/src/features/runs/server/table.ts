@@ -17,6 +17,16 @@ export const RUN_SORTS = [...COLUMN_SORTS, ...KEY_METRICS] as const;
 export type RunSort = (typeof RUN_SORTS)[number];
 const isKeyMetric = (s: RunSort): s is KeyMetric => (KEY_METRICS as readonly string[]).includes(s);
 
+/** The Run column behind each sort: the table's "name" is the run's own (generated) name. */
+const SORT_COLUMN: Record<(typeof COLUMN_SORTS)[number], keyof Prisma.RunOrderByWithRelationInput> = {
+  createdAt: "createdAt",
+  name: "displayName",
+  status: "status",
+  lastStep: "lastStep",
+  startedAt: "startedAt",
+  finishedAt: "finishedAt",
+};
+
 /** Columns that may be null: those sort with nulls last either way. */
 const NULLABLE_SORTS = new Set<string>(["lastStep", "startedAt", "finishedAt"]);
 
@@ -32,7 +42,10 @@ export const RunTableInput = z
     tag: z.string().min(1).max(64).optional(),
     experimentId: z.string().min(1).optional(),
     source: z.enum(["ui", "api", "seed"]).optional(),
-    /** Name contains (case-insensitive), or the run id: whole, its start, or its end (the `#abcde` short id of chart legends). */
+    /**
+     * The run's generated name or its spec's name contains it (case-insensitive), or the run id: whole,
+     * its start, or its end (the `#abcde` short id of chart legends).
+     */
     q: z.string().max(200).optional(),
   })
   .strict();
@@ -73,11 +86,16 @@ export function runTableWhere(input: RunTableInput): Prisma.RunWhereInput {
 const MIN_ID_PART = 3;
 
 /**
- * What a search box can mean: part of the name, or an id as people copy it: whole, a prefix (a
- * truncated paste), or the short id that legends and the compare page show (`#` + its last 5).
+ * What a search box can mean: part of the run's name (`otter-17`) or of its spec's name, or an id as
+ * people copy it: whole, a prefix (a truncated paste), or the short id that legends and the compare
+ * page show (`#` + its last 5).
  */
 function searchTerms(q: string): Prisma.RunWhereInput[] {
-  const terms: Prisma.RunWhereInput[] = [{ name: { contains: q, mode: "insensitive" } }, { id: q }];
+  const terms: Prisma.RunWhereInput[] = [
+    { displayName: { contains: q, mode: "insensitive" } },
+    { name: { contains: q, mode: "insensitive" } },
+    { id: q },
+  ];
   const idPart = q.replace(/^#/, "");
   if (idPart.length >= MIN_ID_PART && /^[A-Za-z0-9_-]+$/.test(idPart)) {
     terms.push({ id: { startsWith: idPart } }, { id: { endsWith: idPart } });
@@ -168,7 +186,7 @@ async function pageRows(db: Db, input: RunTableInput, where: Prisma.RunWhereInpu
       where,
       select: tableSelect,
       // The id breaks ties, so a page boundary never repeats or skips a run.
-      orderBy: [{ [sort]: NULLABLE_SORTS.has(sort) ? { sort: input.dir, nulls: "last" } : input.dir }, { id: input.dir }],
+      orderBy: [{ [SORT_COLUMN[sort]]: NULLABLE_SORTS.has(sort) ? { sort: input.dir, nulls: "last" } : input.dir }, { id: input.dir }],
       skip,
       take: input.pageSize,
     });
