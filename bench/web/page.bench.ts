@@ -168,7 +168,8 @@ async function scrollOnce(runId: string): Promise<ScrollSample> {
     return {
       frames: w.__frames.slice(1),
       longTasks: w.__longTasks.filter((t) => t.start >= w.__tasksFrom).length,
-      rowsLoaded: Number(el.dataset.rows),
+      // Transcripts loaded (the list's rows also hold a header per GRPO group).
+      rowsLoaded: Number(document.querySelector<HTMLElement>("[data-testid=transcripts]")!.dataset.episodes),
       scrollTop: el.scrollTop,
     };
   });

@@ -101,11 +101,33 @@ test("watch: zoom a chart, then open the transcripts and filter them", async ({ 
 
   await page.getByTestId("tab-transcripts").click();
   const rows = page.getByTestId("transcript-row");
+  const headers = page.getByTestId("transcript-group");
   await expect(page.getByTestId("transcripts-count")).toHaveText("100+ transcripts");
+  // Whole GRPO groups, newest step first: a header row per group, then its samples, each row showing
+  // the conversation's shape (speakers in order, the prompt by its role) rather than only its last turn.
+  await expect(headers.first()).toHaveAttribute("data-group", "60/echo/0");
+  await expect(headers.first().getByTestId("group-sample")).toHaveCount(2);
+  await expect(rows.first().getByTestId("transcript-shape")).toHaveText("2 turns · user → student");
+  // The prompt's dataset is not an actor to filter by.
+  await expect(page.getByTestId("filter-actor").locator("option")).toHaveText(["any", "student", "judge"]);
   await page.getByTestId("filter-actor").selectOption("judge");
   await expect(page.getByTestId("transcripts-count")).toHaveText("1 transcripts");
   await expect(rows).toHaveCount(1);
+  await expect(rows.first().getByTestId("transcript-shape")).toHaveText("2 turns · user → judge");
+  // The group's header shows every sample with its reward and advantage, the one the filter left out too.
+  await expect(headers).toHaveCount(1);
+  await expect(headers.first()).toHaveAttribute("data-group", "1/echo/1");
+  await expect(headers.first().getByTestId("group-stats")).toHaveText("reward 0.5 ± 0.707 (2 samples)");
+  await expect(headers.first().getByTestId("group-sample")).toHaveText(["#0 0 adv -0.707", "#1 1 adv +0.707"]);
   await rows.first().click();
+  const groupTable = page.getByTestId("transcript").getByTestId("transcript-group-table");
+  await expect(groupTable.getByTestId("group-stats")).toHaveText("reward mean 0.5 ± 0.707 over 2 samples");
+  await expect(groupTable.getByTestId("group-table-sample")).toHaveText(["#00-0.707", "#11+0.707"]);
+  await expect(groupTable.locator("tr[aria-current=true]")).toHaveText("#00-0.707");
+  // The prompt is labelled by its role, its dataset beside it.
+  const prompt = page.getByTestId("transcript").getByTestId("transcript-turn").first();
+  await expect(prompt.getByTestId("turn-speaker")).toHaveText("user");
+  await expect(prompt.getByTestId("turn-source")).toHaveText("prompt · dataset letters");
   const turn = page.getByTestId("transcript-turn").filter({ hasText: "judge" });
   // The model's HTML is shown as its text, and nothing of it ran.
   await expect(turn).toContainText('<script>window.__xss = 1</script><img src=x onerror="window.__xss = 1">');
@@ -113,7 +135,15 @@ test("watch: zoom a chart, then open the transcripts and filter them", async ({ 
   await expect(page.locator("[data-testid=transcripts] img")).toHaveCount(0);
 
   await page.getByTestId("filter-actor").selectOption("");
-  // The simulator asks for letter b at 12 of its 121 episodes (steps where step + sample ends in 1).
+  // "reward 1 · adv 0" explained: its group all scored 1.
+  await page.getByTestId("filter-group").fill("2");
+  await expect(page.getByTestId("transcripts-count")).toHaveText("2 transcripts");
+  await expect(rows.first()).toContainText("reward 1 · adv 0");
+  await expect(headers).toHaveCount(1);
+  await expect(headers.first().getByTestId("group-stats")).toHaveText("reward 1 ± 0 (2 samples) · all equal: adv 0");
+  await expect(headers.first().getByTestId("group-sample")).toHaveText(["#0 1 adv 0", "#1 1 adv 0"]);
+  await page.getByTestId("filter-group").fill("");
+  // The simulator asks for letter b at 12 of its 124 episodes (both samples of group 0 at steps 1, 11, …, 51).
   await page.getByTestId("filter-text").fill("say b:");
   await expect(page.getByTestId("transcripts-count")).toHaveText("12 transcripts");
   await expect(rows).toHaveCount(12);

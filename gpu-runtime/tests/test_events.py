@@ -74,13 +74,15 @@ def test_a_run_reports_every_step(events_validator, tmp_path: Path):
     memory = next(e for e in events if e["type"] == "memory")
     assert memory["device"] == "cpu" and memory["rssBytes"] > 10_000_000
     episodes = [e for e in events if e["type"] == "episode"]
-    assert len(episodes) == 9
+    assert len(episodes) == 12  # episodesPerStep 3, rounded up to one whole group of 4 per step
     first = episodes[0]
     assert [(m["role"], m["trained"]) for m in first["messages"]] == [("user", False), ("assistant", True)]
     assert first["messages"][0]["content"].startswith("say ")
     assert set(first["rewardComponents"]) == {"letter_match"}
-    # One prompt per episode first (sample 0 of groups 0 and 1), then second samples.
-    assert [(e["group"], e["sample"]) for e in episodes[:3]] == [(0, 0), (1, 0), (0, 1)]
+    # Whole groups: every sample of group 0 (one prompt), with the advantages normalised within it.
+    assert [(e["step"], e["group"], e["sample"]) for e in episodes[:4]] == [(1, 0, s) for s in range(4)]
+    assert len({e["messages"][0]["content"] for e in episodes[:4]}) == 1
+    assert sum(e["advantage"] for e in episodes[:4]) == pytest.approx(0, abs=1e-4)
     logs = " ".join(e["message"] for e in events if e["type"] == "log")
     assert "parameters" in logs and "device cpu" in logs
 

@@ -77,6 +77,13 @@ if (running) await appendToStream(redis, run.id, [running]);
 let seq = (running?.seq ?? 1) + 1;
 let lineNo = 0;
 const letters = "abcdefghij";
+
+/** GRPO's advantages: (reward − group mean) / (group std + ε), the std with Bessel's correction. */
+function groupAdvantages(rewards: number[]): number[] {
+  const mean = rewards.reduce((a, r) => a + r, 0) / rewards.length;
+  const std = Math.sqrt(rewards.reduce((a, r) => a + (r - mean) ** 2, 0) / Math.max(1, rewards.length - 1));
+  return rewards.map((r) => (r - mean) / (std + 1e-4));
+}
 // A reproducible pseudo-random walk, so two simulations look alike.
 let state = 7;
 const rand = () => ((state = (state * 48271) % 2147483647) / 2147483647);
@@ -99,47 +106,76 @@ for (let step = 1; step <= steps; step++) {
     },
   ];
   if (values.offload) events.push(...turnsOnOneDevice(step, now, () => seq++));
-  for (let sample = 0; sample < 2; sample++) {
-    const letter = letters[(step + sample) % letters.length]!;
-    const good = Math.round(8 * Math.min(1, mean + (rand() - 0.5) * 0.2));
-    const completion = letter.repeat(good) + "<script>alert(1)</script>".slice(0, 8 - good);
+  // Whole GRPO groups, as the runtime records them: group 0 is one prompt sampled twice, its advantages
+  // the rewards normalised within the group.
+  const letter = letters[step % letters.length]!;
+  const rewards = [0, 1].map(() => Math.round(8 * Math.min(1, mean + (rand() - 0.5) * 0.2)) / 8);
+  rewards.forEach((reward, sample) => {
+    const good = Math.round(reward * 8);
     events.push({
       seq: seq++,
       ts: now,
       type: "episode",
       step,
       environment: "echo",
-      group: sample,
-      sample: 0,
-      datasetRow: (step * 3 + sample) % 256,
+      group: 0,
+      sample,
+      datasetRow: (step * 3) % 256,
       messages: [
-        { actor: "student", role: "user", content: `say ${letter}:`, trained: false },
-        { actor: "student", role: "assistant", content: completion, trained: true },
+        { actor: "letters", role: "user", content: `say ${letter}:`, trained: false },
+        { actor: "student", role: "assistant", content: letter.repeat(good) + "<script>alert(1)</script>".slice(0, 8 - good), trained: true },
       ],
-      reward: good / 8,
-      rewardComponents: { letter_match: good / 8 },
-      advantage: good / 8 - mean,
+      reward,
+      rewardComponents: { letter_match: reward },
+      advantage: groupAdvantages(rewards)[sample]!,
     });
-  }
+  });
   if (step === 1) {
-    // A second actor, and model output that is HTML: the page must show it as text, never run it.
-    events.push({
-      seq: seq++,
-      ts: now,
-      type: "episode",
-      step,
-      environment: "echo",
-      group: 2,
-      sample: 0,
-      datasetRow: 7,
-      messages: [
-        { actor: "student", role: "user", content: "say <b>bold</b>:", trained: false },
-        { actor: "judge", role: "assistant", content: '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 1">', trained: false },
-      ],
-      reward: 0,
-      rewardComponents: { letter_match: 0 },
-      advantage: 0,
+    // A second actor, and model output that is HTML: the page must show it as text, never run it. Its
+    // group's other sample is the student's, so the judge speaks in one episode only.
+    const judged = [
+      { actor: "judge", content: '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 1">', reward: 0 },
+      { actor: "student", content: "b", reward: 1 },
+    ];
+    judged.forEach((turn, sample) => {
+      events.push({
+        seq: seq++,
+        ts: now,
+        type: "episode",
+        step,
+        environment: "echo",
+        group: 1,
+        sample,
+        datasetRow: 7,
+        messages: [
+          { actor: "letters", role: "user", content: "say <b>bold</b>:", trained: false },
+          { actor: turn.actor, role: "assistant", content: turn.content, trained: turn.actor === "student" },
+        ],
+        reward: turn.reward,
+        rewardComponents: { letter_match: turn.reward },
+        advantage: groupAdvantages(judged.map((j) => j.reward))[sample]!,
+      });
     });
+    // A group that all scored 1: mean 1, std 0, so every advantage is 0.
+    for (const sample of [0, 1]) {
+      events.push({
+        seq: seq++,
+        ts: now,
+        type: "episode",
+        step,
+        environment: "echo",
+        group: 2,
+        sample,
+        datasetRow: 9,
+        messages: [
+          { actor: "letters", role: "user", content: "say a:", trained: false },
+          { actor: "student", role: "assistant", content: "aaaaaaaa", trained: true },
+        ],
+        reward: 1,
+        rewardComponents: { letter_match: 1 },
+        advantage: 0,
+      });
+    }
   }
   await storeEvents(db, run.id, events);
   await appendToStream(redis, run.id, events);

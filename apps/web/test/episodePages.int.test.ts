@@ -16,7 +16,7 @@ let runId: string;
 beforeAll(async () => {
   services = openServices();
   runId = await createBareRun(services);
-  // The runtime emits the first sample of every group first, so event order is not group order.
+  // Runs recorded before whole groups emitted the first sample of every group first: event order is not group order.
   const events: RunEvent[] = [];
   let seq = 2;
   for (const step of [1, 2]) {

@@ -117,6 +117,49 @@ describe("run.table, run.transcripts, run.rerun", () => {
     expect(await services.caller.run.episodeSteps({ runId })).toEqual({ steps: [5, 4, 3, 2, 1], actors: ["alice", "bob"] });
   });
 
+  it("gives each page's GRPO groups with every sample's reward and advantage, whatever the filter matched", async () => {
+    const runId = uniqueId("transcript-groups-run");
+    services.runIds.push(runId);
+    await services.db.run.create({ data: { id: runId, name: "t", spec: {}, specVersion: 1, seed: 0, status: "running" } });
+    const events: RunEvent[] = [];
+    let seq = 1;
+    // Step 1: group 0 of "echo" all scored 1 (advantage 0), group 0 of "debate" scored 0 and 1.
+    for (const [environment, rewards] of [["echo", [1, 1, 1]], ["debate", [0, 1]]] as const) {
+      rewards.forEach((reward, sample) => {
+        events.push({
+          seq: seq++,
+          ts: seq,
+          type: "episode",
+          step: 1,
+          environment,
+          group: 0,
+          sample,
+          datasetRow: 3,
+          messages: [
+            { actor: "letters", role: "user", content: "say a:", trained: false },
+            { actor: "student", role: "assistant", content: sample === 1 ? "needle" : "a", trained: true },
+          ],
+          reward,
+          rewardComponents: {},
+          advantage: environment === "echo" ? 0 : reward - 0.5,
+        });
+      });
+    }
+    await storeEvents(services.db, runId, events);
+
+    // The text matches one sample of each group; the groups come whole.
+    const page = await services.caller.run.transcripts({ runId, q: "needle" });
+    expect(page.items.map((e) => [e.environment, e.sample])).toEqual([["echo", 1], ["debate", 1]]);
+    const byEnv = Object.fromEntries(page.groups.map((g) => [g.environment, g]));
+    expect(page.groups).toHaveLength(2);
+    expect(byEnv.echo).toMatchObject({ step: 1, group: 0 });
+    expect(byEnv.echo!.samples.map((s) => [s.sample, s.reward, s.advantage])).toEqual([[0, 1, 0], [1, 1, 0], [2, 1, 0]]);
+    expect(byEnv.debate!.samples.map((s) => [s.sample, s.reward, s.advantage])).toEqual([[0, 0, -0.5], [1, 1, 0.5]]);
+    expect(await services.caller.run.transcripts({ runId, q: "nothing like it" })).toMatchObject({ items: [], groups: [] });
+    // The prompt's `actor` is its dataset: not listed among the actors that speak.
+    expect((await services.caller.run.episodeSteps({ runId })).actors).toEqual(["student"]);
+  });
+
   it("re-runs a run with its frozen spec as a new queued run", async () => {
     const { DEMO_SPEC } = await import("@troupe/contracts");
     const id = uniqueId("rerun-src");

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -23,17 +23,40 @@ def emit_episodes(
     group_size: int,
     limit: int,
 ) -> None:
-    """Up to `limit` transcripts: first sample of each group across environments, then the second…"""
-    candidates: list[tuple[int, int, int, Any]] = []
+    """Whole GRPO groups, every sample of each, so a reader sees what a sample's advantage was
+    measured against. `limit` (trainer.episodesPerStep) counts samples and is rounded up to whole
+    groups: groups are taken until at least `limit` samples are chosen, round-robin across
+    environments (group 0 of each environment, then group 1, …); 0 emits none. Emitted group by
+    group, samples in order."""
+    for build in whole_groups(parts, conversations, trained_names, group_size, limit):
+        events.episode(step=step, **build())
+
+
+def whole_groups(
+    parts: list["EnvRollout"],
+    conversations: list["ConversationPart"],
+    trained_names: set[str],
+    group_size: int,
+    limit: int,
+) -> list[Callable[[], dict[str, Any]]]:
+    """The episode builders `emit_episodes` emits, in order (pure: nothing is built until called)."""
+    groups: list[tuple[int, int, list[Callable[[], dict[str, Any]]]]] = []  # (group, environment, samples)
     for e, part in enumerate(parts):
         for g in range(len(part.row_indices)):
-            for s in range(group_size):
-                candidates.append((s, e, g, lambda part=part, g=g, s=s: single_turn_episode(part, g, s, group_size)))
+            groups.append((g, e, [lambda part=part, g=g, s=s: single_turn_episode(part, g, s, group_size) for s in range(group_size)]))
     for c, conv in enumerate(conversations):
+        by_group: dict[int, list[Episode]] = {}
         for episode in conv.episodes:
-            candidates.append((episode.sample, len(parts) + c, episode.group, lambda conv=conv, ep=episode: conversation_episode(conv, ep, trained_names)))
-    for s, e, g, build in sorted(candidates, key=lambda x: x[:3])[:limit]:
-        events.episode(step=step, **build())
+            by_group.setdefault(episode.group, []).append(episode)
+        for g, episodes in by_group.items():
+            ordered = sorted(episodes, key=lambda ep: ep.sample)
+            groups.append((g, len(parts) + c, [lambda conv=conv, ep=ep: conversation_episode(conv, ep, trained_names) for ep in ordered]))
+    chosen: list[Callable[[], dict[str, Any]]] = []
+    for _, _, samples in sorted(groups, key=lambda x: x[:2]):
+        if len(chosen) >= limit:
+            break
+        chosen.extend(samples)
+    return chosen
 
 
 def single_turn_episode(part: "EnvRollout", g: int, s: int, group_size: int) -> dict[str, Any]:

@@ -67,6 +67,10 @@ export const MemoryEvent = z
 
 export const EpisodeMessage = z
   .object({
+    /**
+     * Who spoke: an actor, or the environment (role `environment`). For the prompt (role `user`) it is
+     * the dataset the row came from: a source, not an actor (readers label that message by its role).
+     */
     actor: z.string().max(64),
     /** "environment": the environment speaking between actor turns (tool result, program output, game state); never trained on. */
     role: z.enum(["system", "user", "assistant", "environment"]),
@@ -82,7 +86,10 @@ export const EpisodeEvent = z
     type: z.literal("episode"),
     step: z.number().int().min(0),
     environment: z.string().max(64),
-    /** GRPO group (one prompt) and the sample's index within it. */
+    /**
+     * GRPO group (one prompt) and the sample's index within it. The runtime records whole groups
+     * (`trainer.episodesPerStep`), so every sample of a group is there to read an advantage against.
+     */
     group: z.number().int().min(0),
     sample: z.number().int().min(0),
     /** Index of the dataset row, so the same prompt can be followed across steps. */

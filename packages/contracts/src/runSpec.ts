@@ -500,8 +500,21 @@ export const TrainerSpec = z
     checkpointEvery: z.number().int().min(0).default(0),
     /** How many of the newest checkpoints to keep on disk; 0 keeps all. */
     keepCheckpoints: z.number().int().min(0).default(0),
-    /** Episodes (transcripts) recorded per step, for the run page. */
-    episodesPerStep: z.number().int().min(0).max(4096).default(4),
+    /**
+     * Transcripts recorded per step, for the run page: whole GRPO groups, every sample of each (so each
+     * sample's advantage can be read against its group). Counts samples, rounded up to whole groups: with
+     * groupSize 8, 4 records one group of 8 and 10 records two; 0 records none.
+     */
+    episodesPerStep: z
+      .number()
+      .int()
+      .min(0)
+      .max(4096)
+      .default(4)
+      .describe(
+        "Transcripts recorded per step, as whole GRPO groups (every sample of a group, with its reward and advantage): " +
+          "counts samples, rounded up to whole groups (groupSize 8: 4 records one group of 8, 10 records two); 0 records none",
+      ),
     device: z.enum(["auto", "cpu", "cuda"]).default("auto"),
     /** Torch intra-op threads on CPU; 0 lets torch decide. */
     cpuThreads: z.number().int().min(0).max(512).default(0),

@@ -4,8 +4,11 @@ import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { formatMetric } from "../../../lib/format";
 import { useTRPC } from "../../../trpc/react";
+import { conversationShape, speakerLabel } from "../lib/conversationShape";
 import { actorColour } from "../lib/specNames";
+import { groupKey, transcriptRows, type TranscriptGroup, type TranscriptRow } from "../lib/transcriptGroups";
 import type { EpisodeOut } from "../server/schemas";
+import { TranscriptGroupHeader } from "./TranscriptGroupHeader";
 import { TranscriptView } from "./TranscriptView";
 import { VirtualList } from "./VirtualList";
 
@@ -25,7 +28,9 @@ const numberOrUndefined = (v: string) => (v.trim() === "" || !Number.isFinite(Nu
 
 /**
  * Browse a run's transcripts: filters (step, GRPO group, actor, environment, reward range, text,
- * dataset row), a windowed list of every match (pages load as you scroll) and the selected transcript.
+ * dataset row), a windowed list of every match grouped by GRPO group (a header row per group with its
+ * reward mean, std and every sample's reward and advantage; pages load as you scroll) and the selected
+ * transcript.
  */
 export function TranscriptBrowser(props: { runId: string; actors: string[]; environments: string[]; live: boolean; episodesSeen: number }) {
   const trpc = useTRPC();
@@ -49,15 +54,18 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
     }),
   );
   const items = list.data?.pages.flatMap((p) => p.items) ?? [];
-  // Actors of the spec plus any seen in transcripts (an environment may bring its own, e.g. a judge).
+  const groups = new Map<string, TranscriptGroup>(list.data?.pages.flatMap((p) => p.groups.map((g) => [groupKey(g), g] as const)) ?? []);
+  const rows = transcriptRows(items, groups);
+  // Actors of the spec plus any seen in transcripts (an environment may bring its own, e.g. a judge);
+  // the prompt's `actor` is its dataset, not a speaker.
   const seenActors = useRef(new Set<string>());
-  for (const e of items) for (const m of e.messages) seenActors.current.add(m.actor);
+  for (const e of items) for (const m of e.messages) if (m.role !== "user") seenActors.current.add(m.actor);
   const actors = [...new Set([...props.actors, ...(steps.data?.actors ?? []), ...seenActors.current])];
   const set = (patch: Partial<TranscriptFilters>) => setF((prev) => ({ ...prev, ...patch }));
   const current = selected ?? items[0] ?? null;
 
   return (
-    <section className="panel" data-testid="transcripts">
+    <section className="panel" data-testid="transcripts" data-episodes={items.length}>
       <div className="toolbar">
         <label>
           Step
@@ -121,14 +129,17 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
       </div>
       {list.isError && <div className="form-error">{list.error.message}</div>}
       <div className="transcripts">
-        <VirtualList
+        <VirtualList<TranscriptRow<EpisodeOut>>
           testId="transcript-list"
-          items={items}
+          items={rows}
           rowHeight={ROW}
           height={560}
-          rowKey={(e) => e.seq}
+          rowKey={(r) => (r.kind === "group" ? r.key : r.episode.seq)}
           onNearEnd={() => list.hasNextPage && !list.isFetchingNextPage && void list.fetchNextPage()}
-          renderRow={(e) => {
+          renderRow={(r) => {
+            if (r.kind === "group") return <TranscriptGroupHeader id={r.id} group={r.group} height={ROW} />;
+            const e = r.episode;
+            const shape = conversationShape(e.messages);
             const lastTurn = e.messages.at(-1);
             return (
               <div
@@ -137,15 +148,24 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
                 aria-selected={current?.seq === e.seq}
                 onClick={() => setSelected(e)}
                 data-testid="transcript-row"
-                data-actors={[...new Set(e.messages.map((m) => m.actor))].join(",")}
+                data-actors={[...new Set(e.messages.filter((m) => m.role !== "user").map((m) => m.actor))].join(",")}
               >
                 <div>
-                  <b>step {e.step}</b> · group {e.group} · sample {e.sample} · reward <b>{formatMetric(e.reward)}</b>
+                  <b>sample {e.sample}</b> · reward <b>{formatMetric(e.reward)}</b>
                   {e.advantage !== null && <> · adv {formatMetric(e.advantage)}</>}
+                  {e.datasetRow !== null && <span className="muted"> · row {e.datasetRow}</span>}
                 </div>
                 <div className="line2">
-                  {lastTurn && <span style={{ color: actorColour(actors, lastTurn.actor) }}>{lastTurn.actor}: </span>}
-                  {lastTurn?.content ?? "(no turns)"}
+                  <span data-testid="transcript-shape" title={`${shape.turns} turns: ${shape.text}`}>
+                    <b>{shape.turns} turns</b> · {shape.text}
+                  </span>
+                  {lastTurn && (
+                    <>
+                      {" — "}
+                      <span style={{ color: actorColour(actors, lastTurn.actor) }}>{speakerLabel(lastTurn).name}: </span>
+                      {lastTurn.content}
+                    </>
+                  )}
                 </div>
               </div>
             );
@@ -159,7 +179,7 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
                   Same prompt across steps (row {current.datasetRow})
                 </button>
               )}
-              <TranscriptView episode={current} actors={actors} />
+              <TranscriptView episode={current} actors={actors} group={groups.get(groupKey(current)) ?? null} />
             </>
           ) : (
             <p className="muted">{list.isPending ? "Loading…" : "No transcripts match."}</p>

@@ -1,13 +1,17 @@
 import { formatMetric } from "../../../lib/format";
+import { speakerLabel } from "../lib/conversationShape";
 import { actorColour } from "../lib/specNames";
+import type { TranscriptGroup } from "../lib/transcriptGroups";
 import type { EpisodeOut } from "../server/schemas";
+import { GroupSamplesTable } from "./TranscriptGroupHeader";
 
 /**
  * One episode: each turn in its actor's colour; the tokens an actor was trained on (its own
  * completions) are marked and tinted, the rest is context. Model output is untrusted: it is rendered
- * as React text nodes only (escaped), never as HTML.
+ * as React text nodes only (escaped), never as HTML. The prompt is labelled by its role (`user`), with
+ * the dataset it came from beside it; with `group`, every sample of the episode's GRPO group is listed.
  */
-export function TranscriptView({ episode, actors }: { episode: EpisodeOut; actors: string[] }) {
+export function TranscriptView({ episode, actors, group }: { episode: EpisodeOut; actors: string[]; group?: TranscriptGroup | null }) {
   return (
     <article data-testid="transcript" data-seq={episode.seq}>
       <div className="chips" style={{ marginBottom: "0.4rem" }}>
@@ -26,22 +30,35 @@ export function TranscriptView({ episode, actors }: { episode: EpisodeOut; actor
           </span>
         ))}
       </div>
-      {episode.messages.map((m, i) => (
-        <div
-          key={i}
-          className={`turn${m.trained ? " trained" : ""}`}
-          style={{ ["--actor" as string]: actorColour(actors, m.actor) }}
-          data-testid="transcript-turn"
-          data-actor={m.actor}
-        >
-          <div className="who">
-            <b style={{ color: actorColour(actors, m.actor) }}>{m.actor}</b>
-            <span>{m.role}</span>
-            {m.trained ? <span className="tag-trained">trained</span> : <span>context</span>}
+      {group && <GroupSamplesTable group={group} selectedSeq={episode.seq} />}
+      {episode.messages.map((m, i) => {
+        const label = speakerLabel(m);
+        // The prompt is nobody's turn: neutral colour, named by its role.
+        const colour = m.role === "user" ? "#64748b" : actorColour(actors, m.actor);
+        return (
+          <div
+            key={i}
+            className={`turn${m.trained ? " trained" : ""}`}
+            style={{ ["--actor" as string]: colour }}
+            data-testid="transcript-turn"
+            data-actor={m.actor}
+            data-role={m.role}
+          >
+            <div className="who">
+              <b style={{ color: colour }} data-testid="turn-speaker">
+                {label.name}
+              </b>
+              {m.role === "user" ? (
+                <span data-testid="turn-source">prompt{label.source !== null && <> · dataset {label.source}</>}</span>
+              ) : (
+                <span>{m.role}</span>
+              )}
+              {m.trained ? <span className="tag-trained">trained</span> : <span>context</span>}
+            </div>
+            <pre>{m.content === "" ? "(empty)" : m.content}</pre>
           </div>
-          <pre>{m.content === "" ? "(empty)" : m.content}</pre>
-        </div>
-      ))}
+        );
+      })}
     </article>
   );
 }

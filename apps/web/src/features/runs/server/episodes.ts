@@ -52,8 +52,8 @@ export interface EpisodePageQuery {
   limit: number;
   /**
    * `emitted`: in event order (seq), which pages with `afterSeq`; `grouped`: group by group, sample
-   * by sample, how a step's page lays them out (the runtime emits the first sample of every group
-   * first, so the two orders differ).
+   * by sample, how a step's page lays them out (the runtime now emits whole groups in this order, but
+   * runs recorded before it emitted the first sample of every group first, so the two orders can differ).
    */
   order: "emitted" | "grouped";
 }

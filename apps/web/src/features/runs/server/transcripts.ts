@@ -31,8 +31,18 @@ export const TranscriptsInput = z
   .strict();
 export type TranscriptsInput = z.infer<typeof TranscriptsInput>;
 
+/** Every recorded sample of a GRPO group (one step, environment and group), whatever the filters matched. */
+export const TranscriptGroupOut = z.object({
+  step: z.number().int(),
+  environment: z.string(),
+  group: z.number().int(),
+  samples: z.array(z.object({ seq: z.number().int(), sample: z.number().int(), reward: z.number(), advantage: z.number().nullable() })),
+});
+
 export const TranscriptsOutput = z.object({
   items: z.array(EpisodeOut),
+  /** The groups of this page's items, each with all its samples: the list's group headers. */
+  groups: z.array(TranscriptGroupOut),
   nextCursor: z.object({ step: z.number().int(), seq: z.number().int() }).nullable(),
 });
 
@@ -63,10 +73,31 @@ export async function listTranscripts(db: Db, input: TranscriptsInput): Promise<
     LIMIT ${input.limit + 1}`;
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
+  const items = page.map(toEpisode);
   return {
-    items: page.map(toEpisode),
+    items,
+    groups: await groupsOf(db, input.runId, items),
     nextCursor: rows.length > input.limit && last ? { step: Number(last.step), seq: Number(last.seq) } : null,
   };
+}
+
+/** Every sample of the groups the episodes belong to: one query on the (runId, step, groupIndex) index. */
+async function groupsOf(db: Db, runId: string, items: readonly z.infer<typeof EpisodeOut>[]): Promise<z.infer<typeof TranscriptGroupOut>[]> {
+  const ids = new Map(items.map((e) => [JSON.stringify([e.step, e.environment, e.group]), e]));
+  if (ids.size === 0) return [];
+  const tuples = [...ids.values()].map((e) => Prisma.sql`(${e.step}::int, ${e.environment}::text, ${e.group}::int)`);
+  const rows = await db.$queryRaw<{ step: number; environment: string; groupIndex: number; sampleIndex: number; seq: number; reward: number; advantage: number | null }[]>`
+    SELECT step, environment, "groupIndex", "sampleIndex", seq, reward, advantage
+    FROM "Episode" WHERE "runId" = ${runId} AND (step, environment, "groupIndex") IN (${Prisma.join(tuples)})
+    ORDER BY step DESC, environment, "groupIndex", "sampleIndex", seq`;
+  const groups = new Map<string, z.infer<typeof TranscriptGroupOut>>();
+  for (const r of rows) {
+    const key = JSON.stringify([Number(r.step), r.environment, Number(r.groupIndex)]);
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = { step: Number(r.step), environment: r.environment, group: Number(r.groupIndex), samples: [] }));
+    group.samples.push({ seq: Number(r.seq), sample: Number(r.sampleIndex), reward: Number(r.reward), advantage: r.advantage === null ? null : Number(r.advantage) });
+  }
+  return [...groups.values()];
 }
 
 /** Steps that have episodes, newest first: a skip scan of the (runId, step, groupIndex) index. */
@@ -84,12 +115,12 @@ export async function episodeSteps(db: Db, runId: string, limit: number): Promis
 
 /**
  * Actors that speak in a run's transcripts, read from its first 20,000 episodes (an environment can
- * bring actors the spec does not train, e.g. a judge). Bounded, so a 100k-episode run answers quickly.
+ * bring actors the spec does not train, e.g. a judge). The prompt's `actor` is its dataset, not a speaker: left out. Bounded, so a 100k-episode run answers quickly.
  */
 export async function episodeActors(db: Db, runId: string): Promise<string[]> {
   const rows = await db.$queryRaw<{ actor: string }[]>`
     SELECT DISTINCT m->>'actor' AS actor
     FROM (SELECT messages FROM "Episode" WHERE "runId" = ${runId} ORDER BY seq LIMIT 20000) e, jsonb_array_elements(e.messages) m
-    WHERE m->>'actor' IS NOT NULL ORDER BY 1`;
+    WHERE m->>'actor' IS NOT NULL AND m->>'role' <> 'user' ORDER BY 1`;
   return rows.map((r) => r.actor);
 }

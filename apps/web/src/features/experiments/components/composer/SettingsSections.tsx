@@ -65,7 +65,7 @@ export function SettingsSections() {
           <DraftField kind="number" path="trainer.cpuThreads" label="CPU threads" placeholder="0" integer hint="Torch threads on CPU; 0 lets torch decide." />
           <DraftField kind="number" path="trainer.evalEvery" label="Evaluate every" placeholder="0" integer hint="Steps between evaluations; 0 = never." />
           <DraftField kind="number" path="trainer.checkpointEvery" label="Checkpoint every" placeholder="0" integer hint="Steps between checkpoints; 0 = never." />
-          <DraftField kind="number" path="trainer.episodesPerStep" label="Transcripts per step" placeholder="4" integer hint="Conversations recorded for the run page." />
+          <DraftField kind="number" path="trainer.episodesPerStep" label="Transcripts per step" placeholder="4" integer hint="Samples recorded for the run page, rounded up to whole GRPO groups (every sample of a group, with its reward and advantage)." />
         </div>
       </fieldset>
       <EngineSettings />
