@@ -2,7 +2,6 @@ import { execFile } from "node:child_process";
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   applyMigrations,
@@ -19,6 +18,7 @@ import {
   withDatabase,
 } from "../scripts/schema-engine";
 import { ScratchDirs } from "./scratchDirs";
+import { query } from "./sqlQuery";
 import { serverUrl, ThrowawayDatabases } from "./throwawayDatabases";
 
 const databases = new ThrowawayDatabases();
@@ -27,16 +27,6 @@ afterAll(async () => {
   scratch.removeAll();
   await databases.dropAll();
 });
-
-async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 /** A scratch copy of prisma/ (schema + migrations) that a test may change. */
 function scratchCopy(): SchemaPaths {

@@ -1,9 +1,9 @@
 import { cpSync, rmSync } from "node:fs";
 import path from "node:path";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { applyMigrations, MIGRATIONS_DIR, readMigrations, SCHEMA_PATH } from "../scripts/schema-engine";
 import { ScratchDirs } from "./scratchDirs";
+import { query } from "./sqlQuery";
 import { ThrowawayDatabases } from "./throwawayDatabases";
 
 /** Migration `run_display_names` gives the runs already stored a readable name each, all different. */
@@ -15,16 +15,6 @@ afterAll(async () => {
   scratch.removeAll();
   await databases.dropAll();
 });
-
-async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 describe(`migration ${MIGRATION}`, () => {
   it("names every existing run (adjective-noun-number, no two alike) and every later insert", async () => {
