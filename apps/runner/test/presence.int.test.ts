@@ -120,7 +120,8 @@ describe("runner presence", () => {
 
   it("probes its capabilities again while it runs: an engine installed since start reaches its row without a restart", async () => {
     const file = join(folder, "caps-later.json");
-    writeFileSync(file, JSON.stringify({ ...vllmHost, engines: { ...vllmHost.engines, vllm: null } }));
+    const noBwrap = { usable: false, mode: null, detail: "bwrap not found on PATH" };
+    writeFileSync(file, JSON.stringify({ ...vllmHost, engines: { ...vllmHost.engines, vllm: null }, sandbox: noBwrap }));
     const env = testEnv(services, { presenceMs: 200, capabilitiesMs: 500 });
     runnerIds.push(env.runnerId);
     const log = memoryLog();
@@ -136,6 +137,11 @@ describe("runner presence", () => {
       await waitFor("vLLM in the runner row", async () => ((await engineOf())?.vllm === "0.11.0" ? true : null));
       expect(log.lines.filter((l) => l.startsWith("INFO capabilities changed:"))).toHaveLength(1);
       expect(log.lines.find((l) => l.startsWith("INFO capabilities changed:"))).toContain("vllm 0.11.0");
+      // Whether user code can run is said at start, and when it changes (bubblewrap installed meanwhile).
+      expect(log.lines.find((l) => l.startsWith("INFO capabilities:"))).toContain(
+        "NO SANDBOX (bwrap not found on PATH): Python rewards, code and tools environments are refused on this runner",
+      );
+      expect(log.lines.find((l) => l.startsWith("INFO capabilities changed:"))).toContain("sandbox bwrap");
     } finally {
       await later.shutdown("test");
     }

@@ -32,13 +32,16 @@ export function gpuRows(
   });
 }
 
-/** One log line's worth: GPUs, CUDA and the installed engines with their versions. */
+/** One log line's worth: GPUs, CUDA, the installed engines with their versions, and whether user code can run. */
 function describeCapabilities(caps: RunnerCapabilities): string {
   const engines = Object.entries(caps.engines)
     .filter(([, v]) => v)
     .map(([k, v]) => `${k} ${v}`)
     .join(", ");
-  return `${caps.gpus.length} GPU(s), CUDA ${caps.cuda ?? "none"}; ${engines}`;
+  const sandbox = caps.sandbox.usable
+    ? `sandbox ${caps.sandbox.mode ?? "usable"}`
+    : `NO SANDBOX (${caps.sandbox.detail ?? "unusable"}): Python rewards, code and tools environments are refused on this runner`;
+  return `${caps.gpus.length} GPU(s), CUDA ${caps.cuda ?? "none"}; ${engines}; ${sandbox}`;
 }
 
 /** What a change worth logging is: everything but the GPUs' free memory, which moves all the time. */
