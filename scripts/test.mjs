@@ -119,6 +119,11 @@ async function main() {
     const migrate = await run("npm", ["run", "-s", "-w", "@troupe/db", "migrate"], { cwd: root, env, label: "migrate test database" });
     if (migrate !== 0) throw new Error("migrations failed");
 
+    if (wanted("typecheck")) {
+      // TypeScript strict mode holds only if something checks it: every project, before the tests run.
+      record("typecheck", await run("node", [join(root, "scripts/typecheck.mjs")], { cwd: root, env, label: "typecheck: tsc --noEmit, every TypeScript project" }));
+    }
+
     if (wanted("vitest")) {
       const code = await run(
         "npx",
