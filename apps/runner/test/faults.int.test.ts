@@ -194,8 +194,11 @@ describe("faults", () => {
   it.skipIf(unavailable !== null)(unavailable ? `${realTitle} — SKIPPED: ${unavailable}` : realTitle, { timeout: 600_000 }, async () => {
     // A longer stall timeout than the other tests: torch on a busy 2-core machine can starve the runner's lock renewals.
     const real = { TROUPE_PYTHON: RUNTIME_PYTHON, PYTHONPATH: "", HF_HUB_OFFLINE: "1", TROUPE_STALL_TIMEOUT_MS: "30000", TROUPE_HEARTBEAT_MS: "2000" };
-    const total = 40;
-    const spec = RunSpec.parse({ ...DEMO_SPEC_INPUT, trainer: { ...DEMO_SPEC_INPUT.trainer, steps: total, checkpointEvery: 0, cpuThreads: 1, promptsPerStep: 2 } });
+    // Steps long and many enough that the SIGTERM sent once step 3 is seen stored lands well before the last step:
+    // with 40 steps of 2 prompts a quiet machine ran them all (~0.15 s each) before the signal, and nothing was
+    // left to resume; with 8 prompts the signal landed at step 22 of 40 (the row's lastStep trails the runtime).
+    const total = 60;
+    const spec = RunSpec.parse({ ...DEMO_SPEC_INPUT, trainer: { ...DEMO_SPEC_INPUT.trainer, steps: total, checkpointEvery: 0, cpuThreads: 1, promptsPerStep: 8 } });
     const a = runner(uniqueId("deploy-a"), real);
     await a.waitForLine(/runner .* started/);
     const runId = await launch(spec);
