@@ -33,10 +33,12 @@ describe("run control with the real runtime", () => {
     };
     const row = () => services.db.run.findUniqueOrThrow({ where: { id: runId } });
 
-    const total = 40; // ~0.25 s a step: enough that each command arrives while it trains
+    // Each command must arrive while the run still trains: 40 steps of 2 prompts (~0.15 s each on a quiet machine)
+    // could all run before stop_after_step landed. 60 steps of 8 prompts (~0.6 s each) leave room.
+    const total = 60;
     const spec = RunSpec.parse({
       ...DEMO_SPEC_INPUT,
-      trainer: { ...DEMO_SPEC_INPUT.trainer, steps: total, checkpointEvery: 0, cpuThreads: 1, promptsPerStep: 2 },
+      trainer: { ...DEMO_SPEC_INPUT.trainer, steps: total, checkpointEvery: 0, cpuThreads: 1, promptsPerStep: 8 },
     });
     const runId = await createQueuedRun(services, spec);
     try {
