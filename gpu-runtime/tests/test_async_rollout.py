@@ -277,3 +277,49 @@ def test_a_pause_waits_at_the_trainers_step_boundary_and_changes_nothing(tmp_pat
     statuses = [(e["state"], e.get("message", "")) for e in paused.events if e["type"] == "status"]
     assert ("paused", "paused after step 2 of 4") in statuses
     assert per_step(paused.events) == per_step(straight.events)
+
+
+def _gone(pid: int) -> bool:
+    """Exited (a zombie left for an init that does not reap counts as exited)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return any(line.startswith("State:") and "Z" in line for line in status)
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.slow
+def test_the_producer_process_exits_when_the_trainer_is_killed(tmp_path: Path):
+    """kill -9 of the trainer (an OOM kill, a runner's process-group kill missing it): the producer must not live on.
+    It did once: its unread batches filled the pipe and exiting waited for them to be written."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    s = demo_input()
+    # 32 prompts x 8 samples: a batch the trainer never reads is more than the pipe holds (64 KiB).
+    s["trainer"].update(steps=500, cpuThreads=TEST_THREADS, promptsPerStep=32)
+    s["algorithm"]["async"] = {"maxStaleness": 1}
+    (tmp_path / "spec.json").write_text(json.dumps(s))
+    trainer = subprocess.Popen([sys.executable, "-m", "troupe", "run", "spec.json", "--work-dir", str(tmp_path)], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    assert trainer.stdout is not None
+    producer, steps = None, 0
+    for line in trainer.stdout:
+        found = re.search(r"a producer process \(pid (\d+)\)", line)
+        producer = int(found.group(1)) if found else producer
+        steps += '"type":"metric"' in line
+        if producer is not None and steps >= 3:  # running, batches in flight
+            break
+    assert producer is not None and not _gone(producer)
+    time.sleep(2)  # the producer makes the next batch, which nobody will read
+    trainer.send_signal(signal.SIGKILL)
+    trainer.wait()
+    deadline = time.monotonic() + 15
+    while not _gone(producer) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = not _gone(producer)
+    if alive:
+        os.kill(producer, signal.SIGKILL)
+    assert not alive, "the producer process outlived its trainer by 15 s"

@@ -273,9 +273,13 @@ def _producer_main(setup_bytes: bytes, commands: Any, out: Any) -> None:
                     command = _get(commands, POLL_S)
                 except queue.Empty:
                     if parent is not None and not parent.is_alive():
-                        return  # the trainer died without closing us
+                        # The trainer died without closing us. Batches nobody will read may fill the pipe: exiting must
+                        # not wait for the queue's feeder thread to write them (a producer outlived a kill -9 that way).
+                        out.cancel_join_thread()
+                        return
                     continue
                 if command[0] == "close":
+                    out.cancel_join_thread()  # the trainer reads nothing more
                     return
                 if command[0] == "state":  # idle: every batch it may make is made
                     _put(out, ("state", {"torch_rng": torch.get_rng_state(), "samplers": [_position(e, setup, i) for i, e in enumerate(environments)]}))
