@@ -3,7 +3,8 @@
 Positions match what `generate` used (position_ids = cumsum(mask) - 1), and log-probs come
 from the last hidden state and the LM head through `troupe_kernels.token_logprobs` (chunked:
 the [B, T, vocab] logits never exist at once). Models whose head is not a plain matmul
-(softcapping, logit scale, bias) take the logits path instead.
+(softcapping, logit scale, bias) take the logits path instead. Rows that share a prompt (a GRPO group)
+run packed, the prompt once per group (prompt_packing.py), where the model allows it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import torch
 from troupe_kernels import token_logprobs
 
+from .prompt_packing import gather_rows, packing_supported, plan_packing
 from .rollout import Rollout
 
 
@@ -39,14 +41,25 @@ def completion_hidden(model: Any, rollout: Rollout) -> tuple[torch.Tensor, torch
     head = _plain_head(model)
     if head is None:
         return None
+    body = getattr(model, model.base_model_prefix)
+    return _predicting_states(model, body, rollout, lambda out: out.last_hidden_state), head.weight
+
+
+def _predicting_states(model: Any, module: Any, rollout: Rollout, output: Any) -> torch.Tensor:
+    """[B, t, D]: `output(module(...))` at the positions that predict the completion tokens, packed by shared
+    prompt where that pays and the model allows it."""
+    plan = plan_packing(rollout.prompt_ids, rollout.prompt_mask, rollout.completion_ids, rollout.completion_mask) if packing_supported(model) else None
+    if plan is not None:
+        mask = plan.attention_mask(model.config._attn_implementation, model.dtype)
+        packed = output(module(input_ids=plan.input_ids, attention_mask=mask, position_ids=plan.position_ids, use_cache=False))
+        return gather_rows(packed, plan)
     input_ids = torch.cat([rollout.prompt_ids, rollout.completion_ids], dim=1)
     attention_mask = torch.cat([rollout.prompt_mask, rollout.completion_mask], dim=1)
     position_ids = (attention_mask.cumsum(dim=1) - 1).clamp(min=0)
     p, t = rollout.prompt_ids.shape[1], rollout.completion_ids.shape[1]
-    body = getattr(model, model.base_model_prefix)
-    hidden = body(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).last_hidden_state
-    # The hidden state at position i predicts token i + 1.
-    return hidden[:, p - 1 : p + t - 1], head.weight
+    states = output(module(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False))
+    # The state at position i predicts token i + 1.
+    return states[:, p - 1 : p + t - 1]
 
 
 def completion_logprobs(
@@ -66,12 +79,8 @@ def completion_logprobs(
             return token_logprobs(h, weight, rollout.completion_ids, temperature=temperature), None  # type: ignore[return-value]
         logp, entropy = token_logprobs(h, weight, rollout.completion_ids, temperature=temperature, return_entropy=True)
         return logp, entropy if entropy_grad else entropy.detach()
-    input_ids = torch.cat([rollout.prompt_ids, rollout.completion_ids], dim=1)
-    attention_mask = torch.cat([rollout.prompt_mask, rollout.completion_mask], dim=1)
-    position_ids = (attention_mask.cumsum(dim=1) - 1).clamp(min=0)
-    p, t = rollout.prompt_ids.shape[1], rollout.completion_ids.shape[1]
-    logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False).logits
-    logp_all = torch.log_softmax(logits[:, p - 1 : p + t - 1].float() / temperature, dim=-1)
+    logits = _predicting_states(model, model, rollout, lambda out: out.logits)
+    logp_all = torch.log_softmax(logits.float() / temperature, dim=-1)
     logp = logp_all.gather(-1, rollout.completion_ids.unsqueeze(-1)).squeeze(-1)
     entropy = -(logp_all.exp() * logp_all).sum(-1) if with_entropy else None
     return logp, entropy if entropy is None or entropy_grad else entropy.detach()
