@@ -296,7 +296,7 @@ export function RunsExplorer() {
       </div>
       <div className="pager">
         <span className="muted" data-testid="runs-total">
-          {table.data ? `${table.data.total} runs` : "…"}
+          {table.data ? `${table.data.total} ${table.data.total === 1 ? "run" : "runs"}` : "…"}
         </span>
         <button type="button" className="secondary" disabled={page <= 1} onClick={() => setParams({ page: String(page - 1) }, false)}>
           ← Newer
