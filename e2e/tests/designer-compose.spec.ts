@@ -1,4 +1,5 @@
-import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { expect, test, type Page } from "@playwright/test";
+import { addEnvironment, createPart, echoEnvironment, newExperiment, tinyStudent } from "./compose";
 
 /**
  * The designer's second half, as a researcher: draw a round spec in the graph and see the text
@@ -12,12 +13,6 @@ const shotDir = process.env.TROUPE_E2E_SCREENSHOTS;
 
 async function shot(page: Page, name: string) {
   if (shotDir) await page.screenshot({ path: `${shotDir}/${name}.png`, fullPage: true });
-}
-
-/** Library parts are set up over the app's own tRPC HTTP endpoint (their pages have their own test). */
-async function createPart(request: APIRequestContext, kind: "actor" | "reward" | "environment", spec: Record<string, unknown>) {
-  const response = await request.post("/api/trpc/part.create", { data: { json: { kind, spec, description: "" } } });
-  expect(response.ok(), await response.text()).toBe(true);
 }
 
 /** The text of the Monaco editor named `label`, as the model holds it. */
@@ -100,30 +95,14 @@ test("round spec: draw it in the graph and see the text; type text and see the g
 test("compose an experiment from parts, launch it, see it train, clone its spec", async ({ page, request }) => {
   const student = `student_${suffix}`;
   const env = `echo_${suffix}`;
-  await createPart(request, "actor", {
-    name: student,
-    model: { source: "tiny", preset: "tiny-char-2l" },
-    training: { learningRate: 0.003 },
-    sampling: { maxNewTokens: 8 },
-  });
-  await createPart(request, "environment", {
-    name: env,
-    kind: "single_turn",
-    dataset: "echo_letter",
-    actors: [student],
-    prompt: { field: "prompt", applyChatTemplate: false },
-    rewards: [{ reward: "letter_match", weight: 1 }],
-  });
+  await createPart(request, "actor", tinyStudent(student));
+  await createPart(request, "environment", echoEnvironment(env, student));
 
-  await page.goto("/designer/experiments");
-  await page.getByTestId("experiment-new").click();
-  await page.waitForURL(/\/designer\/experiments\/[^/]+$/);
-  await page.getByLabel("Name", { exact: true }).fill(`composed_${suffix}`);
+  await newExperiment(page, `composed_${suffix}`);
   // Empty lists are reported at their field.
   await expect(page.getByTestId("spec-issues")).toContainText("environments");
 
-  await page.getByLabel("Environments to add").selectOption(env);
-  await page.getByTestId("add-environments").click();
+  await addEnvironment(page, env);
   // The environment's actor, dataset and reward came with it.
   await expect(page.locator("#field-actors")).toContainText(student);
   await expect(page.locator("#field-datasets")).toContainText("echo_letter");

@@ -1,4 +1,5 @@
-import { expect, test, type APIRequestContext } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { composeEchoExperiment } from "./compose";
 
 /**
  * Issue 18 in the composer: the PPO family's entropy bonus and value normalisation. A bonus above 1 is refused
@@ -8,31 +9,8 @@ import { expect, test, type APIRequestContext } from "@playwright/test";
 
 const suffix = Date.now().toString(36);
 
-async function createPart(request: APIRequestContext, kind: "actor" | "environment", spec: Record<string, unknown>) {
-  const response = await request.post("/api/trpc/part.create", { data: { json: { kind, spec, description: "" } } });
-  expect(response.ok(), await response.text()).toBe(true);
-}
-
 test("composer: ppo's entropy bonus and value normalisation, a bad bonus refused beside its field", async ({ page, request }) => {
-  const student = `ppo_student_${suffix}`;
-  const env = `ppo_echo_${suffix}`;
-  await createPart(request, "actor", { name: student, model: { source: "tiny", preset: "tiny-char-2l" }, training: { learningRate: 0.003 }, sampling: { maxNewTokens: 8 } });
-  await createPart(request, "environment", {
-    name: env,
-    kind: "single_turn",
-    dataset: "echo_letter",
-    actors: [student],
-    prompt: { field: "prompt", applyChatTemplate: false },
-    rewards: [{ reward: "letter_match", weight: 1 }],
-  });
-
-  await page.goto("/designer/experiments");
-  await page.getByTestId("experiment-new").click();
-  await page.waitForURL(/\/designer\/experiments\/[^/]+$/);
-  await page.getByLabel("Name", { exact: true }).fill(`ppo_${suffix}`);
-  await page.getByLabel("Environments to add").selectOption(env);
-  await page.getByTestId("add-environments").click();
-  await page.getByLabel("Device", { exact: true }).selectOption("cpu");
+  await composeEchoExperiment(page, request, "ppo", suffix);
 
   await page.getByLabel("Algorithm", { exact: true }).selectOption("ppo");
   const bonus = page.getByLabel("Entropy bonus", { exact: true });

@@ -1,7 +1,8 @@
-import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { expect, test, type Page } from "@playwright/test";
 import { spawn } from "node:child_process";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { addEnvironment, createPart, echoEnvironment, newExperiment } from "./compose";
 
 /**
  * Training engines (issue 14) as a user meets them: an actor's backend, precision and CPU processes
@@ -16,11 +17,6 @@ const shotDir = process.env.TROUPE_E2E_SCREENSHOTS;
 
 async function shot(page: Page, name: string) {
   if (shotDir) await page.screenshot({ path: `${shotDir}/${name}.png`, fullPage: true });
-}
-
-async function createPart(request: APIRequestContext, kind: "actor" | "environment", spec: Record<string, unknown>) {
-  const response = await request.post("/api/trpc/part.create", { data: { json: { kind, spec, description: "" } } });
-  expect(response.ok(), await response.text()).toBe(true);
 }
 
 /** Plays a finished made-up run of two actors sharing cuda:0 with between-phase offload (simulate-run --offload). */
@@ -80,21 +76,10 @@ test("designer: an actor's training engine, and the run-wide rules beside their 
     training: { backend: "deepspeed", offload: { optimizer: true } },
     placement: { processes: 3 },
   });
-  await createPart(request, "environment", {
-    name: env,
-    kind: "single_turn",
-    dataset: "echo_letter",
-    actors: [alice],
-    prompt: { field: "prompt", applyChatTemplate: false },
-    rewards: [{ reward: "letter_match", weight: 1 }],
-  });
+  await createPart(request, "environment", echoEnvironment(env, alice));
 
-  await page.goto("/designer/experiments");
-  await page.getByTestId("experiment-new").click();
-  await page.waitForURL(/\/designer\/experiments\/[^/]+$/);
-  await page.getByLabel("Name", { exact: true }).fill(`engines_${suffix}`);
-  await page.getByLabel("Environments to add").selectOption(env);
-  await page.getByTestId("add-environments").click();
+  await newExperiment(page, `engines_${suffix}`);
+  await addEnvironment(page, env);
   await expect(page.locator("#field-actors")).toContainText(alice);
   await page.getByLabel("Actors to add").selectOption(bob);
   await page.getByTestId("add-actors").click();
