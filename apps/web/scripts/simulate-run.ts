@@ -110,72 +110,50 @@ for (let step = 1; step <= steps; step++) {
   // the rewards normalised within the group.
   const letter = letters[step % letters.length]!;
   const rewards = [0, 1].map(() => Math.round(8 * Math.min(1, mean + (rand() - 0.5) * 0.2)) / 8);
-  rewards.forEach((reward, sample) => {
-    const good = Math.round(reward * 8);
-    events.push({
-      seq: seq++,
-      ts: now,
-      type: "episode",
-      step,
-      environment: "echo",
-      group: 0,
-      sample,
-      datasetRow: (step * 3) % 256,
-      messages: [
-        { actor: "letters", role: "user", content: `say ${letter}:`, trained: false },
-        { actor: "student", role: "assistant", content: letter.repeat(good) + "<script>alert(1)</script>".slice(0, 8 - good), trained: true },
-      ],
-      reward,
-      rewardComponents: { letter_match: reward },
-      advantage: groupAdvantages(rewards)[sample]!,
+  // One group's episodes: a prompt, then each sample's one answer, advantages normalised within the group.
+  const pushGroup = (group: number, datasetRow: number, prompt: string, answers: { actor: string; content: string; reward: number }[]) => {
+    const advantages = groupAdvantages(answers.map((a) => a.reward));
+    answers.forEach((answer, sample) => {
+      events.push({
+        seq: seq++,
+        ts: now,
+        type: "episode",
+        step,
+        environment: "echo",
+        group,
+        sample,
+        datasetRow,
+        messages: [
+          { actor: "letters", role: "user", content: prompt, trained: false },
+          { actor: answer.actor, role: "assistant", content: answer.content, trained: answer.actor === "student" },
+        ],
+        reward: answer.reward,
+        rewardComponents: { letter_match: answer.reward },
+        advantage: advantages[sample]!,
+      });
     });
-  });
+  };
+  pushGroup(
+    0,
+    (step * 3) % 256,
+    `say ${letter}:`,
+    rewards.map((reward) => {
+      const good = Math.round(reward * 8);
+      return { actor: "student", content: letter.repeat(good) + "<script>alert(1)</script>".slice(0, 8 - good), reward };
+    }),
+  );
   if (step === 1) {
     // A second actor, and model output that is HTML: the page must show it as text, never run it. Its
     // group's other sample is the student's, so the judge speaks in one episode only.
-    const judged = [
+    pushGroup(1, 7, "say <b>bold</b>:", [
       { actor: "judge", content: '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 1">', reward: 0 },
       { actor: "student", content: "b", reward: 1 },
-    ];
-    judged.forEach((turn, sample) => {
-      events.push({
-        seq: seq++,
-        ts: now,
-        type: "episode",
-        step,
-        environment: "echo",
-        group: 1,
-        sample,
-        datasetRow: 7,
-        messages: [
-          { actor: "letters", role: "user", content: "say <b>bold</b>:", trained: false },
-          { actor: turn.actor, role: "assistant", content: turn.content, trained: turn.actor === "student" },
-        ],
-        reward: turn.reward,
-        rewardComponents: { letter_match: turn.reward },
-        advantage: groupAdvantages(judged.map((j) => j.reward))[sample]!,
-      });
-    });
+    ]);
     // A group that all scored 1: mean 1, std 0, so every advantage is 0.
-    for (const sample of [0, 1]) {
-      events.push({
-        seq: seq++,
-        ts: now,
-        type: "episode",
-        step,
-        environment: "echo",
-        group: 2,
-        sample,
-        datasetRow: 9,
-        messages: [
-          { actor: "letters", role: "user", content: "say a:", trained: false },
-          { actor: "student", role: "assistant", content: "aaaaaaaa", trained: true },
-        ],
-        reward: 1,
-        rewardComponents: { letter_match: 1 },
-        advantage: 0,
-      });
-    }
+    pushGroup(2, 9, "say a:", [
+      { actor: "student", content: "aaaaaaaa", reward: 1 },
+      { actor: "student", content: "aaaaaaaa", reward: 1 },
+    ]);
   }
   await storeEvents(db, run.id, events);
   await appendToStream(redis, run.id, events);
