@@ -87,7 +87,7 @@ def test_the_logits_path_packs_too(model, monkeypatch):
 
 
 def test_the_packed_layout_runs_each_prompt_once():
-    """The demo's shape: 8 prompts x 8 samples, prompt 7 tokens, 8 new tokens: 568 positions instead of 960."""
+    """8 prompts x 8 samples, prompt 7 tokens, 8 new tokens: 568 positions instead of 960."""
     prompts = [[1, 40 + k, 41, 42, 43, 44, 45] for k in range(8)]
     rollout = _rollout(prompts, group=8, t=8, eos=2, vocab=60)
     plan = plan_packing(rollout.prompt_ids, rollout.prompt_mask, rollout.completion_ids, rollout.completion_mask)

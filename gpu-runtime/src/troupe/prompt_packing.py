@@ -6,8 +6,8 @@ group is one row `prompt (its L real tokens) + completion 1 + ... + completion n
 4-D attention mask that lets each completion see the prompt and its own earlier tokens only, and the position
 ids each row had alone. Each completion token then attends to exactly the keys it attended to unpacked, at the
 same positions, so the hidden states are the unpacked ones up to float rounding (the tests hold them to 1e-5).
-On the demo (prompt 7 tokens, 8 new tokens, groups of 8) a step's forward + backward runs over 568 positions
-instead of 960.
+On the demo (prompt 6 tokens, 8 new tokens, groups of 8) a step's forward + backward runs over 560 positions
+instead of 896.
 
 Only where the mask is known to mean that: models whose attention masks are plain causal ones built by
 transformers' `create_causal_mask` (which passes a 4-D mask through as given), with `sdpa` or `eager`
