@@ -323,3 +323,39 @@ def test_the_producer_process_exits_when_the_trainer_is_killed(tmp_path: Path):
     if alive:
         os.kill(producer, signal.SIGKILL)
     assert not alive, "the producer process outlived its trainer by 15 s"
+
+
+UNGUARDED_SCRIPT = """import json
+import sys
+
+from troupe.run import run_spec
+
+# At module level, with no `if __name__ == "__main__":` guard: the spawned producer re-runs this script.
+result = run_spec(json.load(open("spec.json")), work_dir=".")
+print("RESULT " + json.dumps([result.state, result.message]), flush=True)
+sys.exit(result.exit_code)
+"""
+
+
+@pytest.mark.slow
+def test_a_script_without_a_main_guard_fails_with_a_hint_instead_of_hanging(tmp_path: Path):
+    """spawn re-imports the main script in the producer, which runs the script's run_spec there and exits
+    before it reads its setup. The trainer once wrote that setup (the actors' modules, more than a pipe holds)
+    while starting the process and waited forever for a reader that was gone."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "spec.json").write_text(json.dumps(spec(steps=3, k=1)))
+    (tmp_path / "train.py").write_text(UNGUARDED_SCRIPT)
+    try:
+        done = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, env=os.environ, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired as e:
+        stderr = e.stderr.decode() if isinstance(e.stderr, bytes) else e.stderr
+        pytest.fail(f"the trainer hung starting its producer process; stderr:\n{stderr}")
+    results = [json.loads(line[len("RESULT ") :]) for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    # The producer's own run_spec fails too (starting a process while bootstrapping); the trainer's is the one
+    # that speaks of its producer.
+    trainer = [message for state, message in results if "rollout producer process" in message]
+    assert len(trainer) == 1 and done.returncode != 0, (done.stdout, done.stderr)
+    assert "exited" in trainer[0] and 'if __name__ == "__main__":' in trainer[0] and "train.py" in trainer[0], trainer[0]

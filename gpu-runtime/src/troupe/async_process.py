@@ -32,6 +32,7 @@ import multiprocessing as mp
 import pickle
 import queue
 import signal
+import sys
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,11 +122,19 @@ class ProcessRolloutProducer:
             "base": first_step - 1,
             "state": state,
         }
+        payload = pickle.dumps(("setup", setup), protocol=pickle.HIGHEST_PROTOCOL)  # before the start: a failure leaves no process
         context = mp.get_context("spawn")  # fork would copy the trainer's threads' locks mid-use
         self._commands: Any = context.Queue()
         self._batches: Any = context.Queue()
-        self._process = context.Process(target=_producer_main, args=(pickle.dumps(setup, protocol=pickle.HIGHEST_PROTOCOL), self._commands, self._batches), name="troupe-rollout-producer", daemon=True)
+        # Only the two queues as arguments: `start()` writes the arguments into a pipe and returns once the child
+        # has read them, which it does after importing torch (seconds), and never if it dies first (the parent keeps
+        # the pipe's read end open until the write is done: it hung for good under a script without a main guard).
+        self._process = context.Process(target=_producer_main, args=(self._commands, self._batches), name="troupe-rollout-producer", daemon=True)
         self._process.start()
+        # The setup (the actors' modules) is the first command; the queue's feeder thread writes it while the trainer
+        # goes on, and `_receive`'s liveness check reports a child that died before reading it.
+        self._commands.put(payload)
+        self._started = False  # the child's own code ran (it said so): a death before that was in spawn's bootstrap
         self._closed = False
 
     @property
@@ -140,19 +149,37 @@ class ProcessRolloutProducer:
                 message = _get(self._batches, POLL_S)
             except queue.Empty:
                 if not self._process.is_alive():
-                    raise RuntimeError(f"the rollout producer process exited (code {self._process.exitcode}) without a word") from None
+                    raise RuntimeError(self._exit_message()) from None
                 continue
             kind = message[0]
-            if kind == "log":
+            if kind == "started":
+                self._started = True
+            elif kind == "log":
                 self.log(message[1], message[2])
             elif kind == "error":
-                raise RuntimeError(f"the rollout producer failed while sampling step {message[1]}:\n{message[2]}")
+                where = f"while sampling step {message[1]}" if message[1] is not None else "while starting"
+                raise RuntimeError(f"the rollout producer failed {where}:\n{message[2]}")
             elif kind == "batch":
                 batch = batch_from_state(message[1], self.environments)
                 self._ready[batch.step] = batch
                 return None
             else:
                 return message
+
+    def _exit_message(self) -> str:
+        code = self._process.exitcode
+        if self._started:
+            return f"the rollout producer process exited (code {code}) without a word"
+        message = f"the rollout producer process exited (code {code}) while starting, before its own code ran (its error, if any, is on stderr)"
+        script = _reimported_main()
+        if script is not None:
+            # The usual cause: the producer is started with spawn, which first re-runs the main script; one that calls
+            # run_spec at module level runs a second trainer there, whose own producer start fails, and exits.
+            message += (
+                f". A spawned process first re-runs the main script ({script}): a script that calls run_spec with asynchronous "
+                'rollouts must make that call under `if __name__ == "__main__":`'
+            )
+        return message
 
     def take(self, step: int) -> ProducedBatch:
         while step not in self._ready:
@@ -230,15 +257,46 @@ def _sampling_actors(models: dict[str, tuple[Any, ...]], device: torch.device) -
     return actors
 
 
-def _producer_main(setup_bytes: bytes, commands: Any, out: Any) -> None:
+def _reimported_main() -> str | None:
+    """The script or module of this process's `__main__` that a spawned child runs again before its own code, if any
+    (multiprocessing.spawn's rule: a package's `__main__`, as `python -m troupe`, is not re-run)."""
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name is not None:
+        return None if name == "__main__" or name.endswith(".__main__") else name
+    return getattr(main, "__file__", None)
+
+
+def _receive_setup(commands: Any, parent: Any) -> dict[str, Any] | None:
+    """The trainer's first command; None if the trainer died before sending it."""
+    while True:
+        try:
+            kind, setup = _get(commands, POLL_S)
+        except queue.Empty:
+            if parent is not None and not parent.is_alive():
+                return None
+            continue
+        if kind != "setup":
+            raise RuntimeError(f"the trainer's first command was {kind!r}, not its setup")
+        return setup
+
+
+def _producer_main(commands: Any, out: Any) -> None:
     # The trainer decides when the run stops (at its step boundary) and closes us; a Ctrl-C or SIGTERM sent to the
     # whole process group must not kill the producer under a trainer that is about to stop cleanly.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    setup: dict[str, Any] = pickle.loads(setup_bytes)
-    step = setup["first_step"]
+    _put(out, ("started",))  # past spawn's bootstrap (re-running the main script), which a bad script dies in
+    parent = mp.parent_process()
+    step: int | None = None  # reported with an error: None while starting
     closing: list[Any] = []
     try:
+        received = _receive_setup(commands, parent)
+        if received is None:
+            out.cancel_join_thread()  # nobody reads what is queued
+            return
+        setup: dict[str, Any] = received
+        step = setup["first_step"]
         from .async_rollout import produce_single_turn
         from .environment_kinds import build_run_environments
         from .system import seed_everything
@@ -259,7 +317,6 @@ def _producer_main(setup_bytes: bytes, commands: Any, out: Any) -> None:
         live = [e for e in environments if e is not None]
         prompts = [n for e, n in zip(environments, setup["prompts_per_env"]) if e is not None]
         base, loaded, total, k = setup["base"], setup["base"], int(spec["trainer"]["steps"]), int(spec["algorithm"]["async"]["maxStaleness"])
-        parent = mp.parent_process()
         closing.extend(rewards.values())
         with torch.inference_mode():
             while True:
