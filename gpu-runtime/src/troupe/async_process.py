@@ -8,7 +8,7 @@ with the weights after exactly max(b, t - 1 - K) updates, so a run is the same r
 timing falls.
 
     trainer (this process)                       producer process (spawned)
-    start: the setup (spec, the actors'           builds its own environments and rewards from the spec, and a
+    start: the setup (spec, the actors'          builds its own environments and rewards from the spec, and a
       modules, ...) as the first command           sampling copy of each trainable actor (the trainer's module,
     take(t): wait for batch t on `batches`         pickled once at start), with the trainer's data position and
     update with it                                 torch RNG state; for t = next, next + 1, ...: wait for weights
