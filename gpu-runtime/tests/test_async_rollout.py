@@ -5,6 +5,7 @@ stop at the step boundary), and K = 1 learns the demo."""
 import copy
 import json
 import multiprocessing
+import os
 import time
 from pathlib import Path
 
@@ -198,17 +199,81 @@ def test_the_producer_thread_ends_when_the_loop_raises(tmp_path: Path, monkeypat
     assert run.state == "failed" and "on purpose" in run.message, run.message
     assert not any(t.name == "troupe-rollout-producer" for t in threading.enumerate())
     assert multiprocessing.active_children() == []
+    assert _weight_segments(os.getpid()) == []
 
 
 # --- the producer process (async_process.py: K >= 1 on a CPU host) --------------------------------------
 
 
-def test_k1_on_cpu_samples_in_a_producer_process_that_ends_with_the_run(tmp_path: Path):
-    run = run_spec(spec(steps=3, k=1), events=EventWriter(keep=True), work_dir=wd(tmp_path))
+def _weight_segments(pid: int) -> list[str]:
+    """The producer weight slots a trainer process `pid` has in /dev/shm (async_process.SEGMENT_PREFIX)."""
+    return sorted(n for n in os.listdir("/dev/shm") if n.startswith(f"troupe-weights-{pid}-"))
+
+
+class _SegmentsAt(EventWriter):
+    """Notes this process's weight slots while step n reports."""
+
+    def __init__(self, n: int):
+        super().__init__(keep=True)
+        self.n = n
+        self.seen: list[str] = []
+
+    def metric(self, step, values, actor=None):
+        if step == self.n:
+            self.seen = _weight_segments(os.getpid())
+        return super().metric(step, values, actor)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_k_on_cpu_samples_in_a_producer_process_that_ends_with_the_run(tmp_path: Path, k: int):
+    events = _SegmentsAt(2)
+    run = run_spec(spec(steps=4, k=k), events=events, work_dir=wd(tmp_path))
     assert run.state == "succeeded", run.message
     logs = [e["message"] for e in run.events if e["type"] == "log"]
     assert any("asynchronous rollouts: a producer process (pid" in m for m in logs), logs
     assert multiprocessing.active_children() == []
+    # The weights went through K + 1 shared-memory slots, unlinked when the run ended.
+    assert len(events.seen) == k + 1, events.seen
+    assert _weight_segments(os.getpid()) == []
+
+
+def test_weight_slots_hand_over_the_trained_parameters_bit_for_bit():
+    """The table holds what an update changes (a frozen parameter, as a LoRA actor's base, is not handed over), at
+    aligned offsets that do not overlap; what one side writes into a slot, the other side reads back exactly."""
+    import torch
+
+    from troupe.async_process import ALIGN, WeightSlots
+
+    torch.manual_seed(0)
+    trainer = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Linear(5, 7).to(torch.bfloat16))
+    trainer[0].bias.requires_grad_(False)
+    sampler = copy.deepcopy(trainer)
+    with torch.no_grad():
+        for param in sampler.parameters():
+            param.zero_()
+    slots = WeightSlots.create({"student": trainer}, 2)
+    names = slots.names
+    try:
+        assert [e.name for e in slots.table] == ["0.weight", "1.weight", "1.bias"]
+        ends = [e.offset + e.numel * e.dtype.itemsize for e in slots.table]
+        assert all(e.offset % ALIGN == 0 for e in slots.table) and all(end <= e.offset for end, e in zip(ends, slots.table[1:]))
+        slots.write(0, {"student": trainer})
+        with torch.no_grad():
+            trainer[0].weight.mul_(3)  # the next version, in the other slot: slot 0 keeps the first
+        slots.write(1, {"student": trainer})
+        producer = WeightSlots.attach(slots.table, names)  # as the producer process does, by name
+        try:
+            producer.read(1, {"student": sampler})
+        finally:
+            producer.close(unlink=False)
+        for (name, want), got in zip(trainer.named_parameters(), sampler.parameters()):
+            if want.requires_grad:
+                assert got.dtype == want.dtype and torch.equal(got.view(torch.uint8), want.detach().view(torch.uint8)), name
+            else:
+                assert not got.any(), name
+    finally:
+        slots.close(unlink=True)
+    assert names and not any(Path("/dev/shm", n).exists() for n in names)
 
 
 def test_the_producer_process_makes_the_same_run_as_the_thread(tmp_path: Path, monkeypatch):
@@ -250,6 +315,7 @@ def test_a_producer_process_that_dies_fails_the_run_with_a_clear_message(tmp_pat
     assert run.state == "failed", run.message
     assert "rollout producer process exited" in run.message, run.message
     assert multiprocessing.active_children() == []
+    assert _weight_segments(os.getpid()) == []  # a failed run unlinks its weight slots too
 
 
 class _PauseAt(EventWriter):
@@ -279,6 +345,23 @@ def test_a_pause_waits_at_the_trainers_step_boundary_and_changes_nothing(tmp_pat
     assert per_step(paused.events) == per_step(straight.events)
 
 
+def _resource_trackers_of(pid: int) -> list[int]:
+    """The multiprocessing resource tracker(s) process `pid` started (they unlink what it registered once every
+    process sharing them has exited)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                ppid = int(stat.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read()
+        except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
+            continue
+        if ppid == pid and b"resource_tracker" in command:
+            found.append(int(entry))
+    return found
+
+
 def _gone(pid: int) -> bool:
     """Exited (a zombie left for an init that does not reap counts as exited)."""
     try:
@@ -303,7 +386,8 @@ def test_the_producer_process_exits_when_the_trainer_is_killed(tmp_path: Path):
     s["trainer"].update(steps=500, cpuThreads=TEST_THREADS, promptsPerStep=32)
     s["algorithm"]["async"] = {"maxStaleness": 1}
     (tmp_path / "spec.json").write_text(json.dumps(s))
-    trainer = subprocess.Popen([sys.executable, "-m", "troupe", "run", "spec.json", "--work-dir", str(tmp_path)], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    stderr = (tmp_path / "stderr.txt").open("w")  # a file, not a pipe nobody reads while the run goes on
+    trainer = subprocess.Popen([sys.executable, "-m", "troupe", "run", "spec.json", "--work-dir", str(tmp_path)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=stderr, text=True)
     assert trainer.stdout is not None
     producer, steps = None, 0
     for line in trainer.stdout:
@@ -313,6 +397,8 @@ def test_the_producer_process_exits_when_the_trainer_is_killed(tmp_path: Path):
         if producer is not None and steps >= 3:  # running, batches in flight
             break
     assert producer is not None and not _gone(producer)
+    assert len(_weight_segments(trainer.pid)) == 2  # K + 1 weight slots
+    trackers = _resource_trackers_of(trainer.pid)
     time.sleep(2)  # the producer makes the next batch, which nobody will read
     trainer.send_signal(signal.SIGKILL)
     trainer.wait()
@@ -323,3 +409,64 @@ def test_the_producer_process_exits_when_the_trainer_is_killed(tmp_path: Path):
     if alive:
         os.kill(producer, signal.SIGKILL)
     assert not alive, "the producer process outlived its trainer by 15 s"
+    # The trainer never unlinked its weight slots: the producer did on its way out (the resource tracker, which
+    # exits with the last process sharing it, would have too, but warning of a leak).
+    assert _weight_segments(trainer.pid) == []
+    while any(not _gone(t) for t in trackers) and time.monotonic() < deadline + 10:
+        time.sleep(0.2)
+    stderr.close()
+    assert trackers and all(_gone(t) for t in trackers)  # it has said all it will (the killed queues' semaphores)
+    assert "leaked shared_memory" not in (tmp_path / "stderr.txt").read_text()
+
+
+@pytest.mark.slow
+def test_a_run_in_its_own_process_unlinks_its_weight_slots_without_a_leak_warning(tmp_path: Path):
+    """The producer attaches to the slots by name, which registers them with the resource tracker it shares with the
+    trainer (Python 3.11): the trainer alone unlinks them, after the producer has exited. The tracker reports any
+    name still registered when the last of them exits, on the stderr captured here."""
+    import subprocess
+    import sys
+
+    (tmp_path / "spec.json").write_text(json.dumps(spec(steps=3, k=1)))
+    done = subprocess.Popen([sys.executable, "-m", "troupe", "run", "spec.json", "--work-dir", str(tmp_path)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = done.communicate(timeout=300)  # until the tracker too has exited: it holds the stderr pipe
+    assert done.returncode == 0, err
+    assert "a producer process (pid" in out + err
+    assert "leaked" not in err and "shared_memory" not in err, err
+    assert _weight_segments(done.pid) == []
+
+
+UNGUARDED_SCRIPT = """import json
+import sys
+
+from troupe.run import run_spec
+
+# At module level, with no `if __name__ == "__main__":` guard: the spawned producer re-runs this script.
+result = run_spec(json.load(open("spec.json")), work_dir=".")
+print("RESULT " + json.dumps([result.state, result.message]), flush=True)
+sys.exit(result.exit_code)
+"""
+
+
+@pytest.mark.slow
+def test_a_script_without_a_main_guard_fails_with_a_hint_instead_of_hanging(tmp_path: Path):
+    """spawn re-imports the main script in the producer, which runs the script's run_spec there and exits
+    before it reads its setup. The trainer once wrote that setup (the actors' modules, more than a pipe holds)
+    while starting the process and waited forever for a reader that was gone."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "spec.json").write_text(json.dumps(spec(steps=3, k=1)))
+    (tmp_path / "train.py").write_text(UNGUARDED_SCRIPT)
+    try:
+        done = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, env=os.environ, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired as e:
+        stderr = e.stderr.decode() if isinstance(e.stderr, bytes) else e.stderr
+        pytest.fail(f"the trainer hung starting its producer process; stderr:\n{stderr}")
+    results = [json.loads(line[len("RESULT ") :]) for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    # The producer's own run_spec fails too (starting a process while bootstrapping); the trainer's is the one
+    # that speaks of its producer.
+    trainer = [message for state, message in results if "rollout producer process" in message]
+    assert len(trainer) == 1 and done.returncode != 0, (done.stdout, done.stderr)
+    assert "exited" in trainer[0] and 'if __name__ == "__main__":' in trainer[0] and "train.py" in trainer[0], trainer[0]
