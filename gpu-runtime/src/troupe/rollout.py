@@ -1,5 +1,6 @@
 """Sampling completions with transformers `generate` (KV cache), keeping the sampler's own tokens
-and log-probs: completions are never re-tokenised from text.
+and log-probs: completions are never re-tokenised from text. Where the model allows, the same model
+calls run in a lean loop of our own (lean_sampling.py: the same draws, bit for bit, with less around them).
 
 The sampler's log-prob of a token is log_softmax(raw logits / temperature) at the step it was
 drawn, read by a logits processor placed before the truncating warpers (top-k, top-p), so it
@@ -14,6 +15,8 @@ from typing import Any, Sequence
 
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+from .lean_sampling import lean_generate, lean_sampling_refusal
 
 
 @dataclass
@@ -114,19 +117,10 @@ def sample(
     # A sharded model's every forward is a collective: keep ranks' forward counts equal even if one
     # rank's samples end earlier (transformers' synced_gpus, made for ZeRO-3 and FSDP).
     synced = bool(getattr(model, "_troupe_full_forward", False)) and torch.distributed.is_initialized()
-    sequences = model.generate(
-        synced_gpus=synced,
-        input_ids=prompt_ids,
-        attention_mask=prompt_mask,
-        do_sample=not greedy,
-        # Neutral values: the warpers above do the work, in the order HF would apply them.
-        temperature=1.0,
-        top_k=0,
-        top_p=1.0,
-        max_new_tokens=int(sampling["maxNewTokens"]),
-        logits_processor=LogitsProcessorList(processors),
-        use_cache=True,
-    )
+    if lean_sampling_refusal(model, synced) is None:  # the same draws as generate's, with less around them
+        sequences = lean_generate(model, prompt_ids, prompt_mask, LogitsProcessorList(processors), greedy, int(sampling["maxNewTokens"]))
+    else:
+        sequences = _generate(model, prompt_ids, prompt_mask, processors, greedy, int(sampling["maxNewTokens"]), synced)
     if was_training:
         model.train()
     completion_ids = sequences[:, prompt_ids.shape[1] :]
@@ -140,6 +134,22 @@ def sample(
         kept = [t for t, keep in zip(ids, m) if keep and t not in tokenizer.eos_token_ids]
         texts.append(tokenizer.decode(kept))
     return Rollout(prompt_ids, prompt_mask, completion_ids, mask, logprobs, texts, ended)
+
+
+def _generate(model: Any, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, processors: list[LogitsProcessor], greedy: bool, max_new_tokens: int, synced: bool) -> torch.Tensor:
+    return model.generate(
+        synced_gpus=synced,
+        input_ids=prompt_ids,
+        attention_mask=prompt_mask,
+        do_sample=not greedy,
+        # Neutral values: the warpers above do the work, in the order HF would apply them.
+        temperature=1.0,
+        top_k=0,
+        top_p=1.0,
+        max_new_tokens=max_new_tokens,
+        logits_processor=LogitsProcessorList(processors),
+        use_cache=True,
+    )
 
 
 def _pad_to(t: torch.Tensor, width: int, value: int | float, left: bool) -> torch.Tensor:
