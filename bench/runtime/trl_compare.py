@@ -39,7 +39,8 @@ overlap is the point of async; it is stated, not hidden). In lockstep it may com
 turn: the producer process is stopped (SIGSTOP) whenever the baton is handed on and continued when it comes
 back, so it never borrows time from TRL's or sync Troupe's turn. Its step time is the trainer's `step_time_s` (waiting for
 the batch included). Phases are not split for it (its sampling runs in another process), only the step.
-Phases: see phase_timing.py (the same wrappers on both sides; `other` is the rest).
+Phases: see phase_timing.py (the same wrappers on both sides, plus Troupe's lean sampling loop, lean_sampling.py,
+as generation where it stands in for `generate`; `other` is the rest).
 "Reaches 0.9": the first step at which the mean reward of the last --window steps is >= 0.9.
 """
 
@@ -180,10 +181,12 @@ def run_troupe(seed: int, steps: int, folder: Path, work: Path, baton: Baton, st
         import troupe.train  # noqa: F401 - loads every module the loop calls into, so their names can be wrapped
         from troupe.environments import SingleTurnEnvironment
         from troupe.grpo import policy_loss
+        from troupe.lean_sampling import lean_generate
         from troupe.policy import completion_logprobs
 
         timer.wrap(SingleTurnEnvironment, "score_batch", "scoring")
         timer.wrap_everywhere(completion_logprobs, "forward", "troupe")
+        timer.wrap_everywhere(lean_generate, "generation", "troupe")  # Troupe's sampling loop where it replaces generate
         timer.wrap_everywhere(policy_loss, "loss", "troupe")
     else:
         gate_producer(baton)
