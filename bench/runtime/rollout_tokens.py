@@ -1,7 +1,8 @@
 """Rollout tokens/s of each engine on the same prompts (#15), as ratios against the HF sampler measured in
 this same run.
 
-Engines: `hf` (transformers `generate` on the trainer's module, rollout.py: today's sampler), `vllm-standin`
+Engines: `hf-generate` (transformers `generate` on the trainer's module: the baseline), `hf` (the HF engine as a run
+uses it: the same model calls in rollout.py's lean loop where the model allows, lean_sampling.py), `vllm-standin`
 (the vLLM engine driving tests/vllm_standin.py: NOT vLLM; a plain-torch decode loop behind vLLM's API, so its
 speed says nothing about vLLM's, only what the engine's own bookkeeping costs), and `vllm` (the real engine,
 only where vLLM and CUDA are installed, which is no machine of this workplace).
@@ -29,6 +30,7 @@ import torch  # noqa: E402
 import vllm_standin  # noqa: E402
 from transformers import Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 
+import troupe.rollout as rollout_module  # noqa: E402
 from troupe.models import LoadedModel, neutral_generation_config, save_checkpoint  # noqa: E402
 from troupe.rollout_engines import EnginePrompt, HFEngine  # noqa: E402
 from troupe.rollout_engines.sync import push  # noqa: E402
@@ -48,6 +50,21 @@ def build(width: int, layers: int, device: torch.device) -> LoadedModel:
     model = Qwen2ForCausalLM(config).to(device)
     model.generation_config = neutral_generation_config(tok)
     return LoadedModel(model, tok, f"Qwen2 {layers}x{width}")
+
+
+class GenerateOnly:
+    """An HF engine made to sample through transformers `generate` (the lean loop refused), for the baseline."""
+
+    def __init__(self, engine: HFEngine):
+        self.engine = engine
+
+    def generate(self, prompts, sampling):
+        lean_refusal = rollout_module.lean_sampling_refusal
+        rollout_module.lean_sampling_refusal = lambda model, synced: "the baseline row"
+        try:
+            return self.engine.generate(prompts, sampling)
+        finally:
+            rollout_module.lean_sampling_refusal = lean_refusal
 
 
 def rounds(engine, prompts, sampling, n: int) -> tuple[float, int]:
@@ -85,7 +102,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         save_checkpoint(loaded, Path(tmp))
-        engines: list[tuple[str, object]] = [("hf", HFEngine(loaded.model, tok, device))]
+        engines: list[tuple[str, object]] = [("hf-generate", GenerateOnly(HFEngine(loaded.model, tok, device))), ("hf", HFEngine(loaded.model, tok, device))]
         engines.append(("vllm-standin", VllmEngine(tmp, tok, VllmSettings(sleep_level=2), seed=0, dtype="float32", vllm=vllm_standin)))
         real = importlib.util.find_spec("vllm") is not None and torch.cuda.is_available()
         if real:
@@ -94,7 +111,7 @@ def main() -> None:
         for name, engine in engines:
             seconds, tokens = rounds(engine, prompts, sampling, args.rounds)
             results[name] = tokens / seconds
-            line = f"  {name:13s} {tokens:6d} tokens in {seconds * 1000:8.1f} ms = {tokens / seconds:10,.0f} tokens/s  ({results[name] / results['hf']:.2f}x hf)"
+            line = f"  {name:13s} {tokens:6d} tokens in {seconds * 1000:8.1f} ms = {tokens / seconds:10,.0f} tokens/s  ({results[name] / results['hf-generate']:.2f}x hf-generate)"
             if isinstance(engine, VllmEngine):
                 engine.sleep(2)
                 sync = push(engine, loaded.model.named_parameters())
