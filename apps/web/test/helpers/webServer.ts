@@ -31,6 +31,8 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, base: string)
     return;
   }
   const params = Object.fromEntries(Object.entries(route[0].exec(url.pathname)?.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
+  // As Next's server does: the socket's peer when the client sent no X-Forwarded-For.
+  req.headers["x-forwarded-for"] ??= req.socket.remoteAddress;
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   const request = new Request(url, {
     method: req.method,
