@@ -1,4 +1,5 @@
 import { appendToStream, storeEvents } from "@troupe/db";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deleteSession } from "../src/features/auth/server/sessions";
 import { setUserDisabled, setUserRole } from "../src/features/auth/server/users";
@@ -154,7 +155,9 @@ describe("one shared Redis reader per run", () => {
         const ids = [...s.text().matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
         expect(ids).toEqual([1, 2, 3, 4, 5, 6]);
       }
-      expect((await clients()) - before).toBeLessThanOrEqual(1);
+      const added = (await clients()) - before;
+      console.log(`[measured] 8 live streams of one run added ${added} Redis connection(s)`);
+      expect(added).toBeLessThanOrEqual(1);
     } finally {
       for (const s of streams) s.close();
     }
@@ -179,7 +182,8 @@ describe("the caller is checked again at every heartbeat", () => {
     const runId = await createBareRun(services);
     const { user, cookie } = await viewerCookie("live-disable");
     const stream = await openStream(runId, { cookie });
-    const { text } = await closesWithinOneHeartbeat(stream, () => setUserDisabled(services.db, user.id, true));
+    const { text, elapsedMs } = await closesWithinOneHeartbeat(stream, () => setUserDisabled(services.db, user.id, true));
+    console.log(`[measured] a disabled user's stream ended ${elapsedMs.toFixed(0)} ms after the change (heartbeat ${HEARTBEAT_MS} ms)`);
     expect(text).toMatch(/: closed: signed out, or the user was disabled/);
     const after = metricEvents(2, 30);
     await storeEvents(services.db, runId, after);
@@ -232,5 +236,28 @@ describe("cursors", () => {
       expect((await openStream(finished, { cookie }, query)).status, query).toBe(204);
     }
     expect((await openStream(finished, { cookie }, "after=2147483648")).status).toBe(400);
+  });
+});
+
+describe("Redis unreachable", () => {
+  it("a new live stream answers 503 with Retry-After (its slot cannot be counted), not 500", async () => {
+    const runId = await createBareRun(services);
+    const { cookie } = await viewerCookie("live-redis-down");
+    const cache = globalThis as unknown as { troupeWebRedis?: Redis; troupeWebStreamSlots?: unknown };
+    const real = { redis: cache.troupeWebRedis, slots: cache.troupeWebStreamSlots };
+    const dead = new Redis("redis://127.0.0.1:1", { maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true });
+    dead.on("error", () => undefined);
+    cache.troupeWebRedis = dead;
+    delete cache.troupeWebStreamSlots;
+    try {
+      const stream = await openStream(runId, { cookie });
+      expect(stream.status).toBe(503);
+      expect(stream.response.headers.get("retry-after")).toBe("5");
+      expect((await stream.json()).error).toMatch(/Redis is unreachable/);
+    } finally {
+      cache.troupeWebRedis = real.redis;
+      cache.troupeWebStreamSlots = real.slots;
+      dead.disconnect();
+    }
   });
 });

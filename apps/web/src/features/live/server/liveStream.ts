@@ -87,7 +87,14 @@ export async function handleLiveStream(request: Request, params: Promise<{ id: s
   const owner = { userId: caller.user.id, ...(caller.tokenId ? { tokenId: caller.tokenId } : {}) };
   const streamId = randomUUID();
   const slots = streamSlots();
-  const admission = await slots.acquire(owner, streamId);
+  let admission;
+  try {
+    admission = await slots.acquire(owner, streamId);
+  } catch (error) {
+    const down = dependencyDown(error);
+    if (down) return problem(503, `${down} is unreachable; try again shortly`, { "retry-after": "5" });
+    throw error;
+  }
   if (!admission.allowed) {
     const setting = admission.scope === "user" ? "TROUPE_LIVE_STREAMS_PER_USER" : "TROUPE_LIVE_STREAMS_PER_TOKEN";
     return problem(
