@@ -28,3 +28,20 @@ describe("HashGate", () => {
     expect(await Promise.all([gate.run(async () => 7), gate.run(async () => 8)])).toEqual([7, 8]);
   });
 });
+
+describe("the decoy hash behind the gate", () => {
+  it("a decoy refused as busy is computed again by the next sign-in, not cached as a failure", async () => {
+    process.env.DATABASE_URL ??= "postgresql://unused";
+    process.env.REDIS_URL ??= "redis://unused";
+    const { decoyHash, hashGate } = await import("../src/features/auth/server/password");
+    const gate = hashGate();
+    // Fill every slot and the line with work that waits until released.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const blockers = Array.from({ length: gate.concurrency + gate.maxWaiting }, () => gate.run(() => held));
+    await expect(decoyHash()).rejects.toBeInstanceOf(HashBusyError);
+    release();
+    await Promise.all(blockers);
+    expect(await decoyHash()).toMatch(/^scrypt\$/);
+  });
+});

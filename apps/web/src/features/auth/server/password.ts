@@ -68,7 +68,11 @@ export async function verifyPassword(password: string, stored: string): Promise<
  */
 let decoy: Promise<string> | undefined;
 export function decoyHash(): Promise<string> {
-  decoy ??= hashPassword(randomBytes(18).toString("base64url"));
+  // A failed attempt (the hash gate was full) is not kept: the next sign-in computes it again.
+  decoy ??= hashPassword(randomBytes(18).toString("base64url")).catch((error: unknown) => {
+    decoy = undefined;
+    throw error;
+  });
   return decoy;
 }
 
