@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deleteSession } from "../src/features/auth/server/sessions";
 import { setUserDisabled, setUserRole } from "../src/features/auth/server/users";
 import { runFollowers } from "../src/features/live/server/liveStream";
+import { StreamSlots } from "../src/features/live/server/streamSlots";
 import { revokeApiToken } from "../src/features/tokens/server/tokens";
 import { createBareRun, metricEvents, openServices, type TestServices } from "./helpers/services";
 import { sessionCookieFor, tokenFor } from "./helpers/users";
@@ -128,6 +129,29 @@ describe("live stream caps", () => {
     } finally {
       for (const s of open) s.close();
     }
+  });
+});
+
+describe("stream slots (Redis leases)", () => {
+  it("a stream whose process died stops counting when its lease runs out; a renewed one keeps its slot", async () => {
+    const slots = new StreamSlots(services.redis, { perUser: 2, perToken: 1, leaseMs: 400 });
+    const owner = { userId: `slots-${Date.now()}-${Math.random()}` };
+    expect(await slots.acquire(owner, "a")).toEqual({ allowed: true });
+    expect(await slots.acquire(owner, "b")).toEqual({ allowed: true });
+    expect(await slots.acquire(owner, "c")).toEqual({ allowed: false, scope: "user", limit: 2 });
+    // "a" is renewed (its process lives); "b" is not (its process died without releasing it).
+    await new Promise((r) => setTimeout(r, 250));
+    await slots.renew(owner, "a");
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await slots.acquire(owner, "c")).toEqual({ allowed: true });
+    expect(await slots.acquire(owner, "d")).toEqual({ allowed: false, scope: "user", limit: 2 });
+    await slots.release(owner, "a");
+    // A token's own cap, on top of its user's.
+    const tokenOwner = { ...owner, tokenId: "t1" };
+    expect(await slots.acquire(tokenOwner, "e")).toEqual({ allowed: true });
+    expect(await slots.acquire(tokenOwner, "f")).toEqual({ allowed: false, scope: "user", limit: 2 });
+    await slots.release(owner, "c");
+    expect(await slots.acquire(tokenOwner, "g")).toEqual({ allowed: false, scope: "token", limit: 1 });
   });
 });
 

@@ -14,8 +14,11 @@ import type { Redis } from "ioredis";
  * close and browsers reconnect), and the next watcher starts a fresh one.
  */
 
-/** Recent events a follower keeps for watchers that join late or fall behind (older ones: Postgres). */
-const KEEP_EVENTS = 2000;
+/**
+ * Recent events a follower keeps for watchers that join late or fall behind (older ones come from
+ * Postgres). Episode events carry transcripts, so this stays small.
+ */
+const KEEP_EVENTS = 500;
 /** How long one blocking read waits before the follower checks whether anyone still watches. */
 const READ_BLOCK_MS = 5000;
 

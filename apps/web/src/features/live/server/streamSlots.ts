@@ -77,11 +77,4 @@ export class StreamSlots {
     for (const key of this.keys(owner)) pipeline.zrem(key, streamId);
     await pipeline.exec();
   }
-
-  /** Streams a user holds now (for tests and diagnostics). */
-  async heldBy(userId: string): Promise<number> {
-    const key = `${PREFIX}:user:${userId}`;
-    await this.redis.zremrangebyscore(key, "-inf", Date.now());
-    return this.redis.zcard(key);
-  }
 }
