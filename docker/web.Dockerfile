@@ -10,5 +10,7 @@ COPY prisma ./prisma
 COPY tsconfig.base.json ./
 RUN npm ci --no-fund --no-audit && npm run -w @troupe/db generate && npm run -w @troupe/web build
 ENV NODE_ENV=production
+# Room to parse a long URL, so the proxy answers 414 (apps/web/src/lib/requestShape.ts) instead of a dropped connection.
+ENV NODE_OPTIONS=--max-http-header-size=262144
 EXPOSE 3000
 CMD ["sh", "-c", "npm run -s -w @troupe/db migrate && npm run -s -w @troupe/db seed && cd apps/web && exec npx next start -p ${PORT:-3000}"]

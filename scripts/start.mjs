@@ -94,8 +94,10 @@ async function main() {
     }
 
     const nextBin = join(root, "node_modules/next/dist/bin/next");
+    // Node's default 16 KiB header limit drops a long URL's connection; with room to parse it, the
+    // web's proxy answers 414 instead (apps/web/src/lib/requestShape.ts, MAX_HTTP_HEADER_BYTES).
     running.push(
-      startService("web", process.execPath, [nextBin, "start", "-p", String(port), "-H", host], {
+      startService("web", process.execPath, ["--max-http-header-size=262144", nextBin, "start", "-p", String(port), "-H", host], {
         cwd: join(root, "apps/web"),
         env,
         stopMs: webStopMs,

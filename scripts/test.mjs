@@ -154,7 +154,7 @@ async function main() {
         const port = await freePort();
         const baseUrl = `http://127.0.0.1:${port}`;
         await run("npm", ["run", "-s", "-w", "@troupe/db", "seed"], { cwd: root, env, label: "seed demo" });
-        web = startService("web", "npx", ["next", "start", "-p", String(port)], { cwd: join(root, "apps/web"), env: { ...env, PORT: String(port) } });
+        web = startService("web", "npx", ["next", "start", "-p", String(port)], { cwd: join(root, "apps/web"), env: { ...env, PORT: String(port), NODE_OPTIONS: "--max-http-header-size=262144" } });
         runner = startService("runner", "npx", ["tsx", "src/main.ts"], { cwd: join(root, "apps/runner"), env });
         await waitForHttp(`${baseUrl}/api/health`, { service: web });
         // TROUPE_E2E_GREP runs only the browser tests whose title matches.

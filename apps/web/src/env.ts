@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ABUSE_LIMITS } from "./server/abuseLimits";
 
 /**
  * Environment, validated with zod (create-t3-app style, server/client split).
@@ -32,6 +33,7 @@ export const ServerEnv = z.object({
    * cannot reach the app through the victim's browser. `*` turns the check off.
    */
   TROUPE_ALLOWED_HOSTS: z.string().default(""),
+  ...ABUSE_LIMITS.shape,
 });
 export type ServerEnv = z.infer<typeof ServerEnv>;
 

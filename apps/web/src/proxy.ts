@@ -1,6 +1,7 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { contentSecurityPolicy, hostAllowed, isPublicPage, originAllowed, parseAllowedHosts } from "./features/auth/lib/requestGuard";
 import { SESSION_COOKIE } from "./features/auth/lib/sessionCookieName";
+import { requestShapeProblem } from "./lib/requestShape";
 
 /**
  * In front of every page and route (Next 16 "proxy", formerly middleware): refuse foreign Host
@@ -16,6 +17,9 @@ function refuse(status: number, message: string): NextResponse {
 }
 
 export function proxy(request: NextRequest) {
+  // A malformed percent-escape or an over-long URL: 4xx here, before Next decodes the path (a 500).
+  const shape = requestShapeProblem(request.url);
+  if (shape) return refuse(shape.status, shape.message);
   const host = request.headers.get("host");
   if (!hostAllowed(host, allowed)) {
     return refuse(421, `host ${JSON.stringify(host ?? "")} is not served here; an operator adds it to TROUPE_ALLOWED_HOSTS`);

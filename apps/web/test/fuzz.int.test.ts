@@ -192,4 +192,43 @@ describe(`fuzz (seed ${SEED.toString(16)})`, () => {
     expect(seen.get(400) ?? 0, JSON.stringify([...seen])).toBeGreaterThan(0);
     expect(seen.get(404) ?? 0, JSON.stringify([...seen])).toBeGreaterThan(0);
   }, 300_000);
+
+  it("the outside probe's 500s (issue 30 #7) each answer 4xx", async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const cases: { what: string; url: string; init?: RequestInit; expected: number }[] = [];
+    // A malformed percent-escape in any dynamic segment, with or without a caller: 400 before auth.
+    for (const segment of ["%zz", "%", "%E0%A4%A", "%ED%A0%80", "a%2"]) {
+      for (const path of [`/runs/${segment}`, `/runs/${segment}/episodes`, `/runs/${segment}/metrics`, `/runs/${segment}/wait`]) {
+        cases.push({ what: `REST GET ${path}`, url: `${api.baseUrl}/api/v1${path}`, expected: 400 });
+        cases.push({ what: `REST GET ${path} (token)`, url: `${api.baseUrl}/api/v1${path}`, init: { headers: auth }, expected: 400 });
+      }
+      cases.push({ what: `REST POST /runs/${segment}/cancel`, url: `${api.baseUrl}/api/v1/runs/${segment}/cancel`, init: { method: "POST", headers: auth }, expected: 400 });
+      cases.push({ what: `SSE /api/runs/${segment}/events`, url: `${web.baseUrl}/api/runs/${segment}/events`, init: { headers: { cookie } }, expected: 400 });
+      cases.push({ what: `tRPC /api/trpc/${segment}`, url: `${web.baseUrl}/api/trpc/${segment}`, init: { headers: { cookie } }, expected: 400 });
+    }
+    // A NUL in the sign-in email (JSON and form).
+    cases.push({ what: "sign-in, NUL in the email (JSON)", url: `${web.baseUrl}/api/auth/sign-in`, init: { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "a\u0000@b.c", password: "whatever12" }) }, expected: 400 });
+    cases.push({ what: "sign-in, NUL in the email (form: back to the form, not a 500)", url: `${web.baseUrl}/api/auth/sign-in`, init: { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "email=a%00%40b.c&password=whatever12" }, expected: 303 });
+    // Steps and cursors beyond a Postgres int.
+    const run = await services.db.run.create({ data: { name: "fuzz probe run", spec: {}, specVersion: 1, seed: 0, status: "running" }, select: { id: true } });
+    services.runIds.push(run.id);
+    for (const query of ["step=99999999999", "step=2147483648", "cursor=9999999999", "cursor=2147483648"]) {
+      cases.push({ what: `episodes?${query}`, url: `${api.baseUrl}/api/v1/runs/${run.id}/episodes?${query}`, init: { headers: auth }, expected: 400 });
+    }
+    // A 200 KB tRPC URL: 414, not a dropped connection.
+    cases.push({ what: "200 KB tRPC URL", url: `${web.baseUrl}/api/trpc/run.list?input=${"a".repeat(200_000)}`, init: { headers: { cookie } }, expected: 414 });
+    cases.push({ what: "200 KB REST URL", url: `${api.baseUrl}/api/v1/runs?status=${"a".repeat(200_000)}`, init: { headers: auth }, expected: 414 });
+
+    const wrong: string[] = [];
+    for (const c of cases) {
+      let status: number | string;
+      try {
+        status = await send(c.url, c.init ?? {});
+      } catch (error) {
+        status = `no answer (${(error as { cause?: { code?: string } }).cause?.code ?? String(error)})`;
+      }
+      if (status !== c.expected) wrong.push(`${c.what}: ${status}, expected ${c.expected}`);
+    }
+    expect(wrong).toEqual([]);
+  }, 120_000);
 });

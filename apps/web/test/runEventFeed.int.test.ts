@@ -2,6 +2,7 @@ import type { RunEvent } from "@troupe/contracts";
 import { appendToStream, storeEvents } from "@troupe/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runEventFeed } from "../src/features/live/server/runEventFeed";
+import { RunFollowers } from "../src/features/live/server/runFollowers";
 import { createBareRun, metricEvents, openServices, type TestServices } from "./helpers/services";
 
 let services: TestServices;
@@ -18,20 +19,32 @@ async function publish(runId: string, events: RunEvent[], streamed: RunEvent[] =
   await appendToStream(services.redis, runId, streamed);
 }
 
-/** Consumes a feed in the background; `seqs` grows as events arrive. */
-function consume(runId: string, after: number, options: { pageSize?: number; stopAfter?: number } = {}) {
+type Live = "own connection" | "shared follower";
+let followers: RunFollowers;
+beforeAll(() => {
+  followers = new RunFollowers(() => services.connection());
+});
+
+/**
+ * Consumes a feed in the background; `seqs` grows as events arrive. The live side is either a
+ * blocking-read connection of the feed's own, or a watch on the run's shared follower (what the
+ * SSE route uses): both must give the same events.
+ */
+function consume(live: Live, runId: string, after: number, options: { pageSize?: number; stopAfter?: number } = {}) {
   const abort = new AbortController();
-  const redis = services.connection();
+  const redis = live === "own connection" ? services.connection() : null;
+  const watch = live === "shared follower" ? followers.watch(runId, after) : null;
   const seqs: number[] = [];
   const done = (async () => {
-    for await (const event of runEventFeed({ db: services.db, redis, runId, after, signal: abort.signal, blockMs: 200, pageSize: options.pageSize })) {
+    for await (const event of runEventFeed({ db: services.db, live: redis ? { redis } : watch!.after, runId, after, signal: abort.signal, blockMs: 200, pageSize: options.pageSize })) {
       seqs.push(event.seq);
       if (options.stopAfter !== undefined && event.seq >= options.stopAfter) break;
     }
   })();
   const stop = async () => {
     abort.abort();
-    redis.disconnect();
+    redis?.disconnect();
+    watch?.release();
     await done;
   };
   return { seqs, done, stop };
@@ -47,12 +60,12 @@ async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_00
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
-describe("runEventFeed (SSE backfill + follow)", () => {
+describe.each<Live>(["own connection", "shared follower"])("runEventFeed (SSE backfill + follow), live side: %s", (live) => {
   it("backfills from Postgres in pages, follows the stream, and ends after the terminal status", async () => {
     const runId = await createBareRun(services);
     await publish(runId, metricEvents(2, 25));
 
-    const feed = consume(runId, 3, { pageSize: 7 });
+    const feed = consume(live, runId, 3, { pageSize: 7 });
     await waitFor(() => feed.seqs.length === 22, "the backfill (4..25)");
     await publish(runId, metricEvents(26, 40));
     await publish(runId, metricEvents(41, 50, "succeeded"));
@@ -63,7 +76,7 @@ describe("runEventFeed (SSE backfill + follow)", () => {
   it("fills a gap in the stream (trimmed, or written before it was read) from Postgres", async () => {
     const runId = await createBareRun(services);
     await publish(runId, metricEvents(2, 10));
-    const feed = consume(runId, 0);
+    const feed = consume(live, runId, 0);
     await waitFor(() => feed.seqs.length === 10, "1..10");
 
     // 11..15 reach Postgres, but only 14 and 15 are in the stream.
@@ -90,7 +103,7 @@ describe("runEventFeed (SSE backfill + follow)", () => {
     // Connect, take a few events, drop the connection, resume from the last seq — until the run ends.
     let cursor = 0;
     for (let attempt = 0; attempt < 200 && seen.at(-1) !== 120; attempt++) {
-      const feed = consume(runId, cursor, { stopAfter: cursor + 9, pageSize: 5 });
+      const feed = consume(live, runId, cursor, { stopAfter: cursor + 9, pageSize: 5 });
       await Promise.race([feed.done, new Promise((r) => setTimeout(r, 300))]);
       await feed.stop();
       seen.push(...feed.seqs);
@@ -102,7 +115,7 @@ describe("runEventFeed (SSE backfill + follow)", () => {
 
   it("stops a pending blocking read when the client goes away", async () => {
     const runId = await createBareRun(services);
-    const feed = consume(runId, 1);
+    const feed = consume(live, runId, 1);
     await new Promise((r) => setTimeout(r, 100));
     const started = Date.now();
     await feed.stop();

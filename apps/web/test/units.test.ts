@@ -76,6 +76,10 @@ describe("SSE helpers", () => {
     expect(parseCursor(null, null)).toBe(0);
     expect(parseCursor("-1", null)).toBeNull();
     expect(parseCursor(null, "abc")).toBeNull();
+    // Seqs are Postgres ints: one above the largest is refused, not looped on.
+    expect(parseCursor(null, "2147483647")).toBe(2147483647);
+    expect(parseCursor(null, "2147483648")).toBeNull();
+    expect(parseCursor("9999999999", null)).toBeNull();
   });
 });
 
@@ -97,6 +101,23 @@ describe("env", () => {
     expect(() => parseServerEnv({ DATABASE_URL: "mysql://x", REDIS_URL: "redis://x" })).toThrow(/DATABASE_URL must be a postgresql:\/\/ URL/);
     expect(() => parseServerEnv({ DATABASE_URL: "postgresql://x", REDIS_URL: "redis://x", PORT: "http" })).toThrow(/PORT/);
     expect(parseServerEnv({ DATABASE_URL: "postgresql://x", REDIS_URL: "redis://x" }).PORT).toBe(3000);
+  });
+
+  it("validates the abuse limits, with defaults a small team never notices", () => {
+    const base = { DATABASE_URL: "postgresql://x", REDIS_URL: "redis://x" };
+    expect(parseServerEnv(base)).toMatchObject({
+      TROUPE_SIGNIN_ACCOUNT_LIMIT: 10,
+      TROUPE_SIGNIN_ADDRESS_LIMIT: 50,
+      TROUPE_SIGNIN_WINDOW_S: 900,
+      TROUPE_PASSWORD_HASH_CONCURRENCY: 2,
+      TROUPE_LIVE_STREAMS_PER_USER: 20,
+      TROUPE_LIVE_STREAMS_PER_TOKEN: 10,
+      TROUPE_LIVE_HEARTBEAT_MS: 15_000,
+    });
+    expect(parseServerEnv({ ...base, TROUPE_LIVE_STREAMS_PER_USER: "5" }).TROUPE_LIVE_STREAMS_PER_USER).toBe(5);
+    expect(() => parseServerEnv({ ...base, TROUPE_LIVE_STREAMS_PER_USER: "0" })).toThrow(/TROUPE_LIVE_STREAMS_PER_USER/);
+    expect(() => parseServerEnv({ ...base, TROUPE_LIVE_HEARTBEAT_MS: "fast" })).toThrow(/TROUPE_LIVE_HEARTBEAT_MS/);
+    expect(() => parseServerEnv({ ...base, TROUPE_PASSWORD_HASH_CONCURRENCY: "1.5" })).toThrow(/TROUPE_PASSWORD_HASH_CONCURRENCY/);
   });
 });
 

@@ -168,12 +168,17 @@ export const METRICS_CSV_HEADER = "name,actor,step,value,min,max";
 
 // ---------- episodes ----------
 
+/** Largest step or seq there can be (a Postgres int). */
+const INT32_MAX = 2 ** 31 - 1;
+
 export const ApiEpisodesQuery = z
   .object({
-    step: z.coerce.number().int().min(0).optional().describe("Only episodes of this step"),
+    // Steps and seqs are Postgres ints: a bigger number is refused here, not by the database (a 500).
+    step: z.coerce.number().int().min(0).max(INT32_MAX, `must be at most ${INT32_MAX}`).optional().describe("Only episodes of this step"),
     cursor: z
       .string()
       .regex(/^\d{1,10}$/, "must be a `nextCursor` from a previous page")
+      .refine((v) => Number(v) <= INT32_MAX, "must be a `nextCursor` from a previous page")
       .optional()
       .describe("`nextCursor` of the previous page"),
     limit: z.coerce.number().int().min(1).max(500).default(50),

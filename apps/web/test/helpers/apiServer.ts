@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
+import { MAX_HTTP_HEADER_BYTES } from "../../src/lib/requestShape";
+import { answeredByProxy } from "./proxyGate";
 import { QUEUES } from "@troupe/contracts";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
@@ -38,7 +40,9 @@ const ROUTES: [RegExp, () => Promise<RouteModule>][] = [
 ];
 
 async function dispatch(req: IncomingMessage, res: ServerResponse, base: string): Promise<void> {
+  // Next keeps the path as sent (percent-escapes and all) and runs the proxy before any route.
   const url = new URL(req.url ?? "/", base);
+  if (await answeredByProxy(req, res, url)) return;
   const abort = new AbortController();
   res.on("close", () => abort.abort());
   const route = ROUTES.find(([pattern]) => pattern.test(url.pathname));
@@ -84,7 +88,8 @@ export async function startApiServer(options: { isolateQueue: boolean }): Promis
   // The web's queue singleton (server/redis.ts caches it on globalThis): hand it ours.
   const cache = globalThis as unknown as { troupeWebRunQueue?: Queue };
   if (isolated) cache.troupeWebRunQueue = queue;
-  const server = createServer((req, res) => {
+  // As the start scripts run Next: room for a long URL, which the proxy then answers with 414.
+  const server = createServer({ maxHeaderSize: MAX_HTTP_HEADER_BYTES }, (req, res) => {
     dispatch(req, res, `http://${req.headers.host}`).catch((error) => {
       console.error("test API server:", error);
       if (!res.headersSent) res.writeHead(500);

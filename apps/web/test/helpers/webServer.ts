@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
+import { MAX_HTTP_HEADER_BYTES } from "../../src/lib/requestShape";
+import { answeredByProxy } from "./proxyGate";
 import { transformer } from "../../src/trpc/transformer";
 
 /**
@@ -21,7 +23,9 @@ const ROUTES: [RegExp, () => Promise<RouteModule>][] = [
 ];
 
 async function dispatch(req: IncomingMessage, res: ServerResponse, base: string): Promise<void> {
+  // Next keeps the path as sent (percent-escapes and all) and runs the proxy before any route.
   const url = new URL(req.url ?? "/", base);
+  if (await answeredByProxy(req, res, url)) return;
   const abort = new AbortController();
   res.on("close", () => abort.abort());
   const route = ROUTES.find(([pattern]) => pattern.test(url.pathname));
@@ -31,6 +35,8 @@ async function dispatch(req: IncomingMessage, res: ServerResponse, base: string)
     return;
   }
   const params = Object.fromEntries(Object.entries(route[0].exec(url.pathname)?.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
+  // As Next's server does: the socket's peer when the client sent no X-Forwarded-For.
+  req.headers["x-forwarded-for"] ??= req.socket.remoteAddress;
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   const request = new Request(url, {
     method: req.method,
@@ -65,7 +71,8 @@ export interface WebServer {
 }
 
 export async function startWebServer(): Promise<WebServer> {
-  const server = createServer((req, res) => {
+  // As the start scripts run Next: room for a long URL, which the proxy then answers with 414.
+  const server = createServer({ maxHeaderSize: MAX_HTTP_HEADER_BYTES }, (req, res) => {
     dispatch(req, res, `http://${req.headers.host}`).catch((error) => {
       console.error("test web server:", error);
       if (!res.headersSent) res.writeHead(500);

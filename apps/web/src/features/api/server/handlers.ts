@@ -10,6 +10,7 @@ import { assertDatasetNameFree, formatFromMediaType, parseDataset, storeDataset 
 import { listApiEpisodes } from "./episodes";
 import { apiRoute, jsonResponse } from "./handler";
 import { launchFromApi } from "./launch";
+import { datasetLaunchIssues } from "../../datasets/server/datasetLaunchIssues";
 import { loadApiMetrics, metricsToCsv } from "./metrics";
 import { operations } from "./operations";
 import { ApiError } from "./problem";
@@ -52,6 +53,8 @@ export const createRun = apiRoute(operations.createRun, async ({ request, ctx, t
   if (issues.length === 0) issues.push(...(await runnerLaunchIssues(ctx.db, launch.spec)));
   // Actors that start from another run's checkpoint: that run, step and actor must exist (runSources.ts).
   if (issues.length === 0) issues.push(...(await runSourceIssues(ctx.db, launch.spec)));
+  // Stored datasets that do not exist, prompt fields naming no column: the UI launch's own check.
+  if (issues.length === 0) issues.push(...(await datasetLaunchIssues(ctx.db, launch.spec)));
   if (issues.length > 0) {
     throw ApiError.validation(
       issues.map((i) => ({ path: isEnvelope ? `spec.${i.path}` : i.path, message: i.message })),

@@ -6,6 +6,8 @@ const MESSAGES: Record<string, string> = {
   credentials: "Wrong email or password.",
   invalid: "Enter your email and password.",
   unavailable: "The database is unreachable; try again in a moment.",
+  throttled: "Too many sign-in attempts; wait a few minutes and try again.",
+  busy: "Too many sign-ins are being checked right now; try again in a moment.",
   internal: "Something went wrong; the server log has the details.",
 };
 

@@ -6,6 +6,9 @@ import { dependencyDown } from "../../../server/dependencyErrors";
 import { AcceptInviteBody, SignInBody } from "./schemas";
 import { clearedSessionCookie, deleteSession, isHttps, sessionCookie, sessionSecretFromCookieHeader } from "./sessions";
 import { acceptInvite, signIn } from "./users";
+import { HashBusyError } from "./hashGate";
+import { signInLimiter } from "./signInLimiter";
+import { clientAddress, type SignInAdmission } from "./signInLimits";
 
 /**
  * The routes that set or clear the session cookie: `/api/auth/sign-in`, `/sign-out`,
@@ -62,6 +65,12 @@ function json(body: unknown, status: number, cookie?: string): Response {
 }
 
 function errorResponse(error: unknown, form: boolean, back: string): Response {
+  if (error instanceof HashBusyError) {
+    if (form) return redirect(`${back}${back.includes("?") ? "&" : "?"}error=busy`);
+    const response = json({ error: error.message }, 503);
+    response.headers.set("retry-after", "1");
+    return response;
+  }
   const down = dependencyDown(error);
   const apiError = error instanceof ApiError ? error : down ? new ApiError(503, "unavailable", `${down} is unreachable; try again shortly`) : null;
   if (!apiError) {
@@ -72,6 +81,19 @@ function errorResponse(error: unknown, form: boolean, back: string): Response {
   return json({ error: apiError.message, errors: apiError.errors }, apiError.status);
 }
 
+/** 429 with Retry-After (JSON), or back to the form with `error=throttled`. */
+function throttled(admission: Exclude<SignInAdmission, { allowed: true }>, form: boolean, next: string): Response {
+  const retryAfter = String(admission.retryAfterSeconds);
+  if (form) {
+    const response = redirect(`/sign-in?error=throttled&next=${encodeURIComponent(next)}`);
+    response.headers.set("retry-after", retryAfter);
+    return response;
+  }
+  const response = json({ error: `too many sign-in attempts for this ${admission.scope === "account" ? "account" : "address"}; try again in ${retryAfter} s` }, 429);
+  response.headers.set("retry-after", retryAfter);
+  return response;
+}
+
 export async function handleSignIn(request: Request): Promise<Response> {
   let form = mediaType(request) === "application/x-www-form-urlencoded";
   let next = "/";
@@ -80,11 +102,16 @@ export async function handleSignIn(request: Request): Promise<Response> {
     form = body.form;
     next = safeNextPath(body.fields.next);
     const { email, password } = parse(SignInBody, body.fields);
+    // Counted before the password is hashed: a refused attempt costs no scrypt.
+    const address = clientAddress(request);
+    const admission = await signInLimiter().admit(email, address);
+    if (!admission.allowed) return throttled(admission, form, next);
     const result = await signIn(getDb(), email, password);
     if (!result) {
       if (form) return redirect(`/sign-in?error=credentials&next=${encodeURIComponent(next)}`);
       return json({ error: "wrong email or password" }, 401);
     }
+    await signInLimiter().succeeded(email, address);
     const cookie = sessionCookie(result.secret, result.expiresAt, isHttps(request));
     return form ? redirect(next, cookie) : json({ user: result.user }, 200, cookie);
   } catch (error) {

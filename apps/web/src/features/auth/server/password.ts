@@ -1,4 +1,6 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import { serverEnv } from "../../../env";
+import { HashBusyError, HashGate } from "./hashGate";
 
 /**
  * Password hashing with Node's built-in scrypt (memory-hard; OpenSSL's implementation, no native
@@ -16,11 +18,22 @@ const SALT_BYTES = 16;
 export const PASSWORD_MAX_LENGTH = 256;
 export const PASSWORD_MIN_LENGTH = 10;
 
+let gate: HashGate | undefined;
+
+/** The process's one gate on concurrent hashes (TROUPE_PASSWORD_HASH_CONCURRENCY, TROUPE_PASSWORD_HASH_QUEUE). */
+export function hashGate(): HashGate {
+  gate ??= new HashGate(serverEnv().TROUPE_PASSWORD_HASH_CONCURRENCY, serverEnv().TROUPE_PASSWORD_HASH_QUEUE);
+  return gate;
+}
+
 function scrypt(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
   // maxmem must exceed 128 * N * r bytes (Node's default, 32 MiB, is exactly that for our N and r).
   const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r };
-  return new Promise((resolve, reject) =>
-    scryptCallback(password.normalize("NFKC"), salt, KEY_LENGTH, options, (error, key) => (error ? reject(error) : resolve(key))),
+  return hashGate().run(
+    () =>
+      new Promise<Buffer>((resolve, reject) =>
+        scryptCallback(password.normalize("NFKC"), salt, KEY_LENGTH, options, (error, key) => (error ? reject(error) : resolve(key))),
+      ),
   );
 }
 
@@ -39,12 +52,14 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (!powerOfTwo || ![r, p].every((n) => Number.isSafeInteger(n) && n > 0) || N > 2 ** 20 || r > 32 || p > 16) return false;
   const expected = Buffer.from(parts[5]!, "base64url");
   if (expected.length !== KEY_LENGTH) return false;
+  let key: Buffer;
   try {
-    const key = await scrypt(password, Buffer.from(parts[4]!, "base64url"), { N, r, p });
-    return timingSafeEqual(expected, key);
-  } catch {
+    key = await scrypt(password, Buffer.from(parts[4]!, "base64url"), { N, r, p });
+  } catch (error) {
+    if (error instanceof HashBusyError) throw error; // "busy", not "wrong password"
     return false; // parameters OpenSSL refuses: no password matches them
   }
+  return timingSafeEqual(expected, key);
 }
 
 /**
@@ -53,7 +68,11 @@ export async function verifyPassword(password: string, stored: string): Promise<
  */
 let decoy: Promise<string> | undefined;
 export function decoyHash(): Promise<string> {
-  decoy ??= hashPassword(randomBytes(18).toString("base64url"));
+  // A failed attempt (the hash gate was full) is not kept: the next sign-in computes it again.
+  decoy ??= hashPassword(randomBytes(18).toString("base64url")).catch((error: unknown) => {
+    decoy = undefined;
+    throw error;
+  });
   return decoy;
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ROLES } from "../lib/roles";
+import { textProblem } from "../../../server/inputText";
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "./password";
 
 export const RoleSchema = z.enum(ROLES);
@@ -31,5 +32,9 @@ export const UserSetRoleInput = z.object({ id: z.string().min(1).max(100), role:
 export const UserSetDisabledInput = z.object({ id: z.string().min(1).max(100), disabled: z.boolean() }).strict();
 
 /** Bodies of the sign-in and accept-invitation routes (JSON or a form post). */
-export const SignInBody = z.object({ email: z.string().trim().min(1, "is required").max(254), password: z.string().min(1, "is required").max(PASSWORD_MAX_LENGTH) });
+export const SignInBody = z.object({
+  // A NUL cannot be in any stored email (Postgres refuses it in a query): 400 here, not a 500 there.
+  email: z.string().trim().min(1, "is required").max(254).refine((v) => !textProblem(v), { error: (i) => textProblem(String(i.input)) ?? "is not valid text" }),
+  password: z.string().min(1, "is required").max(PASSWORD_MAX_LENGTH),
+});
 export const AcceptInviteBody = z.object({ secret: z.string().min(1).max(100), password: Password });

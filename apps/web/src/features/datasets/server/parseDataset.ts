@@ -1,5 +1,6 @@
 import { parquetMetadata, parquetReadObjects } from "hyparquet";
 import { textProblem } from "../../../server/inputText";
+import { loneSurrogateField } from "./rowText";
 
 /**
  * Parsing of uploaded dataset files (JSONL, CSV, Parquet), shared by the REST upload
@@ -63,6 +64,10 @@ class RowCollector {
       if (!this.types.has(key)) {
         const problem = textProblem(key);
         if (problem) throw new DatasetParseError(`the column name ${JSON.stringify(key)} ${problem}`, where.line, where.row);
+      }
+      const surrogate = loneSurrogateField(value, [key]);
+      if (surrogate !== null) {
+        throw new DatasetParseError(`field ${JSON.stringify(surrogate)} holds a lone UTF-16 surrogate (e.g. "\\ud800"), which is not Unicode text: training would fail on it`, where.line, where.row);
       }
       let seen = this.types.get(key);
       if (!seen) this.types.set(key, (seen = new Set()));

@@ -3,10 +3,16 @@ import { listEventsAfter, readStreamAfter } from "@troupe/db";
 import type { Redis } from "ioredis";
 import type { Db } from "../../../server/db";
 
+/** Where live events come from once the backfill is done: events with seq > cursor, waiting up to waitMs. */
+export type LiveSource = (cursor: number, waitMs: number, signal?: AbortSignal) => Promise<RunEvent[]>;
+
 export interface RunEventFeedOptions {
   db: Db;
-  /** A connection of the feed's own: blocking reads hold it. The caller closes it to stop a pending read. */
-  redis: Redis;
+  /**
+   * The live side: the run's shared follower (`RunFollowers.watch(...).after`, what the SSE route
+   * uses), or a connection of the feed's own for blocking reads (the caller closes it to stop one).
+   */
+  live: LiveSource | { redis: Redis };
   runId: string;
   /** Last seq the client has; events with a higher seq are delivered. */
   after: number;
@@ -27,7 +33,9 @@ const isTerminalStatus = (e: RunEvent) => e.type === "status" && isTerminal(e.st
  * terminal status event, or when `signal` aborts.
  */
 export async function* runEventFeed(options: RunEventFeedOptions): AsyncGenerator<RunEvent, void, undefined> {
-  const { db, redis, runId, signal } = options;
+  const { db, runId, signal } = options;
+  const live: LiveSource =
+    typeof options.live === "function" ? options.live : ((redis) => (cursor: number, waitMs: number) => readStreamAfter(redis, runId, cursor, waitMs))(options.live.redis);
   const blockMs = options.blockMs ?? 5000;
   const pageSize = options.pageSize ?? 500;
   let cursor = options.after;
@@ -55,7 +63,7 @@ export async function* runEventFeed(options: RunEventFeedOptions): AsyncGenerato
   while (!finished && !signal?.aborted) {
     let events: RunEvent[];
     try {
-      events = await readStreamAfter(redis, runId, cursor, blockMs);
+      events = await live(cursor, blockMs, signal);
     } catch (error) {
       if (signal?.aborted) return; // the connection was closed under a pending read
       throw error;
