@@ -48,6 +48,7 @@ from .evaluation import evaluate
 from .learners import family
 from .learners.offline_loop import OfflineLearner
 from .learners import ppo
+from .rollout_engines import static_decode
 from .rollout_engines.colocate import attach_engines, close_engines, engine_of, sleep_for_training, wake_for_rollout
 from .single_turn import EnvRollout, draw_single_turn, refill_groups, score_single_turn
 from .training_shares import ConversationPart, Share, actor_shares
@@ -206,6 +207,7 @@ def run_loop(
     attach_engines(spec, actors, work_dir, ctx.distributed, events.log)  # vLLM actors sample with their own engine
     if closing is not None:
         closing.callback(close_engines, actors)
+        closing.callback(static_decode.on_compile(lambda r: events.log("info", static_decode.describe(r))))
     residency = build_residency(spec, actors, events)
     # The PPO family's critics (learners/ppo.py): one per actor (ppo, ippo) or per environment (mappo).
     critics = ppo.build_critics(spec, actors, environments, ctx, work_dir, events.log) if family(spec["algorithm"]["name"]) == "ppo" else None
