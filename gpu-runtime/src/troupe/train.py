@@ -48,6 +48,7 @@ from .evaluation import evaluate
 from .learners import family
 from .learners.offline_loop import OfflineLearner
 from .learners import ppo
+from .host_buffers import HostBuffers
 from .rollout_engines import static_decode
 from .rollout_engines.colocate import attach_engines, close_engines, engine_of, sleep_for_training, wake_for_rollout
 from .single_turn import EnvRollout, draw_single_turn, refill_groups, score_single_turn
@@ -80,6 +81,11 @@ def build_residency(spec: dict[str, Any], actors: dict[str, Actor], events: Even
             residency.add(Resident(reference_name(name), a.device, module=a.reference))
     if between:
         events.log("info", "offloading between phases: only the active model's training state stays on the device (trainer.offloadBetweenPhases)")
+    if any(a.device.type == "cuda" for a in actors.values()):
+        started = time.perf_counter()  # pinned host buffers now, not in the first offload (host_buffers.py)
+        reserved = residency.prepare_host_buffers(HostBuffers(pin=True))
+        if reserved:
+            events.log("info", f"pinned {reserved / 2**30:.2f} GiB of host buffers for offload in {time.perf_counter() - started:.1f}s (reused by every move)")
     return residency
 
 
