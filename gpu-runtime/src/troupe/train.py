@@ -330,6 +330,7 @@ def run_loop(
             return finish("succeeded", boundary.message, step - 1)
         residency.step = step
         step_started = time.monotonic()
+        offload_mark = residency.moved_seconds  # time/offload_s: this step's moves, every actor's
 
         # -------------------------------------------------------------- offline learners (sft, dpo)
         if offline is not None:
@@ -535,6 +536,7 @@ def run_loop(
             values.update(update)
             values.update(environment_metrics(conversations, name))  # e.g. tools/calls (acting environments)
             values["step_time_s"] = last_step_seconds
+            values["time/offload_s"] = residency.moved_seconds - offload_mark
             events.metric(step, values, actor=name)
         trained_names = {name for name, a in actors.items() if a.trainable}
         emit_episodes(events, step, [p for env_parts in parts.values() for p in env_parts], conversations, trained_names, group_size, trainer["episodesPerStep"])
