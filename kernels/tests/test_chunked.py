@@ -109,6 +109,20 @@ def test_a_float32_weight_with_bf16_hidden_gets_a_float32_gradient():
     assert torch.isfinite(w.grad).all()
 
 
+def test_autocast_around_the_call_changes_nothing():
+    # The update runs the log-prob forward inside bf16 autocast; the path must keep its own dtypes
+    # (float32 logits), not let autocast turn its matmuls into bf16 ones.
+    g = torch.Generator().manual_seed(9)
+    h, w = torch.randn(16, 32, generator=g), torch.randn(300, 32, generator=g) / 6
+    t = torch.randint(0, 300, (16,), generator=g)
+    plain = _ours(h, w, t, 1.0, torch.ones(16), torch.zeros(16))
+    with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+        under = _ours(h, w, t, 1.0, torch.ones(16), torch.zeros(16))
+    for a, b in zip(plain, under):
+        assert a.dtype == b.dtype
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)
+
+
 def test_cuda_selects_the_chunked_path_and_cpu_keeps_the_tiles():
     assert _pick_backend(None, types.SimpleNamespace(is_cuda=True)) == "chunked"
     assert _pick_backend(None, torch.zeros(1)) == "torch"

@@ -117,6 +117,19 @@ def _target_logits(h: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,
     return out
 
 
+def _no_autocast(fn):
+    """The update calls the forward under bf16 autocast (backends' forward_context): autocast would
+    turn these float32-result matmuls into bf16 ones. The dtypes here are chosen explicitly."""
+
+    @functools.wraps(fn)
+    def run(h, *args, **kwargs):
+        with torch.autocast(device_type=h.device.type, enabled=False):
+            return fn(h, *args, **kwargs)
+
+    return run
+
+
+@_no_autocast
 def chunked_forward(h, weight, targets, inv_t: float, cols: int, want_entropy: bool):
     """(log-probs, log-sum-exp, entropy or empty) in float32; h [N, H], weight [V, H] (same dtype), targets [N]."""
     n, vocab = h.shape[0], weight.shape[0]
@@ -147,6 +160,7 @@ def chunked_forward(h, weight, targets, inv_t: float, cols: int, want_entropy: b
     return logprobs, lse, entropy
 
 
+@_no_autocast
 def chunked_backward(h, weight, targets, lse, entropy, grad_lp, grad_ent, inv_t: float, cols: int, need_h: bool, need_w: bool):
     """(grad_hidden float32 or None, grad_weight in the weight's dtype or None); grad_ent may be None."""
     n, vocab = h.shape[0], weight.shape[0]
@@ -168,7 +182,11 @@ def chunked_backward(h, weight, targets, lse, entropy, grad_lp, grad_ent, inv_t:
         tgt_sorted, order = torch.sort(torch.where(keep, targets, torch.full_like(targets, vocab)))
     if n and (need_h or need_w):
         lse_col = lse.unsqueeze(1)
-        for v0, v1 in _blocks(vocab, cols):
+        blocks = _blocks(vocab, cols)
+        if need_w:  # where each block's one-hot rows start in tgt_sorted: one device sync, not one per block
+            edges = torch.tensor([v0 for v0, _ in blocks] + [vocab], device=dev)
+            bounds = torch.searchsorted(tgt_sorted, edges).tolist()
+        for k, (v0, v1) in enumerate(blocks):
             wb = weight[v0:v1]
             z = _mm(h, wb.T)
             if inv_t != 1.0:
@@ -184,7 +202,7 @@ def chunked_backward(h, weight, targets, lse, entropy, grad_lp, grad_ent, inv_t:
             del z, tile
             if need_w:
                 gw = _mm(tile_lo.T, h_for_w)  # [cols, H] float32
-                a, b = torch.searchsorted(tgt_sorted, torch.tensor([v0, v1], device=dev)).tolist()
+                a, b = bounds[k], bounds[k + 1]
                 if b > a:  # the one-hot part: + g_i h_i into row t_i
                     rows = order[a:b]
                     gw.index_add_(0, tgt_sorted[a:b] - v0, h.index_select(0, rows).float() * g.index_select(0, rows).unsqueeze(1))
