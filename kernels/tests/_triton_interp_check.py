@@ -27,7 +27,10 @@ def _ref(h, w, t, temperature):
 def _behave_like_triton_3_6() -> None:
     from triton.runtime import interpreter
 
-    original = interpreter._patch_lang_tensor
+    original = getattr(interpreter, "_patch_lang_tensor", None)
+    if original is None:  # another triton layout: its own conversion is what runs
+        print("note: triton.runtime.interpreter._patch_lang_tensor not found; not patched")
+        return
 
     def patched(tensor, scope):
         original(tensor, scope)
