@@ -4,6 +4,7 @@ storages freed, and training unchanged bit for bit."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from runtime_helpers import small_spec
 from torch.multiprocessing.reductions import StorageWeakRef
@@ -121,3 +122,25 @@ def test_offload_events_carry_their_rate_in_gb_per_second(events_validator):
     assert "gbPerSecond" not in writer.offload(step=1, actor="a", direction="reload", bytes=10, seconds=0.0, parts=["params"])
     for event in writer.events:
         assert not list(events_validator.iter_errors(event))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: torch.cuda.is_available() is false")
+def test_on_cuda_the_slabs_are_pinned_and_the_first_offload_lands_in_them():
+    model, backend = _backend()
+    cuda = torch.device("cuda")
+    model.to(cuda)
+    manager = ResidencyManager(between_phases=True)
+    manager.add(Resident("a", cuda, backend=backend))
+    pool = HostBuffers(pin=True)
+    manager.prepare_host_buffers(pool)
+    assert all(a.slab.is_pinned() for a in pool.arenas.values())
+    model(BATCH.to(cuda), labels=BATCH.to(cuda)).loss.backward()
+    backend.step()
+    backend.zero_grad()
+    manager.for_rollout([])
+    slab = pool.arenas[("a", "params")].slab
+    assert all(p.device.type == "cpu" and p.is_pinned() for p in model.parameters())
+    assert all(slab.data_ptr() <= p.data_ptr() < slab.data_ptr() + slab.numel() for p in model.parameters())
+    manager.for_update("a")
+    assert all(p.device.type == "cuda" for p in model.parameters())
