@@ -17,7 +17,7 @@ from troupe.control import RunControl
 from troupe.events import EventWriter
 from troupe.run import run_spec
 
-TIMING = {"step_time_s", "tokens_per_s"}
+TIMING = {"step_time_s", "tokens_per_s"}  # and every time/<phase>_s (phase_clock.py)
 STALENESS = {"staleness/mean", "staleness/max"}
 VARIED = {"name": "letter_match", "source": {"kind": "python", "code": "def reward(prompt, completion, **row):\n    return len(set(completion)) / 8"}}
 
@@ -29,7 +29,7 @@ def wd(path: Path) -> Path:
 
 
 def per_step(events, drop=frozenset()):
-    return {(e["step"], e.get("actor")): {k: v for k, v in e["values"].items() if k not in TIMING | drop} for e in events if e["type"] == "metric"}
+    return {(e["step"], e.get("actor")): {k: v for k, v in e["values"].items() if k not in TIMING | drop and not k.startswith("time/")} for e in events if e["type"] == "metric"}
 
 
 def episodes(events):

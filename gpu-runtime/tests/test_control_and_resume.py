@@ -19,12 +19,12 @@ from troupe.events import EventWriter
 from troupe.run import EXIT_STOPPED, run_spec
 
 # Metrics that measure wall time differ between any two runs; everything else must be equal.
-TIMING = {"step_time_s", "tokens_per_s"}
+TIMING = {"step_time_s", "tokens_per_s"}  # and every time/<phase>_s (phase_clock.py)
 
 
 def per_step(events: list[dict]) -> dict[tuple[int, str | None], dict[str, float]]:
     return {
-        (e["step"], e.get("actor")): {k: v for k, v in e["values"].items() if k not in TIMING}
+        (e["step"], e.get("actor")): {k: v for k, v in e["values"].items() if k not in TIMING and not k.startswith("time/")}
         for e in events
         if e["type"] == "metric"
     }

@@ -2,7 +2,16 @@
 decorates the kernels): the Triton forward and backward kernels on small, ragged shapes against
 float64. Tolerances: float32 log-probs/entropy rtol 1e-5, atol 1e-5 (x logit scale); float32
 gradients rtol 1e-4, atol 1e-5; bfloat16 inputs against float64 of the rounded inputs: log-probs
-rtol 1.6e-2, atol 1e-2, gradients rtol 1.6e-2, atol 1e-2 (bf16 output rounding)."""
+rtol 1.6e-2, atol 1e-2, gradients rtol 1.6e-2, atol 1e-2 (bf16 output rounding).
+
+`--as-triton-3.6`: first make the interpreter convert scalars to Python ints the way triton 3.6's
+does (`int(self.handle.data)` on the 1-element array every scalar argument becomes; NumPy >= 2.4
+refuses that with "only 0-dimensional arrays can be converted to Python scalars"; triton 3.8
+squeezes first). That is how the first H200 run (triton 3.6, NumPy 2.5) failed: a runtime scalar
+argument used as a `range` bound in a kernel. Checks the first shape only (it is about tracing).
+"""
+
+import sys
 
 import torch
 
@@ -15,10 +24,26 @@ def _ref(h, w, t, temperature):
     return lp.float(), (-(logp_all.exp() * logp_all).sum(-1)).float()
 
 
-def main() -> None:
+def _behave_like_triton_3_6() -> None:
+    from triton.runtime import interpreter
+
+    original = getattr(interpreter, "_patch_lang_tensor", None)
+    if original is None:  # another triton layout: its own conversion is what runs
+        print("note: triton.runtime.interpreter._patch_lang_tensor not found; not patched")
+        return
+
+    def patched(tensor, scope):
+        original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))  # triton 3.6's form
+
+    interpreter._patch_lang_tensor = patched
+
+
+def main(quick: bool = False) -> None:
     g = torch.Generator().manual_seed(0)
     # N, V, H not multiples of the interpreter's 16 x 32 x 32 blocks.
-    for n, vocab, hidden, temperature, scale in [(20, 70, 48, 0.7, 1.0), (5, 33, 16, 1.0, 1.0), (17, 40, 20, 1.0, 300.0)]:
+    shapes = [(20, 70, 48, 0.7, 1.0), (5, 33, 16, 1.0, 1.0), (17, 40, 20, 1.0, 300.0)]
+    for n, vocab, hidden, temperature, scale in shapes[:1] if quick else shapes:
         h = torch.randn(n, hidden, generator=g) * scale
         w = torch.randn(vocab, hidden, generator=g) / hidden**0.5
         t = torch.randint(0, vocab, (n,), generator=g)
@@ -50,6 +75,9 @@ def main() -> None:
         wg = w.clone().requires_grad_()
         token_logprobs(h, wg, t, temperature=temperature, backend="triton").sum().backward()
         assert wg.grad is not None
+    if quick:
+        print("triton interpreter checks passed (first shape)")
+        return
     # bf16 inputs: the kernel multiplies bf16 tiles with float32 accumulation.
     h = torch.randn(19, 32, generator=g).bfloat16()
     w = (torch.randn(50, 32, generator=g) / 32**0.5).bfloat16()
@@ -67,4 +95,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if "--as-triton-3.6" in sys.argv:
+        _behave_like_triton_3_6()
+    main(quick="--as-triton-3.6" in sys.argv)

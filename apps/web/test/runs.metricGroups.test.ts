@@ -57,6 +57,13 @@ describe("metric groups", () => {
     expect(groups.Other).toEqual(["my_custom_metric"]);
   });
 
+  it("puts the runtime's phase seconds (time/<phase>_s) under Throughput, after the step time", () => {
+    const names = ["step_time_s", "time/forward_s", "time/backward_s", "time/optimizer_s", "time/offload_s", "time_to_answer"];
+    const groups = Object.fromEntries(groupMetrics(names).map((g) => [g.title, g.names]));
+    expect(groups.Throughput).toEqual(["step_time_s", "time/forward_s", "time/backward_s", "time/optimizer_s", "time/offload_s"]);
+    expect(groups.Other).toEqual(["time_to_answer"]); // a prefix, not a sub-metric
+  });
+
   it("gives the other learners' metrics their own sections (critic, preferences, off-policy)", () => {
     const names = ["loss", "value/loss", "value/clip_frac", "value/explained_variance", "returns/mean", "dpo/accuracy", "dpo/margin", "sft/token_accuracy", "staleness/max", "staleness/mean", "tis/weight_mean"];
     const groups = Object.fromEntries(groupMetrics(names).map((g) => [g.title, g.names]));

@@ -104,7 +104,8 @@ class EventWriter:
     ) -> dict[str, Any]:
         """The residency manager moved an actor's state between the device and host memory (residency.py)."""
         return self.emit(
-            "offload", step=step, actor=actor_name(actor), direction=direction, parts=parts, phase=phase, bytes=int(bytes), seconds=round(float(seconds), 6)
+            "offload", step=step, actor=actor_name(actor), direction=direction, parts=parts, phase=phase, bytes=int(bytes), seconds=round(float(seconds), 6),
+            gbPerSecond=round(bytes / seconds / 1e9, 3) if seconds > 0 else None,
         )
 
     def error(self, message: str, field: str | None = None, traceback: str | None = None) -> dict[str, Any]:

@@ -25,6 +25,8 @@ from typing import Any, Callable, Iterable
 import torch
 
 from .backends.base import PARTS, TrainBackend, tensor_bytes
+from .host_buffers import HostBuffers
+from .residency_pool import pooled, pooled_move, prepare
 
 HOST = torch.device("cpu")
 
@@ -43,6 +45,7 @@ class Resident:
     # base too, so only their optimizer state moves.
     shared_params: bool = False
     where: dict[str, str] = field(default_factory=lambda: {"params": "device", "optimizer": "device"})
+    host: HostBuffers | None = None  # set by ResidencyManager.prepare_host_buffers
 
     def parts(self) -> tuple[str, ...]:
         return PARTS if self.backend is not None else ("params",)
@@ -53,8 +56,10 @@ class Resident:
         assert self.module is not None
         return tensor_bytes(self.module.parameters()) if part == "params" else 0
 
-    def move(self, part: str, target: torch.device) -> int:
+    def move(self, part: str, target: torch.device, to_host: bool = False) -> int:
         pin = self.device.type == "cuda"
+        if self.host is not None and pooled(self):  # host_buffers.py: the same pinned buffers every time
+            return pooled_move(self, part, target, to_host)
         if self.backend is not None:
             return self.backend.move_part(part, target, pin)
         assert self.module is not None
@@ -79,6 +84,11 @@ class ResidencyManager:
 
     def add(self, resident: Resident) -> None:
         self.residents[resident.name] = resident
+
+    def prepare_host_buffers(self, pool: HostBuffers) -> int:
+        """Host buffers for every state this manager may offload, allocated now (before the first
+        step) and reused by every move (host_buffers.py); returns the bytes set aside."""
+        return prepare(self, pool)
 
     # ------------------------------------------------------------------ phases
     def for_rollout(self, samplers: Iterable[str]) -> None:
@@ -134,7 +144,7 @@ class ResidencyManager:
             r = self.residents[name]
             target = HOST if direction == "offload" else r.device
             started = time.perf_counter()
-            moved = sum(r.move(part, target) for part in parts)
+            moved = sum(r.move(part, target, direction == "offload") for part in parts)
             if r.device.type == "cuda":
                 torch.cuda.synchronize(r.device)  # pinned copies are asynchronous: the move is done when they are
             seconds = time.perf_counter() - started

@@ -48,6 +48,8 @@ from .evaluation import evaluate
 from .learners import family
 from .learners.offline_loop import OfflineLearner
 from .learners import ppo
+from .host_buffers import HostBuffers
+from .rollout_engines import static_decode
 from .rollout_engines.colocate import attach_engines, close_engines, engine_of, sleep_for_training, wake_for_rollout
 from .single_turn import EnvRollout, draw_single_turn, refill_groups, score_single_turn
 from .training_shares import ConversationPart, Share, actor_shares
@@ -79,6 +81,11 @@ def build_residency(spec: dict[str, Any], actors: dict[str, Actor], events: Even
             residency.add(Resident(reference_name(name), a.device, module=a.reference))
     if between:
         events.log("info", "offloading between phases: only the active model's training state stays on the device (trainer.offloadBetweenPhases)")
+    if any(a.device.type == "cuda" for a in actors.values()):
+        started = time.perf_counter()  # pinned host buffers now, not in the first offload (host_buffers.py)
+        reserved = residency.prepare_host_buffers(HostBuffers(pin=True))
+        if reserved:
+            events.log("info", f"pinned {reserved / 2**30:.2f} GiB of host buffers for offload in {time.perf_counter() - started:.1f}s (reused by every move)")
     return residency
 
 
@@ -206,6 +213,7 @@ def run_loop(
     attach_engines(spec, actors, work_dir, ctx.distributed, events.log)  # vLLM actors sample with their own engine
     if closing is not None:
         closing.callback(close_engines, actors)
+        closing.callback(static_decode.on_compile(lambda r: events.log("info", static_decode.describe(r))))
     residency = build_residency(spec, actors, events)
     # The PPO family's critics (learners/ppo.py): one per actor (ppo, ippo) or per environment (mappo).
     critics = ppo.build_critics(spec, actors, environments, ctx, work_dir, events.log) if family(spec["algorithm"]["name"]) == "ppo" else None
@@ -322,6 +330,7 @@ def run_loop(
             return finish("succeeded", boundary.message, step - 1)
         residency.step = step
         step_started = time.monotonic()
+        offload_mark = residency.moved_seconds  # time/offload_s: this step's moves, every actor's
 
         # -------------------------------------------------------------- offline learners (sft, dpo)
         if offline is not None:
@@ -527,6 +536,7 @@ def run_loop(
             values.update(update)
             values.update(environment_metrics(conversations, name))  # e.g. tools/calls (acting environments)
             values["step_time_s"] = last_step_seconds
+            values["time/offload_s"] = residency.moved_seconds - offload_mark
             events.metric(step, values, actor=name)
         trained_names = {name for name, a in actors.items() if a.trainable}
         emit_episodes(events, step, [p for env_parts in parts.values() for p in env_parts], conversations, trained_names, group_size, trainer["episodesPerStep"])

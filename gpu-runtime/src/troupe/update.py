@@ -22,6 +22,7 @@ from .backends.base import TrainBackend
 from .distributed import RankContext
 from .grpo import masked_mean
 from .rollout import Rollout, select_rows
+from .phase_clock import PhaseClock
 from .update_loss import LossOptions, update_loss
 
 # Stats averaged over tokens; gspo's clip_frac is a share of sequences (weighted by sequences with tokens).
@@ -112,7 +113,8 @@ def update_actor(
     identical on every rank."""
     micro = plan_micro_batches(batch, mask, advantages, options.loss_type, ctx, micro_batch_size)
     single = len(micro) == 1 and not ctx.distributed
-    with torch.no_grad(), backend.forward_context():
+    clock = PhaseClock(next(backend.module.parameters()).device)  # time/<phase>_s metrics (phase_clock.py)
+    with torch.no_grad(), backend.forward_context(), clock.phase("reference"):
         ref_logps = [reference(mb.batch) for mb in micro]
     if after_reference is not None:
         after_reference()  # the loop books the reference's memory peak apart from the update's
@@ -126,7 +128,7 @@ def update_actor(
         stats_means = WeightedMeans()
         for k, mb in enumerate(micro):
             with backend.accumulate(last=k == len(micro) - 1):
-                with backend.forward_context():
+                with backend.forward_context(), clock.phase("forward"):
                     # Liger's fused loss on CUDA when installed and the options map onto it, else the
                     # token-log-prob kernel + policy_loss; neither materialises [B, T, vocab] logits.
                     loss, stats, logp, entropy = update_loss(
@@ -134,7 +136,8 @@ def update_actor(
                         with_entropy=iteration == 0, liger_cls=liger_cls,
                     )
                 factor = mb.scale * backend.loss_scale()
-                backend.backward(loss if factor == 1.0 else loss * factor)
+                with clock.phase("backward"):
+                    backend.backward(loss if factor == 1.0 else loss * factor)
             loss_total += float(loss.detach()) * mb.scale if not single else float(loss.detach())
             for name, value in stats.items():
                 weight = mb.sequences if (name == "clip_frac" and options.loss_type == "gspo") else mb.tokens
@@ -149,8 +152,9 @@ def update_actor(
                 }
                 for name, value in first_single.items():
                     first.add(name, value, mb.tokens)
-        grad_norm = backend.clip(max_grad_norm)
-        backend.step()
+        with clock.phase("optimizer"):
+            grad_norm = backend.clip(max_grad_norm)
+            backend.step()
         if single:
             sums["loss"] += loss_total
             for name, value in stats.items():
@@ -162,4 +166,5 @@ def update_actor(
         sums["grad_norm"] += grad_norm
     out = {key: value / iterations for key, value in sums.items()}
     out.update(first_single if single else first.reduce(ctx))
+    out.update(clock.seconds())  # this rank's
     return out

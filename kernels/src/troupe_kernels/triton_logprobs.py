@@ -48,8 +48,8 @@ if triton is not None:
     @triton.jit
     def _logprobs_fwd_kernel(
         h_ptr, w_ptr, t_ptr, lp_ptr, lse_ptr, ent_ptr,
-        N, V, H, stride_h, stride_w, inv_t,
-        WANT_ENTROPY: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_V: tl.constexpr, BLOCK_H: tl.constexpr,
+        N, stride_h, stride_w, inv_t, V: tl.constexpr, H: tl.constexpr,
+        WANT_ENTROPY: tl.constexpr, F32_DOT: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_V: tl.constexpr, BLOCK_H: tl.constexpr,
     ):
         NEG: tl.constexpr = -1.0e30
         pid = tl.program_id(0)
@@ -69,7 +69,7 @@ if triton is not None:
                 k_ok = ks < H
                 hb = tl.load(h_ptr + rows[:, None] * stride_h + ks[None, :], mask=row_ok[:, None] & k_ok[None, :], other=0.0)
                 wb = tl.load(w_ptr + cols[:, None] * stride_w + ks[None, :], mask=col_ok[:, None] & k_ok[None, :], other=0.0)
-                acc = tl.dot(hb, tl.trans(wb), acc)
+                acc = tl.dot(hb, tl.trans(wb), acc, input_precision=F32_DOT)
             z = tl.where(col_ok[None, :], acc * inv_t, NEG)
             zt += tl.sum(tl.where(cols[None, :] == tgt[:, None], z, 0.0), axis=1)
             m_new = tl.maximum(m, tl.max(z, axis=1))
@@ -90,8 +90,8 @@ if triton is not None:
     @triton.jit
     def _logprobs_bwd_kernel(
         h_ptr, w_ptr, t_ptr, lse_ptr, ent_ptr, g_ptr, u_ptr, gh_ptr, gw_ptr,
-        N, V, H, stride_h, stride_w, inv_t,
-        ENTROPY_GRAD: tl.constexpr, NEED_H: tl.constexpr, NEED_W: tl.constexpr,
+        N, stride_h, stride_w, inv_t, V: tl.constexpr, H: tl.constexpr,
+        ENTROPY_GRAD: tl.constexpr, F32_DOT: tl.constexpr, NEED_H: tl.constexpr, NEED_W: tl.constexpr,
         BLOCK_N: tl.constexpr, BLOCK_V: tl.constexpr, BLOCK_H: tl.constexpr,
     ):
         rows = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -104,7 +104,7 @@ if triton is not None:
             k_ok = ks < H
             hb = tl.load(h_ptr + rows[:, None] * stride_h + ks[None, :], mask=row_ok[:, None] & k_ok[None, :], other=0.0)
             wb = tl.load(w_ptr + cols[:, None] * stride_w + ks[None, :], mask=col_ok[:, None] & k_ok[None, :], other=0.0)
-            acc = tl.dot(hb, tl.trans(wb), acc)
+            acc = tl.dot(hb, tl.trans(wb), acc, input_precision=F32_DOT)
         lse = tl.load(lse_ptr + rows, mask=row_ok, other=0.0)
         g = tl.load(g_ptr + rows, mask=row_ok, other=0.0)  # dL/dlogp / T, 0 on masked rows
         tgt = tl.load(t_ptr + rows, mask=row_ok, other=-1)
@@ -121,12 +121,27 @@ if triton is not None:
             k_ok = ks < H
             if NEED_H:
                 wb = tl.load(w_ptr + cols[:, None] * stride_w + ks[None, :], mask=col_ok[:, None] & k_ok[None, :], other=0.0)
-                dh = tl.dot(grad_lo, wb)
+                dh = tl.dot(grad_lo, wb, input_precision=F32_DOT)
                 tl.atomic_add(gh_ptr + rows[:, None] * H + ks[None, :], dh, mask=row_ok[:, None] & k_ok[None, :])
             if NEED_W:
                 hb = tl.load(h_ptr + rows[:, None] * stride_h + ks[None, :], mask=row_ok[:, None] & k_ok[None, :], other=0.0)
-                dw = tl.dot(tl.trans(grad_lo), hb)
+                dw = tl.dot(tl.trans(grad_lo), hb, input_precision=F32_DOT)
                 tl.atomic_add(gw_ptr + cols[:, None] * H + ks[None, :], dw, mask=col_ok[:, None] & k_ok[None, :])
+
+
+def f32_dot_precision(dtype: torch.dtype = torch.float32) -> str:
+    """The precision of the kernels' float32 `tl.dot`s: the one torch's own float32 matmuls use.
+
+    Triton's default for float32 dots on NVIDIA GPUs is TF32 (10-bit mantissa), while torch's is
+    full float32 unless `torch.backends.cuda.matmul.allow_tf32` (or float32 matmul precision
+    'high'/'medium') says otherwise. With the default, the first H200 run saw the Triton backward
+    differ from the torch path by up to 3e-4 (10 of 459,648 elements past atol 1e-4): TF32 on one
+    side only. Following torch's flag makes both paths compute the same thing. (bf16/fp16 tiles
+    keep Triton's default, which is what they ran with before.)
+    """
+    if dtype != torch.float32:
+        return "tf32"  # Triton's default; ignored for 16-bit operands
+    return "tf32" if torch.backends.cuda.matmul.allow_tf32 else "ieee"
 
 
 @functools.lru_cache(maxsize=None)
@@ -165,8 +180,8 @@ def triton_backward(hidden, weight, targets, lse, entropy, g, u, inv_t: float, n
         _logprobs_bwd_kernel[(triton.cdiv(n, bn), triton.cdiv(vocab, bv))](
             hidden, weight, targets, lse, entropy if u is not None else lse, g.contiguous(),
             (u if u is not None else g).contiguous(), gh, gw,
-            n, vocab, h_dim, hidden.stride(0), weight.stride(0), float(inv_t),
-            ENTROPY_GRAD=u is not None, NEED_H=need_h, NEED_W=need_w, BLOCK_N=bn, BLOCK_V=bv, BLOCK_H=bh,
+            n, hidden.stride(0), weight.stride(0), float(inv_t), V=vocab, H=h_dim,
+            ENTROPY_GRAD=u is not None, F32_DOT=f32_dot_precision(hidden.dtype), NEED_H=need_h, NEED_W=need_w, BLOCK_N=bn, BLOCK_V=bv, BLOCK_H=bh,
         )
     return (gh if need_h else None), (gw if need_w else None)
 
@@ -185,7 +200,7 @@ def triton_forward(hidden, weight, targets, inv_t: float, want_entropy: bool):
     bn, bv, bh = _blocks(h_dim)
     if n:
         _logprobs_fwd_kernel[(triton.cdiv(n, bn),)](
-            hidden, weight, targets, lp, lse, ent, n, vocab, h_dim, hidden.stride(0), weight.stride(0), float(inv_t),
-            WANT_ENTROPY=want_entropy, BLOCK_N=bn, BLOCK_V=bv, BLOCK_H=bh,
+            hidden, weight, targets, lp, lse, ent, n, hidden.stride(0), weight.stride(0), float(inv_t),
+            V=vocab, H=h_dim, WANT_ENTROPY=want_entropy, F32_DOT=f32_dot_precision(hidden.dtype), BLOCK_N=bn, BLOCK_V=bv, BLOCK_H=bh,
         )
     return lp, lse, ent if want_entropy else ent[:0]

@@ -159,6 +159,8 @@ export const OffloadEvent = z
     /** Bytes moved (on rank 0, for a sharded actor its shard). */
     bytes: z.number().int().min(0),
     seconds: z.number().min(0),
+    /** bytes / seconds / 1e9: the move's rate, to set against the host link's pinned-copy rate (absent when seconds is 0). */
+    gbPerSecond: z.number().min(0).optional(),
   })
   .strict();
 

@@ -18,6 +18,7 @@ from ..api_actor import ApiActor
 from .api import ApiEngine
 from .base import RolloutEngine
 from .hf import HFEngine
+from .sampling_copy import sampling_dtype_for
 from .sync import SyncReport, lora_scale, merged_weights, push
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def engine_of(actor: Actor) -> RolloutEngine:
     """The actor's engine: its own (vLLM), else transformers `generate` on the trainer's module."""
     if actor.engine is not None:
         return actor.engine
-    return HFEngine(actor.loaded.model, actor.loaded.tokenizer, actor.device)
+    return HFEngine(actor.loaded.model, actor.loaded.tokenizer, actor.device, sampling_dtype_for(actor))
 
 
 def as_engine(model: Any, tokenizer: Any, device: torch.device) -> RolloutEngine:

@@ -21,7 +21,8 @@ const GROUPS: { title: string; match: (name: string) => boolean }[] = [
   { title: "Preferences and supervision", match: anyOf(["dpo", "sft"]) },
   { title: "Off-policy", match: anyOf(["staleness", "tis"]) },
   { title: "Optimiser", match: anyOf(["grad_norm", "lr"]) },
-  { title: "Throughput", match: anyOf(["completion_len", "tokens_per_s", "step_time_s"]) },
+  // `time/<phase>_s`: forward, backward, optimizer, reference and offload seconds per step (gpu-runtime phase_clock.py).
+  { title: "Throughput", match: anyOf(["completion_len", "tokens_per_s", "step_time_s", "time"]) },
   { title: "Group filtering", match: anyOf(["kept_groups", "dropped_groups", "resampled_groups"]) },
   { title: "Eval", match: anyOf(["eval"]) },
 ];
@@ -49,6 +50,11 @@ const ORDER = [
   "completion_len",
   "tokens_per_s",
   "step_time_s",
+  "time/reference_s",
+  "time/forward_s",
+  "time/backward_s",
+  "time/optimizer_s",
+  "time/offload_s",
 ];
 const rank = (n: string) => {
   const i = ORDER.indexOf(n);
