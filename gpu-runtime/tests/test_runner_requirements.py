@@ -25,7 +25,7 @@ from troupe.sandbox.availability import SandboxStatus
 from troupe.spec import sandbox_rules, support
 from troupe.spec.runner_requirements import has_capability, requirements, spec_requirements, unmet_requirements
 
-EXTRAS = ("vllm", "deepspeed", "peft", "ray", "pettingzoo", "grpcio", "protobuf")
+EXTRAS = ("vllm", "deepspeed", "peft", "ray", "pettingzoo", "grpcio", "protobuf", "tensorboard", "wandb")
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,14 @@ def _tools(d: dict[str, Any]) -> None:
     d["environments"].append(env)
 
 
+def _tensorboard(d: dict[str, Any]) -> None:
+    d["trainer"].setdefault("trackers", []).append({"kind": "tensorboard"})
+
+
+def _wandb(d: dict[str, Any]) -> None:
+    d["trainer"].setdefault("trackers", []).append({"kind": "wandb", "project": "troupe"})
+
+
 # One spec per requirement of the table (a requirement without an example fails test_every_requirement_has_an_example).
 EXAMPLES: dict[str, Callable[[dict[str, Any]], None]] = {
     "vllm": _vllm,
@@ -123,6 +131,8 @@ EXAMPLES: dict[str, Callable[[dict[str, Any]], None]] = {
     "pythonReward": _python_reward,
     "codeEnvironment": _code,
     "toolsEnvironment": _tools,
+    "tensorboard": _tensorboard,
+    "wandb": _wandb,
 }
 
 

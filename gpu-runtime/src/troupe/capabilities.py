@@ -17,7 +17,7 @@ from typing import Any
 
 ENGINES = (
     "torch", "transformers", "accelerate", "peft", "vllm", "deepspeed", "liger-kernel", "flash-attn", "ray", "triton", "pettingzoo",
-    "grpcio", "protobuf",
+    "grpcio", "protobuf", "tensorboard", "wandb",
 )
 _MODULES = {"liger-kernel": "liger_kernel", "flash-attn": "flash_attn", "grpcio": "grpc", "protobuf": "google.protobuf"}
 

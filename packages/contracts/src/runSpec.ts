@@ -489,6 +489,40 @@ export const AlgorithmSpec = z
   })
   .strict();
 
+/**
+ * Mirrors of a run in the trackers researchers keep beside the dashboard: every metric (as `actor/name`), the
+ * RunSpec as the config, and the transcripts as a table. Their files go under the run's folder (never an
+ * absolute path or `..`, so an editor cannot write elsewhere on the runner host).
+ */
+const trackerDir = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$))[A-Za-z0-9._\/-]+$/, "a folder inside the run folder: letters, digits, . _ - and /, no leading / and no ..");
+export const TrackerSpec = z.discriminatedUnion("kind", [
+  z
+    .object({
+      kind: z.literal("wandb"),
+      project: z.string().min(1).max(128),
+      /** `offline` writes W&B run files under the run folder (`wandb sync` uploads them later); `online` streams to the W&B server in WANDB_API_KEY's account. */
+      mode: z.enum(["offline", "online"]).default("offline"),
+      entity: z.string().min(1).max(128).optional(),
+      /** The W&B run's display name; absent: the RunSpec's name. */
+      name: z.string().min(1).max(200).optional(),
+      dir: trackerDir.default("wandb"),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal("tensorboard"),
+      /** Event files go here, inside the run folder (`tensorboard --logdir` on it). */
+      dir: trackerDir.default("tensorboard"),
+    })
+    .strict(),
+]);
+export type TrackerSpec = z.infer<typeof TrackerSpec>;
+export const TRACKER_KINDS = ["wandb", "tensorboard"] as const;
+
 export const TrainerSpec = z
   .object({
     /** Training steps; 0 is an eval-only run: load the models, evaluate every environment once, finish. */
@@ -531,6 +565,8 @@ export const TrainerSpec = z
      * Absent: the whole batch in one pass.
      */
     microBatchSize: z.number().int().min(1).max(65536).optional(),
+    /** Mirror the run to W&B and/or TensorBoard (metrics, config, transcripts); absent: none. */
+    trackers: z.array(TrackerSpec).max(8).optional(),
   })
   .strict();
 

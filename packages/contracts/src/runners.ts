@@ -164,6 +164,8 @@ export const RUNNER_REQUIREMENTS: RunnerRequirement[] = [
     label: "grpcio and protobuf (remote environments over gRPC)",
     short: "gRPC",
   },
+  { id: "tensorboard", field: "trainer.trackers.*.kind", when: { equals: "tensorboard" }, needs: ["engines.tensorboard"], label: "TensorBoard (pip install tensorboard)", short: "TensorBoard" },
+  { id: "wandb", field: "trainer.trackers.*.kind", when: { equals: "wandb" }, needs: ["engines.wandb"], label: "W&B (pip install wandb)", short: "W&B" },
   // User code runs only in the sandbox (bubblewrap; or unsandboxed where the operator set TROUPE_SANDBOX=off).
   { id: "pythonReward", field: "rewards.*.source.kind", when: { equals: "python" }, needs: ["sandbox"], label: "a sandbox for user code (Python rewards run in it)", short: "a sandbox" },
   { id: "codeEnvironment", field: "environments.*.kind", when: { equals: "code" }, needs: ["sandbox"], label: "a sandbox for user code (the model's programs run in it)", short: "a sandbox" },

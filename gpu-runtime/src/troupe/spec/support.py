@@ -23,6 +23,7 @@ from ..remote.protocol import grpc_available
 from .run_rules import run_rule_issues
 from .learner_rules import learner_rule_issues
 from .ppo_rules import ppo_rule_issues
+from ..trackers.rules import tracker_issues
 from . import vllm_rules
 from .vllm_rules import vllm_actor_issues
 
@@ -75,6 +76,7 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
         issues.append(FieldIssue(path, message))
 
     issues.extend(run_rule_issues(spec))
+    issues.extend(tracker_issues(spec))
     issues.extend(learner_rule_issues(spec))
     issues.extend(ppo_rule_issues(spec))
     if spec.get("cluster", {}).get("kind") == "ray" and not ray_available():

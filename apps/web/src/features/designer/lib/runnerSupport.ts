@@ -39,6 +39,11 @@ export function unavailableOptions(support: LiveRunnerSupport | undefined) {
     lora: u.lora ?? null,
     /** A remote environment's grpc:// url: a note beside the URL (no live runner has grpcio and protobuf). */
     grpcUrl: u.grpc ?? null,
+    /** Trackers (`trainer.trackers`) whose package no live runner has: their add button disabled, with the reason. */
+    tracker: only([
+      ["tensorboard", u.tensorboard],
+      ["wandb", u.wandb],
+    ]),
   };
 }
 export type UnavailableOptions = ReturnType<typeof unavailableOptions>;
