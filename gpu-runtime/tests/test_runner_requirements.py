@@ -25,7 +25,7 @@ from troupe.sandbox.availability import SandboxStatus
 from troupe.spec import sandbox_rules, support
 from troupe.spec.runner_requirements import has_capability, requirements, spec_requirements, unmet_requirements
 
-EXTRAS = ("vllm", "deepspeed", "peft", "ray", "pettingzoo", "grpcio", "protobuf", "tensorboard", "wandb")
+EXTRAS = ("vllm", "deepspeed", "peft", "ray", "pettingzoo", "grpcio", "protobuf", "tensorboard", "wandb", "mcp")
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,13 @@ def _wandb(d: dict[str, Any]) -> None:
     d["trainer"].setdefault("trackers", []).append({"kind": "wandb", "project": "troupe"})
 
 
+def _mcp(d: dict[str, Any]) -> None:
+    env = {**copy.deepcopy(d["environments"][0]), "name": "mcp-tools", "kind": "tools", "rewards": [{"reward": d["rewards"][0]["name"]}]}
+    env.pop("url", None)
+    env["tools"] = {"builtin": [], "mcp": [{"kind": "mcp", "url": "http://127.0.0.1:9000/mcp"}]}
+    d["environments"].append(env)
+
+
 # One spec per requirement of the table (a requirement without an example fails test_every_requirement_has_an_example).
 EXAMPLES: dict[str, Callable[[dict[str, Any]], None]] = {
     "vllm": _vllm,
@@ -133,6 +140,7 @@ EXAMPLES: dict[str, Callable[[dict[str, Any]], None]] = {
     "toolsEnvironment": _tools,
     "tensorboard": _tensorboard,
     "wandb": _wandb,
+    "mcp": _mcp,
 }
 
 

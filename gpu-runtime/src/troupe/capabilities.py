@@ -17,7 +17,7 @@ from typing import Any
 
 ENGINES = (
     "torch", "transformers", "accelerate", "peft", "vllm", "deepspeed", "liger-kernel", "flash-attn", "ray", "triton", "pettingzoo",
-    "grpcio", "protobuf", "tensorboard", "wandb",
+    "grpcio", "protobuf", "tensorboard", "wandb", "mcp",
 )
 _MODULES = {"liger-kernel": "liger_kernel", "flash-attn": "flash_attn", "grpcio": "grpc", "protobuf": "google.protobuf"}
 

@@ -286,6 +286,33 @@ export const CodeEnvironmentSettings = z
   })
   .strict();
 
+/**
+ * A Model Context Protocol server whose tools the actor may call: its tool list comes from the server and every
+ * call goes through it. `command`: a local server over stdio, started inside the run's sandbox (no network; it
+ * sees the run folder and this Python's packages read-only). `url`: a server over streamable HTTP, reached from
+ * the runtime (its host must be loopback or on the operator's TROUPE_API_HOSTS).
+ */
+const mcpTimeout = z.number().positive().max(600).default(30);
+export const McpToolServer = z.union([
+  z
+    .object({
+      kind: z.literal("mcp"),
+      command: z.array(z.string().min(1).max(4096)).min(1).max(64),
+      /** Extra environment variables for the server (nothing of the runner's environment reaches it). */
+      env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(4096)).optional(),
+      timeoutSeconds: mcpTimeout,
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal("mcp"),
+      url: z.string().regex(/^https?:\/\/[^\s]+$/, "an http:// or https:// URL"),
+      timeoutSeconds: mcpTimeout,
+    })
+    .strict(),
+]);
+export type McpToolServer = z.infer<typeof McpToolServer>;
+
 export const ToolsEnvironmentSettings = z
   .object({
     /** Built-in tools: `calculator` (arithmetic) and `python` (runs code in the sandbox, returns its output). */
@@ -294,6 +321,8 @@ export const ToolsEnvironmentSettings = z
     code: z.string().min(1).optional(),
     /** Tool calls answered per episode; the episode ends at the first message with no tool call. */
     maxCalls: z.number().int().min(1).max(64).default(4),
+    /** MCP servers whose tools the actor may call, beside the built-in and code tools. */
+    mcp: z.array(McpToolServer).max(8).optional(),
   })
   .strict();
 

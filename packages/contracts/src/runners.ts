@@ -164,6 +164,7 @@ export const RUNNER_REQUIREMENTS: RunnerRequirement[] = [
     label: "grpcio and protobuf (remote environments over gRPC)",
     short: "gRPC",
   },
+  { id: "mcp", field: "environments.*.tools.mcp", when: { nonEmpty: true }, needs: ["engines.mcp"], label: "the MCP SDK (pip install mcp)", short: "MCP" },
   { id: "tensorboard", field: "trainer.trackers.*.kind", when: { equals: "tensorboard" }, needs: ["engines.tensorboard"], label: "TensorBoard (pip install tensorboard)", short: "TensorBoard" },
   { id: "wandb", field: "trainer.trackers.*.kind", when: { equals: "wandb" }, needs: ["engines.wandb"], label: "W&B (pip install wandb)", short: "W&B" },
   // User code runs only in the sandbox (bubblewrap; or unsandboxed where the operator set TROUPE_SANDBOX=off).

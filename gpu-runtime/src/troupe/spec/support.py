@@ -24,6 +24,7 @@ from .run_rules import run_rule_issues
 from .learner_rules import learner_rule_issues
 from .ppo_rules import ppo_rule_issues
 from ..trackers.rules import tracker_issues
+from ..mcp_tools import mcp_server_issues
 from . import vllm_rules
 from .vllm_rules import vllm_actor_issues
 
@@ -77,6 +78,9 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
 
     issues.extend(run_rule_issues(spec))
     issues.extend(tracker_issues(spec))
+    for i, env in enumerate(spec["environments"]):
+        servers = (env.get("tools") or {}).get("mcp") or []
+        issues.extend(FieldIssue(path, message) for path, message in mcp_server_issues(servers, f"environments.{i}.tools.mcp"))
     issues.extend(learner_rule_issues(spec))
     issues.extend(ppo_rule_issues(spec))
     if spec.get("cluster", {}).get("kind") == "ray" and not ray_available():
