@@ -341,16 +341,24 @@ export const EnvironmentReward = z
   .object({ reward: Identifier, weight: z.number().default(1) })
   .strict();
 
-/** `game` environments: a two-player board game (PettingZoo) that speaks between moves (gpu-runtime/src/troupe/games). */
+/** Games PettingZoo plays (an optional extra on the runner); `chess` is played by chess.js in a Node server. */
+export const PETTINGZOO_GAMES = ["tic_tac_toe", "connect_four"] as const;
+export const GAME_NAMES = [...PETTINGZOO_GAMES, "chess"] as const;
+
+/** `game` environments: a two-player board game that speaks between moves (gpu-runtime/src/troupe/games). */
 export const GameEnvironmentSettings = z
   .object({
-    name: z.enum(["tic_tac_toe", "connect_four"]).default("tic_tac_toe"),
+    name: z.enum(GAME_NAMES).default("tic_tac_toe"),
     /** `random`: one actor against the built-in frozen random player; `actors`: two actors play each other (the first is X). */
     opponent: z.enum(["random", "actors"]).default("random"),
     /** Against the random player: the actor's side (X moves first); `alternate`: odd samples of a group move second. */
     actorPlays: z.enum(["first", "second", "alternate"]).default("first"),
     /** Added per legal move (component `legal_moves`): shaping while a model learns what a move looks like. */
     legalMoveReward: z.number().min(0).max(100).default(0),
+    /** chess: list the legal moves (SAN) under every board, so a model can learn to pick one; absent: off. */
+    showLegalMoves: z.boolean().optional(),
+    /** chess: the board as its FEN line (compact) or chess.js's 8-line ASCII diagram; absent: fen. */
+    board: z.enum(["fen", "ascii"]).optional(),
   })
   .strict();
 

@@ -19,6 +19,7 @@ from ..rewards import BUILTIN_REWARDS, param_issues
 from .issues import FieldIssue
 from .game_remote_rules import game_remote_issues
 from ..games.board import pettingzoo_available
+from ..games.chess import chess_available
 from ..remote.protocol import grpc_available
 from .run_rules import run_rule_issues
 from .learner_rules import learner_rule_issues
@@ -148,7 +149,7 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
 
     for i, env in enumerate(spec["environments"]):
         p = f"environments.{i}"
-        issues.extend(game_remote_issues(env, i, pettingzoo_available(), grpc_available()))
+        issues.extend(game_remote_issues(env, i, pettingzoo_available(), grpc_available(), chess_available()))
         if env["kind"] == "parallel" and len(env["actors"]) < 2:
             no(f"{p}.actors", "a parallel environment has one or more drafting actors, then the combiner (at least 2 actors)")
         if env["kind"] == "adversarial":
