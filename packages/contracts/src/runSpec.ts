@@ -243,6 +243,44 @@ export const DatasetSpec = z
  * a vote over the actors' last answers, or a judge's verdict, decides each actor's reward. */
 export const BuiltinRewardName = z.enum(["letter_match", "exact_match", "length_penalty", "majority_vote", "debate_verdict", "math_answer"]);
 
+/** How a judge's answer becomes a score: the first number, yes (1) / no (0), or a regex's first group. */
+export const JudgeParser = z.discriminatedUnion("kind", [
+  z
+    .object({
+      kind: z.literal("number"),
+      /** Answers outside [min, max] are failures (scored failureScore, logged); absent: no bound. */
+      min: z.number().optional(),
+      max: z.number().optional(),
+    })
+    .strict(),
+  z.object({ kind: z.literal("yes_no") }).strict(),
+  z
+    .object({
+      kind: z.literal("regex"),
+      /** Its first group (or the group named `score`) is the score, read as a number. */
+      pattern: z.string().min(1).max(1000),
+    })
+    .strict(),
+]);
+
+/**
+ * A reward that asks an actor of the run (frozen: local, or behind an OpenAI-compatible API) to judge. `prompt` is
+ * a Jinja template over `prompt` and `completion` (completion scope), `conversation`, `transcript` and
+ * `actor_name` (conversation scope), and the row's dataset columns; the reply is parsed by `parser`. A reply that
+ * does not parse scores the reward's failureScore, with a log line. Answers are cached by rendered prompt.
+ */
+export const JudgeRewardSource = z
+  .object({
+    kind: z.literal("judge"),
+    actor: Identifier,
+    prompt: z.string().min(1).max(100_000),
+    parser: JudgeParser.default({ kind: "number" }),
+    /** Prompts sent to the judge per call (an API judge gets them concurrently, a local one as one batch). */
+    batchSize: z.number().int().min(1).max(1024).default(16),
+    cache: z.boolean().default(true),
+  })
+  .strict();
+
 export const RewardSpec = z
   .object({
     name: Identifier,
@@ -262,6 +300,7 @@ export const RewardSpec = z
           entrypoint: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default("reward"),
         })
         .strict(),
+      JudgeRewardSource,
     ]),
     /** `completion`: f(prompt, completion, **row); `conversation`: f(conversation, actor_name, **row). */
     scope: z.enum(["completion", "conversation"]).default("completion"),
@@ -659,6 +698,15 @@ export const RunSpec = z
     const datasets = unique(spec.datasets, "datasets");
     const rewards = unique(spec.rewards, "rewards");
     unique(spec.environments, "environments");
+    spec.rewards.forEach((r, i) => {
+      if (r.source.kind !== "judge") return;
+      const judge = spec.actors.find((a) => a.name === (r.source as { actor: string }).actor);
+      if (!judge) {
+        ctx.addIssue({ code: "custom", path: ["rewards", i, "source", "actor"], message: `unknown actor "${r.source.actor}"` });
+      } else if (judge.trainable) {
+        ctx.addIssue({ code: "custom", path: ["rewards", i, "source", "actor"], message: `a judge is a frozen actor: "${judge.name}" is trainable (set its trainable to false, or judge with another actor)` });
+      }
+    });
     spec.environments.forEach((env, i) => {
       if (!datasets.has(env.dataset)) {
         ctx.addIssue({ code: "custom", path: ["environments", i, "dataset"], message: `unknown dataset "${env.dataset}"` });

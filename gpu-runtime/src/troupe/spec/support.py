@@ -16,7 +16,7 @@ from ..lora import peft_available
 from ..grpo import SUPPORTED_LOSS_TYPES, loss_type_issue
 from ..learners import SUPPORTED_ALGORITHMS
 from ..rewards import BUILTIN_REWARDS, param_issues
-from .issues import FieldIssue
+from .issues import FieldIssue, SpecError
 from .game_remote_rules import game_remote_issues
 from ..games.board import pettingzoo_available
 from ..games.chess import chess_available
@@ -26,6 +26,7 @@ from .learner_rules import learner_rule_issues
 from .ppo_rules import ppo_rule_issues
 from ..trackers.rules import tracker_issues
 from ..mcp_tools import mcp_server_issues
+from ..judge_reward import bind_judge_reward
 from . import vllm_rules
 from .vllm_rules import vllm_actor_issues
 
@@ -93,9 +94,10 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
         issues.extend(vllm_actor_issues(actor, p))
         if backend == "vllm" and (reason := vllm_rules.vllm_host_issue(cuda_available)):
             no(f"{p}.backend", reason)
-        elif backend == "openai" and any(actor["name"] in e["actors"] and e["kind"] == "single_turn" for e in spec["environments"]):
-            # In no environment is fine: a judge that library rewards call (reward_api.py).
-            no(f"{p}.backend", '"openai" actors take part in collaborative, parallel and adversarial environments only (they are frozen: a single_turn environment would train nothing)')
+        elif backend == "openai" and any(actor["name"] in e["actors"] and e["kind"] == "single_turn" and not e.get("evalOnly") for e in spec["environments"]):
+            # In no environment is fine: a judge (rewards of kind "judge", or library rewards). An eval-only
+            # single-turn environment evaluates it.
+            no(f"{p}.backend", '"openai" actors take part in collaborative, parallel and adversarial environments only, or judge, or answer an eval-only environment (evalOnly: true): they are frozen, so a training single_turn environment would train nothing')
         training = actor["training"]
         if "lora" in training and not peft_available():
             no(f"{p}.training.lora", "LoRA needs peft (pip install peft), which is not installed here")
@@ -142,6 +144,11 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
                 compile(source["code"], "<reward code>", "exec")
             except SyntaxError as e:
                 no(f"{p}.source.code", f"syntax error on line {e.lineno}, column {e.offset}: {e.msg}")
+        elif source["kind"] == "judge":
+            try:
+                bind_judge_reward(reward, i)  # the template and the parser's pattern, checked before anything runs
+            except SpecError as e:
+                issues.extend(e.issues)
         else:
             issues.extend(param_issues(source["name"], source["params"], f"{p}.source.params"))
             if BUILTIN_REWARDS[source["name"]].conversation_fn is not None and reward["scope"] != "conversation":
