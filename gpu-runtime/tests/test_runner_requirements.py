@@ -25,7 +25,7 @@ from troupe.sandbox.availability import SandboxStatus
 from troupe.spec import sandbox_rules, support
 from troupe.spec.runner_requirements import has_capability, requirements, spec_requirements, unmet_requirements
 
-EXTRAS = ("vllm", "deepspeed", "peft", "ray", "pettingzoo", "grpcio", "protobuf")
+EXTRAS = ("vllm", "deepspeed", "peft", "ray", "pettingzoo", "grpcio", "protobuf", "tensorboard", "wandb", "mcp", "chess.js")
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,27 @@ def _tools(d: dict[str, Any]) -> None:
     d["environments"].append(env)
 
 
+def _tensorboard(d: dict[str, Any]) -> None:
+    d["trainer"].setdefault("trackers", []).append({"kind": "tensorboard"})
+
+
+def _wandb(d: dict[str, Any]) -> None:
+    d["trainer"].setdefault("trackers", []).append({"kind": "wandb", "project": "troupe"})
+
+
+def _chess(d: dict[str, Any]) -> None:
+    env = {**copy.deepcopy(d["environments"][0]), "name": "chess", "kind": "game", "game": {"name": "chess"}, "rewards": []}
+    env.pop("url", None)
+    d["environments"].append(env)
+
+
+def _mcp(d: dict[str, Any]) -> None:
+    env = {**copy.deepcopy(d["environments"][0]), "name": "mcp-tools", "kind": "tools", "rewards": [{"reward": d["rewards"][0]["name"]}]}
+    env.pop("url", None)
+    env["tools"] = {"builtin": [], "mcp": [{"kind": "mcp", "url": "http://127.0.0.1:9000/mcp"}]}
+    d["environments"].append(env)
+
+
 # One spec per requirement of the table (a requirement without an example fails test_every_requirement_has_an_example).
 EXAMPLES: dict[str, Callable[[dict[str, Any]], None]] = {
     "vllm": _vllm,
@@ -123,6 +144,10 @@ EXAMPLES: dict[str, Callable[[dict[str, Any]], None]] = {
     "pythonReward": _python_reward,
     "codeEnvironment": _code,
     "toolsEnvironment": _tools,
+    "tensorboard": _tensorboard,
+    "wandb": _wandb,
+    "mcp": _mcp,
+    "chess": _chess,
 }
 
 
@@ -175,6 +200,7 @@ def _refused(spec: dict[str, Any], host: Host, monkeypatch: pytest.MonkeyPatch) 
         m.setattr(support, "peft_available", lambda: "peft" in host.installed)
         m.setattr(support, "vllm_available", lambda: "vllm" in host.installed, raising=False)
         m.setattr(support, "pettingzoo_available", lambda: "pettingzoo" in host.installed, raising=False)
+        m.setattr(support, "chess_available", lambda: "chess.js" in host.installed)
         m.setattr(support, "grpc_available", lambda: {"grpcio", "protobuf"} <= host.installed)
         m.setattr(sandbox_rules, "sandbox_status", lambda: _sandbox(host))
         issues = support.support_issues(spec, cuda_available=host.cuda, gpu_count=host.gpu_count, bf16_supported=host.bf16)

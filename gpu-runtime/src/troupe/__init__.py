@@ -12,10 +12,38 @@ from .events import EventWriter
 from .reward_api import RewardFunction, reward
 from .run import EXIT_CANCELLED, EXIT_FAILED, EXIT_SPEC, EXIT_SUCCEEDED, RunResult, StopRequest, run_spec
 from .spec import FieldIssue, SpecError, check_supported, load_spec, validate_spec
+from .library import (
+    Actor,
+    Builtin,
+    CollaborativeActorConfig,
+    CollaborativeEnvironment,
+    Data,
+    OpenAIActor,
+    SingleTurnEnvironment,
+    TrainCfg,
+    conversation_reward_function,
+    from_spec,
+    reward_function,
+    save_spec,
+    train,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Actor",
+    "Builtin",
+    "CollaborativeActorConfig",
+    "CollaborativeEnvironment",
+    "Data",
+    "OpenAIActor",
+    "SingleTurnEnvironment",
+    "TrainCfg",
+    "conversation_reward_function",
+    "from_spec",
+    "reward_function",
+    "save_spec",
+    "train",
     "EXIT_CANCELLED",
     "EXIT_FAILED",
     "EXIT_SPEC",

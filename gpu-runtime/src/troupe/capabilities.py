@@ -17,7 +17,7 @@ from typing import Any
 
 ENGINES = (
     "torch", "transformers", "accelerate", "peft", "vllm", "deepspeed", "liger-kernel", "flash-attn", "ray", "triton", "pettingzoo",
-    "grpcio", "protobuf",
+    "grpcio", "protobuf", "tensorboard", "wandb", "mcp",
 )
 _MODULES = {"liger-kernel": "liger_kernel", "flash-attn": "flash_attn", "grpcio": "grpc", "protobuf": "google.protobuf"}
 
@@ -37,6 +37,9 @@ def engine_versions() -> dict[str, str | None]:
             found[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             found[name] = "unknown"
+    from .games.chess import chess_js_version  # the chess server's chess.js (Node), not a Python package
+
+    found["chess.js"] = chess_js_version()
     return found
 
 

@@ -67,7 +67,20 @@ def _sampling(actor: Any) -> dict[str, Any]:
     return actor.spec.get("evalSampling") or actor.spec["sampling"]
 
 
-def _single_turn(env: Any, rows: list[int], actors: dict[str, Actor]) -> list[Scored]:
+def _single_turn_api(env: Any, rows: list[int], api: Any) -> list[Scored]:
+    """An API model answering an eval set: its system prompt and the row's prompt as chat messages."""
+    items = [env.dataset.rows[r] for r in rows]
+    users = [env.user_text(row, r) for row, r in zip(items, rows)]
+    system = env.spec["systemPrompts"].get(env.actor)
+    texts = api.complete_many([([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": u}] for u in users])
+    scored = env.score_batch(users, texts, items)
+    # No tokenizer of the API's: the completion's length is counted in characters.
+    return [Scored(env.name, env.actor, total, components, len(text)) for (total, components), text in zip(scored, texts)]
+
+
+def _single_turn(env: Any, rows: list[int], actors: dict[str, Actor], api_actors: dict[str, Any] | None = None) -> list[Scored]:
+    if env.actor not in actors and api_actors and env.actor in api_actors:
+        return _single_turn_api(env, rows, api_actors[env.actor])
     actor = actors[env.actor]
     tokenizer = actor.loaded.tokenizer
     prompts = [env.render(env.dataset.rows[r], r, tokenizer) for r in rows]
@@ -118,7 +131,7 @@ def evaluate_environments(
             if isinstance(env, CollaborativeEnvironment):
                 results.extend(_episodes(env, rows, actors, api_actors, seed, device))
             else:
-                results.extend(_single_turn(env, rows, actors))
+                results.extend(_single_turn(env, rows, actors, api_actors))
     finally:
         torch.set_rng_state(cpu_state)
         if cuda_state is not None:

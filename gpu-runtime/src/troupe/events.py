@@ -47,6 +47,12 @@ class EventWriter:
         self.echo = echo
         self._warned_nonfinite: set[str] = set()
         self.terminal_written = False
+        # Called with every event written or relayed (trackers/: W&B, TensorBoard mirrors).
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+
+    def notify(self, event: dict[str, Any]) -> None:
+        for listener in list(self.listeners):
+            listener(event)
 
     def emit(self, type_: str, **fields: Any) -> dict[str, Any]:
         if self.terminal_written:
@@ -60,6 +66,7 @@ class EventWriter:
         self.next_seq += 1
         if self.events is not None:
             self.events.append(event)
+        self.notify(event)
         return event
 
     # One method per event type, mirroring the contracts.

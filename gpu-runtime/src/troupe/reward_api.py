@@ -69,16 +69,55 @@ class RewardFunction:
     def wants_actors(self) -> bool:
         return "actors" in inspect.signature(self.fn).parameters
 
+    @property
+    def takes_every_column(self) -> bool:
+        """`**row`: the function gets every column; otherwise only the parameters it names."""
+        return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(self.fn).parameters.values())
+
+    @property
+    def columns(self) -> list[str]:
+        """The dataset columns it names (beyond the fixed arguments): each must be in every row."""
+        return [n for n, p in inspect.signature(self.fn).parameters.items() if n not in FIXED_ARGUMENTS and p.kind not in _VARIADIC]
+
+    def select(self, call: Mapping[str, Any]) -> dict[str, Any]:
+        """A call's arguments as the function takes them: by name (Actors' convention), or all with `**row`."""
+        if self.takes_every_column:
+            return dict(call)
+        named = inspect.signature(self.fn).parameters
+        return {k: v for k, v in call.items() if k in named}
+
+    @property
+    def entrypoint(self) -> str:
+        return self.fn.__name__ if self.takes_every_column else self.fn.__name__ + BY_NAME_SUFFIX
+
+    def recorded_code(self) -> str:
+        """The function's source for the stored spec; one that names its columns gets an adapter (the
+        entrypoint), because Python rewards of the spec are called with every column of the row."""
+        if self.takes_every_column:
+            return function_source(self.fn, self.batched)
+        names = tuple(inspect.signature(self.fn).parameters)
+        adapter = (
+            f"\n\n{'@batched' + chr(10) if self.batched else ''}def {self.entrypoint}(**call):\n"
+            f'    """Fills {self.fn.__name__}\'s parameters by name: the row\'s other columns are not passed."""\n'
+            f"    return {self.fn.__name__}(**{{k: v for k, v in call.items() if k in {names!r}}})\n"
+        )
+        return function_source(self.fn, False) + adapter
+
     def spec_entry(self) -> dict[str, Any]:
         """The RewardSpec this function stands for (what the stored spec records)."""
         return {
             "name": self.name,
             "scope": self.scope,
-            "source": {"kind": "python", "code": function_source(self.fn, self.batched), "entrypoint": self.fn.__name__},
+            "source": {"kind": "python", "code": self.recorded_code(), "entrypoint": self.entrypoint},
             "timeoutSeconds": self.timeout_seconds,
             "failureScore": self.failure_score,
             "maxFailuresInARow": self.max_failures_in_a_row,
         }
+
+
+FIXED_ARGUMENTS = ("prompt", "completion", "conversation", "actor_name", "actors")
+_VARIADIC = (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+BY_NAME_SUFFIX = "__by_name"
 
 
 def reward(
@@ -204,7 +243,8 @@ class InProcessReward(PythonReward):
             keys = sorted({k for c in calls for k in c})
             started = time.perf_counter()
             try:
-                scores = list(_with_time_limit(lambda: fn(**{k: [c.get(k) for c in calls] for k in keys}, **extra), self.timeout_seconds))
+                columns = self.function.select({k: [c.get(k) for c in calls] for k in keys})
+                scores = list(_with_time_limit(lambda: fn(**columns, **extra), self.timeout_seconds))
                 if len(scores) != len(calls):
                     raise ValueError(f"a batched reward returned {len(scores)} scores for {len(calls)} calls")
                 share = (time.perf_counter() - started) / len(calls)
@@ -215,7 +255,7 @@ class InProcessReward(PythonReward):
         for call in calls:
             started = time.perf_counter()
             try:
-                value = _with_time_limit(lambda: fn(**call, **extra), self.timeout_seconds)
+                value = _with_time_limit(lambda: fn(**self.function.select(call), **extra), self.timeout_seconds)
                 results.append({"score": _score(value), "seconds": time.perf_counter() - started})
             except Exception:  # noqa: BLE001
                 results.append({"error": traceback.format_exc(), "seconds": time.perf_counter() - started})
@@ -233,5 +273,6 @@ def bind_in_process(function: RewardFunction, reward_spec: Mapping[str, Any]) ->
         int(reward_spec["memoryMb"]),
         failure_score=float(reward_spec.get("failureScore", function.failure_score)),
         max_failures_in_a_row=int(reward_spec.get("maxFailuresInARow", function.max_failures_in_a_row)),
+        fields=function.columns,
         function=function,
     )

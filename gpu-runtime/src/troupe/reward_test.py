@@ -47,6 +47,9 @@ def score_calls(reward: Mapping[str, Any], calls: list[dict[str, Any]]) -> dict[
         finally:
             bound.close()  # the sandbox and everything the code started end with the test
         results = [{**r, "seconds": float(r.get("seconds", 0.0))} for r in results]
+    elif reward["source"]["kind"] == "judge":
+        # The Test button has no run, so no actors to judge with: say so per call rather than guess a score.
+        results = [{"error": f'a judge reward asks the run\'s actor "{reward["source"]["actor"]}"; it is tested in a run, not alone', "seconds": 0.0} for _ in calls]
     else:
         results = _builtin_results(reward, calls)
     return {"results": results, "seconds": time.perf_counter() - started}

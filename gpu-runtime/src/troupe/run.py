@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from .events import EventWriter, stderr_echo
 from .spec import SpecError, check_supported, load_spec
+from .trackers import attach_trackers
 
 EXIT_SUCCEEDED, EXIT_FAILED, EXIT_SPEC, EXIT_CANCELLED, EXIT_STOPPED = 0, 1, 2, 3, 4
 _EXIT_OF_STATE = {"succeeded": EXIT_SUCCEEDED, "cancelled": EXIT_CANCELLED, "stopped": EXIT_STOPPED, "failed": EXIT_FAILED}
@@ -97,6 +98,8 @@ def run_spec(
             library_rewards = {f.name: f for f in rewards}
         validated = load_spec(spec)
         check_supported(validated, in_process=library_rewards)
+        if ctx is None:  # the process that writes the run's events mirrors them (a rank never does)
+            attach_trackers(validated, events, work_dir)
         from .distributed import SINGLE, destroy_process_group, init_process_group, run_ranks
 
         if ctx is None and (run_ranks(validated) > 1 or validated["cluster"]["kind"] == "ray"):

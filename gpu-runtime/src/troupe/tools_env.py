@@ -20,7 +20,8 @@ without digits, so a conversation-scope reward never scores a tool's result as t
 Tools: `calculator` (arithmetic on numbers: + - * / // % ** and parentheses, evaluated from the
 parsed expression, never executed), `python` (runs `code` in the sandbox, returns its stdout), and
 every public top-level function of the spec's `tools.code` (run in the sandbox with the call's
-arguments as keyword arguments; its return value, as JSON or text, is the result). The tools and
+arguments as keyword arguments; its return value, as JSON or text, is the result), and the tools of the
+spec's MCP servers (`tools.mcp`, mcp_tools.py: listed by each server, called through it). The tools and
 how to call them are added to the actor's system prompt.
 
 Per step the environment reports `tools/...` metrics with its actor's (`metrics`): calls and errors
@@ -30,6 +31,7 @@ per episode, the share of episodes with a successful call, and the share that ga
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import math
 import operator
@@ -37,6 +39,7 @@ import re
 from typing import Any, Sequence
 
 from .environment_api import Environment
+from .mcp_tools import McpToolbox
 from .sandbox import SandboxError, describe_exit, python_executable
 from .spec import SpecError
 
@@ -161,13 +164,40 @@ class ToolsEnvironment(Environment):
         clash = sorted(set(self.user_tools) & set(self.builtin))
         if clash:
             raise SpecError.at(f"{path}.code", f"defines {', '.join(clash)}, the name of a built-in tool it also lists")
-        if not self.builtin and not self.user_tools:
-            raise SpecError.at(path, "no tools: list a built-in one or define functions in tools.code")
+        self.mcp_servers = list(settings.get("mcp") or [])
+        self.mcp: McpToolbox | None = None
+        self._path = path
+        if not self.builtin and not self.user_tools and not self.mcp_servers:
+            raise SpecError.at(path, "no tools: list a built-in one, define functions in tools.code or add an MCP server")
+
+    def setup(self) -> None:
+        super().setup()
+        if self.mcp_servers:
+            sandbox = self.sandbox
+            config = {
+                "limits": dataclasses.asdict(sandbox.limits),
+                "readOnly": [str(p) for p in sandbox.read_only],
+                "runDir": str(sandbox.run_dir) if sandbox.run_dir is not None else None,
+                "python": True,
+            }
+            self.mcp = McpToolbox(self.mcp_servers, config, f"{self._path}.mcp", self.log)
+            self.mcp.start()
+            clash = sorted(set(self.mcp.tools) & (set(self.builtin) | set(self.user_tools)))
+            if clash:
+                self.mcp.close()
+                raise SpecError.at(f"{self._path}.mcp", f"an MCP server serves {', '.join(clash)}, the name of a built-in or code tool of this environment")
+
+    def close(self) -> None:
+        if self.mcp is not None:
+            self.mcp.close()
+            self.mcp = None
+        super().close()
 
     def describe(self) -> str:
         lines = ["You can call tools. To call one, write", '<tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>', "Tools:"]
         lines += [f"- {BUILTIN_DOCS[name][0]}: {BUILTIN_DOCS[name][1]}" for name in self.builtin]
         lines += [f"- {sig}" for sig in self.user_tools.values()]
+        lines += [f"- {tool.signature()}" for tool in (self.mcp.tools.values() if self.mcp else ())]
         lines.append("Answer without a tool call when you are done.")
         return "\n".join(lines)
 
@@ -193,6 +223,8 @@ class ToolsEnvironment(Environment):
         if name in self.user_tools:
             program = _USER_RUNNER.format(code=self.code)
             return self._sandboxed([python_executable(), "-I", "-c", program], json.dumps({"name": name, "arguments": arguments}).encode())
+        if self.mcp is not None and name in self.mcp.tools:
+            return self.mcp.call(name, arguments)
         return False, f"error: no tool named {name!r}"
 
     def _sandboxed(self, argv: list[str], stdin: bytes) -> tuple[bool, str]:

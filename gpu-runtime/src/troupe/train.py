@@ -31,6 +31,7 @@ from .policy import completion_logprobs
 from .update import update_actor
 from .update_loss import LossOptions, entropy_coef_of, resolve_liger, tis_cap_of
 from .python_rewards import PythonReward, bind_python_reward
+from .judge_reward import bind_judge_reward
 from .reward_api import ApiActorHandle, EngineActorHandle, InProcessReward, RewardFunction, bind_in_process
 from .residency import Resident, ResidencyManager, offload_between_phases
 from .rewards import bind_reward
@@ -136,8 +137,9 @@ def bind_rewards(spec: dict[str, Any], work_dir: Path, library_rewards: dict[str
     rewards: dict[str, Any] = {
         r["name"]: bind_in_process(library_rewards[r["name"]], r)
         if r["name"] in library_rewards
-        else bind_python_reward(r, work_dir, spec.get("sandbox")) if r["source"]["kind"] == "python" else bind_reward(r)
-        for r in spec["rewards"]
+        else bind_python_reward(r, work_dir, spec.get("sandbox")) if r["source"]["kind"] == "python"
+        else bind_judge_reward(r, i) if r["source"]["kind"] == "judge" else bind_reward(r)
+        for i, r in enumerate(spec["rewards"])
     }
     for reward in rewards.values():
         if isinstance(reward, PythonReward):

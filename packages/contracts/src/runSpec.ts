@@ -243,6 +243,44 @@ export const DatasetSpec = z
  * a vote over the actors' last answers, or a judge's verdict, decides each actor's reward. */
 export const BuiltinRewardName = z.enum(["letter_match", "exact_match", "length_penalty", "majority_vote", "debate_verdict", "math_answer"]);
 
+/** How a judge's answer becomes a score: the first number, yes (1) / no (0), or a regex's first group. */
+export const JudgeParser = z.discriminatedUnion("kind", [
+  z
+    .object({
+      kind: z.literal("number"),
+      /** Answers outside [min, max] are failures (scored failureScore, logged); absent: no bound. */
+      min: z.number().optional(),
+      max: z.number().optional(),
+    })
+    .strict(),
+  z.object({ kind: z.literal("yes_no") }).strict(),
+  z
+    .object({
+      kind: z.literal("regex"),
+      /** Its first group (or the group named `score`) is the score, read as a number. */
+      pattern: z.string().min(1).max(1000),
+    })
+    .strict(),
+]);
+
+/**
+ * A reward that asks an actor of the run (frozen: local, or behind an OpenAI-compatible API) to judge. `prompt` is
+ * a Jinja template over `prompt` and `completion` (completion scope), `conversation`, `transcript` and
+ * `actor_name` (conversation scope), and the row's dataset columns; the reply is parsed by `parser`. A reply that
+ * does not parse scores the reward's failureScore, with a log line. Answers are cached by rendered prompt.
+ */
+export const JudgeRewardSource = z
+  .object({
+    kind: z.literal("judge"),
+    actor: Identifier,
+    prompt: z.string().min(1).max(100_000),
+    parser: JudgeParser.default({ kind: "number" }),
+    /** Prompts sent to the judge per call (an API judge gets them concurrently, a local one as one batch). */
+    batchSize: z.number().int().min(1).max(1024).default(16),
+    cache: z.boolean().default(true),
+  })
+  .strict();
+
 export const RewardSpec = z
   .object({
     name: Identifier,
@@ -262,6 +300,7 @@ export const RewardSpec = z
           entrypoint: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default("reward"),
         })
         .strict(),
+      JudgeRewardSource,
     ]),
     /** `completion`: f(prompt, completion, **row); `conversation`: f(conversation, actor_name, **row). */
     scope: z.enum(["completion", "conversation"]).default("completion"),
@@ -286,6 +325,33 @@ export const CodeEnvironmentSettings = z
   })
   .strict();
 
+/**
+ * A Model Context Protocol server whose tools the actor may call: its tool list comes from the server and every
+ * call goes through it. `command`: a local server over stdio, started inside the run's sandbox (no network; it
+ * sees the run folder and this Python's packages read-only). `url`: a server over streamable HTTP, reached from
+ * the runtime (its host must be loopback or on the operator's TROUPE_API_HOSTS).
+ */
+const mcpTimeout = z.number().positive().max(600).default(30);
+export const McpToolServer = z.union([
+  z
+    .object({
+      kind: z.literal("mcp"),
+      command: z.array(z.string().min(1).max(4096)).min(1).max(64),
+      /** Extra environment variables for the server (nothing of the runner's environment reaches it). */
+      env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(4096)).optional(),
+      timeoutSeconds: mcpTimeout,
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal("mcp"),
+      url: z.string().regex(/^https?:\/\/[^\s]+$/, "an http:// or https:// URL"),
+      timeoutSeconds: mcpTimeout,
+    })
+    .strict(),
+]);
+export type McpToolServer = z.infer<typeof McpToolServer>;
+
 export const ToolsEnvironmentSettings = z
   .object({
     /** Built-in tools: `calculator` (arithmetic) and `python` (runs code in the sandbox, returns its output). */
@@ -294,6 +360,8 @@ export const ToolsEnvironmentSettings = z
     code: z.string().min(1).optional(),
     /** Tool calls answered per episode; the episode ends at the first message with no tool call. */
     maxCalls: z.number().int().min(1).max(64).default(4),
+    /** MCP servers whose tools the actor may call, beside the built-in and code tools. */
+    mcp: z.array(McpToolServer).max(8).optional(),
   })
   .strict();
 
@@ -312,16 +380,24 @@ export const EnvironmentReward = z
   .object({ reward: Identifier, weight: z.number().default(1) })
   .strict();
 
-/** `game` environments: a two-player board game (PettingZoo) that speaks between moves (gpu-runtime/src/troupe/games). */
+/** Games PettingZoo plays (an optional extra on the runner); `chess` is played by chess.js in a Node server. */
+export const PETTINGZOO_GAMES = ["tic_tac_toe", "connect_four"] as const;
+export const GAME_NAMES = [...PETTINGZOO_GAMES, "chess"] as const;
+
+/** `game` environments: a two-player board game that speaks between moves (gpu-runtime/src/troupe/games). */
 export const GameEnvironmentSettings = z
   .object({
-    name: z.enum(["tic_tac_toe", "connect_four"]).default("tic_tac_toe"),
+    name: z.enum(GAME_NAMES).default("tic_tac_toe"),
     /** `random`: one actor against the built-in frozen random player; `actors`: two actors play each other (the first is X). */
     opponent: z.enum(["random", "actors"]).default("random"),
     /** Against the random player: the actor's side (X moves first); `alternate`: odd samples of a group move second. */
     actorPlays: z.enum(["first", "second", "alternate"]).default("first"),
     /** Added per legal move (component `legal_moves`): shaping while a model learns what a move looks like. */
     legalMoveReward: z.number().min(0).max(100).default(0),
+    /** chess: list the legal moves (SAN) under every board, so a model can learn to pick one; absent: off. */
+    showLegalMoves: z.boolean().optional(),
+    /** chess: the board as its FEN line (compact) or chess.js's 8-line ASCII diagram; absent: fen. */
+    board: z.enum(["fen", "ascii"]).optional(),
   })
   .strict();
 
@@ -489,6 +565,40 @@ export const AlgorithmSpec = z
   })
   .strict();
 
+/**
+ * Mirrors of a run in the trackers researchers keep beside the dashboard: every metric (as `actor/name`), the
+ * RunSpec as the config, and the transcripts as a table. Their files go under the run's folder (never an
+ * absolute path or `..`, so an editor cannot write elsewhere on the runner host).
+ */
+const trackerDir = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^(?!\/)(?!.*(^|\/)\.\.(\/|$))[A-Za-z0-9._\/-]+$/, "a folder inside the run folder: letters, digits, . _ - and /, no leading / and no ..");
+export const TrackerSpec = z.discriminatedUnion("kind", [
+  z
+    .object({
+      kind: z.literal("wandb"),
+      project: z.string().min(1).max(128),
+      /** `offline` writes W&B run files under the run folder (`wandb sync` uploads them later); `online` streams to the W&B server in WANDB_API_KEY's account. */
+      mode: z.enum(["offline", "online"]).default("offline"),
+      entity: z.string().min(1).max(128).optional(),
+      /** The W&B run's display name; absent: the RunSpec's name. */
+      name: z.string().min(1).max(200).optional(),
+      dir: trackerDir.default("wandb"),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal("tensorboard"),
+      /** Event files go here, inside the run folder (`tensorboard --logdir` on it). */
+      dir: trackerDir.default("tensorboard"),
+    })
+    .strict(),
+]);
+export type TrackerSpec = z.infer<typeof TrackerSpec>;
+export const TRACKER_KINDS = ["wandb", "tensorboard"] as const;
+
 export const TrainerSpec = z
   .object({
     /** Training steps; 0 is an eval-only run: load the models, evaluate every environment once, finish. */
@@ -531,6 +641,8 @@ export const TrainerSpec = z
      * Absent: the whole batch in one pass.
      */
     microBatchSize: z.number().int().min(1).max(65536).optional(),
+    /** Mirror the run to W&B and/or TensorBoard (metrics, config, transcripts); absent: none. */
+    trackers: z.array(TrackerSpec).max(8).optional(),
   })
   .strict();
 
@@ -586,6 +698,15 @@ export const RunSpec = z
     const datasets = unique(spec.datasets, "datasets");
     const rewards = unique(spec.rewards, "rewards");
     unique(spec.environments, "environments");
+    spec.rewards.forEach((r, i) => {
+      if (r.source.kind !== "judge") return;
+      const judge = spec.actors.find((a) => a.name === (r.source as { actor: string }).actor);
+      if (!judge) {
+        ctx.addIssue({ code: "custom", path: ["rewards", i, "source", "actor"], message: `unknown actor "${r.source.actor}"` });
+      } else if (judge.trainable) {
+        ctx.addIssue({ code: "custom", path: ["rewards", i, "source", "actor"], message: `a judge is a frozen actor: "${judge.name}" is trainable (set its trainable to false, or judge with another actor)` });
+      }
+    });
     spec.environments.forEach((env, i) => {
       if (!datasets.has(env.dataset)) {
         ctx.addIssue({ code: "custom", path: ["environments", i, "dataset"], message: `unknown dataset "${env.dataset}"` });

@@ -112,6 +112,13 @@ export type CapabilityKey = "cuda" | "sandbox" | `engines.${string}` | `clusterK
 
 export type RequirementWhen = { equals: string } | { startsWith: string } | { nonEmpty: true } | { present: true };
 
+/** A hit that does not ask after all: a field beside the one matched (same object) has one of these values. */
+export interface RequirementUnless {
+  /** Dotted, relative to the object holding the matched field (`game.name`). */
+  sibling: string;
+  oneOf: string[];
+}
+
 export interface RunnerRequirement {
   id: string;
   /** The spec field that asks for it, dotted, `*` for every index (`actors.*.backend`). */
@@ -124,6 +131,7 @@ export interface RunnerRequirement {
   label: string;
   /** Short, for a waiting reason ("needs 2 GPUs with vLLM"). */
   short: string;
+  unless?: RequirementUnless;
 }
 
 /**
@@ -152,9 +160,19 @@ export const RUNNER_REQUIREMENTS: RunnerRequirement[] = [
     id: "pettingzoo",
     field: "environments.*.kind",
     when: { equals: "game" },
+    // chess is played by chess.js in a Node server (the "chess" requirement), not by PettingZoo.
+    unless: { sibling: "game.name", oneOf: ["chess"] },
     needs: ["engines.pettingzoo"],
     label: "PettingZoo (board games)",
     short: "PettingZoo",
+  },
+  {
+    id: "chess",
+    field: "environments.*.game.name",
+    when: { equals: "chess" },
+    needs: ["engines.chess.js"],
+    label: "Node.js with chess.js (the chess environment server, packages/chess-env)",
+    short: "chess.js",
   },
   {
     id: "grpc",
@@ -164,6 +182,9 @@ export const RUNNER_REQUIREMENTS: RunnerRequirement[] = [
     label: "grpcio and protobuf (remote environments over gRPC)",
     short: "gRPC",
   },
+  { id: "mcp", field: "environments.*.tools.mcp", when: { nonEmpty: true }, needs: ["engines.mcp"], label: "the MCP SDK (pip install mcp)", short: "MCP" },
+  { id: "tensorboard", field: "trainer.trackers.*.kind", when: { equals: "tensorboard" }, needs: ["engines.tensorboard"], label: "TensorBoard (pip install tensorboard)", short: "TensorBoard" },
+  { id: "wandb", field: "trainer.trackers.*.kind", when: { equals: "wandb" }, needs: ["engines.wandb"], label: "W&B (pip install wandb)", short: "W&B" },
   // User code runs only in the sandbox (bubblewrap; or unsandboxed where the operator set TROUPE_SANDBOX=off).
   { id: "pythonReward", field: "rewards.*.source.kind", when: { equals: "python" }, needs: ["sandbox"], label: "a sandbox for user code (Python rewards run in it)", short: "a sandbox" },
   { id: "codeEnvironment", field: "environments.*.kind", when: { equals: "code" }, needs: ["sandbox"], label: "a sandbox for user code (the model's programs run in it)", short: "a sandbox" },
@@ -191,6 +212,18 @@ function reach(value: unknown, parts: string[], at: string[] = []): { path: stri
   return reach((value as Record<string, unknown>)[head], rest, [...at, head]);
 }
 
+function at(value: unknown, parts: string[]): unknown {
+  return parts.reduce<unknown>((v, k) => (v !== null && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined), value);
+}
+
+/** Whether a hit is excused by its `unless` (a sibling field with one of the listed values). */
+function excused(requirement: RunnerRequirement, spec: unknown, path: string): boolean {
+  if (!requirement.unless) return false;
+  const parent = at(spec, path.split(".").slice(0, -1));
+  const sibling = at(parent, requirement.unless.sibling.split("."));
+  return typeof sibling === "string" && requirement.unless.oneOf.includes(sibling);
+}
+
 function asks(when: RequirementWhen, value: unknown): boolean {
   if ("equals" in when) return value === when.equals;
   if ("startsWith" in when) return typeof value === "string" && value.startsWith(when.startsWith);
@@ -212,7 +245,7 @@ export function specRequirements(spec: unknown): SpecRequirement[] {
   const out: SpecRequirement[] = [];
   for (const requirement of RUNNER_REQUIREMENTS) {
     for (const hit of reach(spec, requirement.field.split("."))) {
-      if (!asks(requirement.when, hit.value)) continue;
+      if (!asks(requirement.when, hit.value) || excused(requirement, spec, hit.path)) continue;
       const found: SpecRequirement = { requirement, path: hit.path };
       if (requirement.id === "gpus") found.gpuCount = Math.max(...(hit.value as number[])) + 1;
       out.push(found);
@@ -340,7 +373,7 @@ export function renderRunnerRequirements(): string {
       {
         $comment: "Generated from packages/contracts/src/runners.ts (npm run contracts:export); never edit by hand.",
         missedHeartbeats: RUNNER_MISSED_HEARTBEATS,
-        requirements: RUNNER_REQUIREMENTS.map(({ id, field, when, needs, label }) => ({ id, field, when, needs, label })),
+        requirements: RUNNER_REQUIREMENTS.map(({ id, field, when, needs, label, unless }) => ({ id, field, when, needs, label, ...(unless ? { unless } : {}) })),
       },
       null,
       2,

@@ -37,7 +37,7 @@ describe("game and remote environments", () => {
     ["a url that is not http", { kind: "remote", url: "ftp://x" }, "environments.0.url", /http:\/\/ or https:\/\/ URL, or grpc:\/\/host:port/],
     ["a grpc url with a path", { kind: "remote", url: "grpc://envhost:8101/env" }, "environments.0.url", /grpc:\/\/host:port/],
     ["a timeout of 0", { kind: "remote", url: "http://x:1", remote: { timeoutSeconds: 0 } }, "environments.0.remote.timeoutSeconds", /./],
-    ["an unknown game", { kind: "game", game: { name: "chess" } }, "environments.0.game.name", /./],
+    ["an unknown game", { kind: "game", game: { name: "go" } }, "environments.0.game.name", /./], // chess is known since #29
     ["two actors against the random player", { kind: "game", actors: ["student", "student"] }, "environments.0.actors", /exactly one actor/],
     ["one actor in a game between actors", { kind: "game", game: { opponent: "actors" } }, "environments.0.actors", /exactly two/],
     ["a side between actors", { kind: "game", actors: ["student", "student"], game: { opponent: "actors", actorPlays: "second" } }, "environments.0.game.actorPlays", /only for opponent "random"/],

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..environment_api import Environment
 from ..spec import SpecError
+from .chess import CHESS_MISSING, ChessEnvironment, chess_available
 from .board import GAMES, MARKS, BoardGame, parse_move, pettingzoo_available
 from .players import random_move
 
@@ -42,16 +43,19 @@ def game_settings(env_spec: dict[str, Any]) -> dict[str, Any]:
     return {**DEFAULTS, **(env_spec.get("game") or {})}
 
 
-def game_issues(env_spec: dict[str, Any], index: int, pettingzoo: bool | None = None) -> list[tuple[str, str]]:
+def game_issues(env_spec: dict[str, Any], index: int, pettingzoo: bool | None = None, chess: bool | None = None) -> list[tuple[str, str]]:
     """(field, message) for a game environment the runtime cannot play. `pettingzoo`: whether this
     host has it (None: look)."""
     p = f"environments.{index}"
     settings = game_settings(env_spec)
     issues = []
-    if not (pettingzoo_available() if pettingzoo is None else pettingzoo):
+    if settings["name"] == "chess":
+        if not (chess_available() if chess is None else chess):
+            issues.append((f"{p}.game.name", CHESS_MISSING))
+    elif not (pettingzoo_available() if pettingzoo is None else pettingzoo):
         issues.append((f"{p}.kind", '"game" needs PettingZoo on the runner (pip install "troupe[games]": pettingzoo and pygame)'))
-    if settings["name"] not in GAMES:
-        issues.append((f"{p}.game.name", f'unknown game "{settings["name"]}" (known: {", ".join(GAMES)})'))
+    if settings["name"] not in (*GAMES, "chess"):
+        issues.append((f"{p}.game.name", f'unknown game "{settings["name"]}" (known: {", ".join((*GAMES, "chess"))})'))
     if settings["opponent"] not in OPPONENTS:
         issues.append((f"{p}.game.opponent", f'must be one of {", ".join(OPPONENTS)}'))
     elif settings["opponent"] == "random" and len(env_spec["actors"]) != 1:
@@ -91,11 +95,14 @@ class GameEnvironment(Environment):
             self.rng = np.random.default_rng(_name_seed(self.name))
 
     @classmethod
-    def from_spec(cls, env_spec: dict[str, Any], index: int) -> GameEnvironment:
+    def from_spec(cls, env_spec: dict[str, Any], index: int) -> Environment:
         issues = game_issues(env_spec, index)
         if issues:
             raise SpecError.at(*issues[0])
-        return cls(game_settings(env_spec), _name_seed(env_spec["name"]))
+        settings = game_settings(env_spec)
+        if settings["name"] == "chess":  # played by chess.js in a Node server, as a remote environment
+            return ChessEnvironment.from_chess_spec(env_spec, index, settings, _name_seed(env_spec["name"]))
+        return cls(settings, _name_seed(env_spec["name"]))
 
     # -- who plays which side
     def players(self, episode: Any) -> list[str | None]:

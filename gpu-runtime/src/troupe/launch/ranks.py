@@ -78,6 +78,7 @@ def forward_event(writer: EventWriter, event: dict[str, Any], line: str | None =
     if writer.echo is not None and event["type"] == "log":
         writer.echo(f"[{event['level']}] {event['message']}")
     writer.next_seq = max(writer.next_seq, int(event["seq"]) + 1)
+    writer.notify(event)
 
 
 def control_commands(control: Any, sent: dict[str, bool]) -> list[str]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Collection, Mapping
 
 from .issues import FieldIssue, SpecError, format_path
 from .references import reference_issues
+from .text_format import parse_spec_text, place_issues
 from .schema import events_schema, fill_defaults, runspec_schema, schema_issues
 
 RunSpecDict = dict[str, Any]
@@ -44,15 +44,9 @@ def check_supported(spec: RunSpecDict, cuda_available: bool | None = None, in_pr
         raise SpecError(issues)
 
 
-def parse_spec_text(text: str, source: str = "spec") -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise SpecError.at("(root)", f"{source} is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from e
-
-
 def load_spec(source: str | Path | Mapping[str, Any], check_support: bool = False) -> RunSpecDict:
-    """Read a RunSpec (a JSON file path or an already-parsed dict), fill defaults and validate it."""
+    """Read a RunSpec (a JSON or YAML file path, or an already-parsed dict), fill defaults and validate it.
+    Field issues of a file are placed at their line and column in it."""
     if isinstance(source, Mapping):
         document: Any = source
     else:
@@ -62,6 +56,14 @@ def load_spec(source: str | Path | Mapping[str, Any], check_support: bool = Fals
         except OSError as e:
             raise SpecError.at("(root)", f"cannot read {path}: {e.strerror}") from e
         document = parse_spec_text(text, str(path))
+        try:
+            return _validated(document, check_support)
+        except SpecError as e:
+            raise SpecError(place_issues(e.issues, text)) from None
+    return _validated(document, check_support)
+
+
+def _validated(document: Any, check_support: bool) -> RunSpecDict:
     spec = validate_spec(document)
     if check_support:
         check_supported(spec)

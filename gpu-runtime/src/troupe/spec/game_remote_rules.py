@@ -18,9 +18,10 @@ GRPC_MISSING = (
 ENTRYPOINTS = {"game": "troupe.games.environment:GameEnvironment", "remote": "troupe.remote.environment:RemoteEnvironment"}
 
 
-def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True, grpc: bool = True) -> list[FieldIssue]:
-    """`pettingzoo`, `grpc`: whether this host has them (support.py passes `pettingzoo_available()`,
-    `grpc_available()`); contracts RUNNER_REQUIREMENTS "pettingzoo" and "grpc" are the same rules."""
+def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True, grpc: bool = True, chess: bool = True) -> list[FieldIssue]:
+    """`pettingzoo`, `grpc`, `chess`: whether this host has them (support.py passes `pettingzoo_available()`,
+    `grpc_available()`, `chess_available()`); contracts RUNNER_REQUIREMENTS "pettingzoo", "grpc" and "chess" are
+    the same rules."""
     from ..remote.protocol import transport_of
 
     from ..acting import ACTING_KINDS
@@ -45,5 +46,5 @@ def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True, grp
     if kind == "game":
         from ..games.environment import game_issues
 
-        issues.extend(FieldIssue(path, message) for path, message in game_issues(env, i, pettingzoo))
+        issues.extend(FieldIssue(path, message) for path, message in game_issues(env, i, pettingzoo, chess))
     return issues

@@ -37,6 +37,16 @@ def reference_issues(spec: dict[str, Any]) -> list[FieldIssue]:
     datasets = unique("datasets")
     rewards = unique("rewards")
     unique("environments")
+    by_name = {a.get("name"): a for a in spec.get("actors", [])}
+    for i, reward in enumerate(spec.get("rewards", [])):
+        source = reward.get("source", {})
+        if source.get("kind") != "judge":
+            continue
+        judge = by_name.get(source.get("actor"))
+        if judge is None:
+            issues.append(FieldIssue(f"rewards.{i}.source.actor", f'unknown actor "{source.get("actor")}"'))
+        elif judge.get("trainable"):
+            issues.append(FieldIssue(f"rewards.{i}.source.actor", f'a judge is a frozen actor: "{judge["name"]}" is trainable (set its trainable to false, or judge with another actor)'))
     for i, env in enumerate(spec.get("environments", [])):
         if env.get("dataset") not in datasets:
             issues.append(FieldIssue(f"environments.{i}.dataset", f'unknown dataset "{env.get("dataset")}"'))

@@ -22,6 +22,7 @@ class Requirement:
     when: dict[str, Any]
     needs: tuple[str, ...]
     label: str
+    unless: dict[str, Any] | None = None  # {"sibling": dotted path beside the field, "oneOf": [values]}: not asked after all
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class SpecRequirement:
 def requirements() -> tuple[Requirement, ...]:
     text = resources.files("troupe").joinpath("schema", REQUIREMENTS_FILE).read_text(encoding="utf-8")
     table = json.loads(text)["requirements"]
-    return tuple(Requirement(r["id"], r["field"], r["when"], tuple(r["needs"]), r["label"]) for r in table)
+    return tuple(Requirement(r["id"], r["field"], r["when"], tuple(r["needs"]), r["label"], r.get("unless")) for r in table)
 
 
 def has_capability(caps: dict[str, Any], key: str) -> bool:
@@ -72,11 +73,20 @@ def _asks(when: dict[str, Any], value: Any) -> bool:
     return value is not None
 
 
+def _excused(req: Requirement, spec: dict[str, Any], path: str) -> bool:
+    if not req.unless:
+        return False
+    parent: Any = spec
+    for part in path.split(".")[:-1] + req.unless["sibling"].split("."):
+        parent = parent[int(part)] if isinstance(parent, list) and part.isdigit() and int(part) < len(parent) else parent.get(part) if isinstance(parent, dict) else None
+    return isinstance(parent, str) and parent in req.unless["oneOf"]
+
+
 def spec_requirements(spec: dict[str, Any]) -> list[SpecRequirement]:
     out: list[SpecRequirement] = []
     for req in requirements():
         for path, value in _reach(spec, req.field.split("."), []):
-            if _asks(req.when, value):
+            if _asks(req.when, value) and not _excused(req, spec, path):
                 out.append(SpecRequirement(req, path, max(value) + 1 if req.id == "gpus" else None))
     return out
 

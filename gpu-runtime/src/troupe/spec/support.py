@@ -16,13 +16,17 @@ from ..lora import peft_available
 from ..grpo import SUPPORTED_LOSS_TYPES, loss_type_issue
 from ..learners import SUPPORTED_ALGORITHMS
 from ..rewards import BUILTIN_REWARDS, param_issues
-from .issues import FieldIssue
+from .issues import FieldIssue, SpecError
 from .game_remote_rules import game_remote_issues
 from ..games.board import pettingzoo_available
+from ..games.chess import chess_available
 from ..remote.protocol import grpc_available
 from .run_rules import run_rule_issues
 from .learner_rules import learner_rule_issues
 from .ppo_rules import ppo_rule_issues
+from ..trackers.rules import tracker_issues
+from ..mcp_tools import mcp_server_issues
+from ..judge_reward import bind_judge_reward
 from . import vllm_rules
 from .vllm_rules import vllm_actor_issues
 
@@ -75,6 +79,10 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
         issues.append(FieldIssue(path, message))
 
     issues.extend(run_rule_issues(spec))
+    issues.extend(tracker_issues(spec))
+    for i, env in enumerate(spec["environments"]):
+        servers = (env.get("tools") or {}).get("mcp") or []
+        issues.extend(FieldIssue(path, message) for path, message in mcp_server_issues(servers, f"environments.{i}.tools.mcp"))
     issues.extend(learner_rule_issues(spec))
     issues.extend(ppo_rule_issues(spec))
     if spec.get("cluster", {}).get("kind") == "ray" and not ray_available():
@@ -86,9 +94,10 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
         issues.extend(vllm_actor_issues(actor, p))
         if backend == "vllm" and (reason := vllm_rules.vllm_host_issue(cuda_available)):
             no(f"{p}.backend", reason)
-        elif backend == "openai" and any(actor["name"] in e["actors"] and e["kind"] == "single_turn" for e in spec["environments"]):
-            # In no environment is fine: a judge that library rewards call (reward_api.py).
-            no(f"{p}.backend", '"openai" actors take part in collaborative, parallel and adversarial environments only (they are frozen: a single_turn environment would train nothing)')
+        elif backend == "openai" and any(actor["name"] in e["actors"] and e["kind"] == "single_turn" and not e.get("evalOnly") for e in spec["environments"]):
+            # In no environment is fine: a judge (rewards of kind "judge", or library rewards). An eval-only
+            # single-turn environment evaluates it.
+            no(f"{p}.backend", '"openai" actors take part in collaborative, parallel and adversarial environments only, or judge, or answer an eval-only environment (evalOnly: true): they are frozen, so a training single_turn environment would train nothing')
         training = actor["training"]
         if "lora" in training and not peft_available():
             no(f"{p}.training.lora", "LoRA needs peft (pip install peft), which is not installed here")
@@ -135,6 +144,11 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
                 compile(source["code"], "<reward code>", "exec")
             except SyntaxError as e:
                 no(f"{p}.source.code", f"syntax error on line {e.lineno}, column {e.offset}: {e.msg}")
+        elif source["kind"] == "judge":
+            try:
+                bind_judge_reward(reward, i)  # the template and the parser's pattern, checked before anything runs
+            except SpecError as e:
+                issues.extend(e.issues)
         else:
             issues.extend(param_issues(source["name"], source["params"], f"{p}.source.params"))
             if BUILTIN_REWARDS[source["name"]].conversation_fn is not None and reward["scope"] != "conversation":
@@ -142,7 +156,7 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
 
     for i, env in enumerate(spec["environments"]):
         p = f"environments.{i}"
-        issues.extend(game_remote_issues(env, i, pettingzoo_available(), grpc_available()))
+        issues.extend(game_remote_issues(env, i, pettingzoo_available(), grpc_available(), chess_available()))
         if env["kind"] == "parallel" and len(env["actors"]) < 2:
             no(f"{p}.actors", "a parallel environment has one or more drafting actors, then the combiner (at least 2 actors)")
         if env["kind"] == "adversarial":

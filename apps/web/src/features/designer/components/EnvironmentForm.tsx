@@ -164,7 +164,7 @@ export function EnvironmentForm(props: {
         </div>
       </fieldset>
 
-      <GameRemoteFields kind={kind} draft={draft} set={set} issues={issues} grpcUnavailable={runnerSupport.grpcUrl} />
+      <GameRemoteFields kind={kind} draft={draft} set={set} issues={issues} grpcUnavailable={runnerSupport.grpcUrl} chessUnavailable={runnerSupport.chess} />
 
       <ActingFields kind={kind} draft={draft} set={set} issues={issues} />
 

@@ -8,6 +8,7 @@ type Draft = Record<string, any>;
 const GAMES = [
   { value: "tic_tac_toe", label: "Tic-tac-toe (cells 1-9)" },
   { value: "connect_four", label: "Connect four (columns 1-7)" },
+  { value: "chess", label: "Chess (SAN or coordinates; chess.js)" },
 ] as const;
 const OPPONENTS = [
   { value: "random", label: "The built-in random player (one actor)" },
@@ -29,8 +30,10 @@ export function GameRemoteFields(props: {
   set(key: string, value: unknown): void;
   issues: Record<string, string>;
   grpcUnavailable?: string | null;
+  /** Why no live runner can play chess now (no Node.js with chess.js); null: some can, or none has reported. */
+  chessUnavailable?: string | null;
 }) {
-  const { kind, draft, set, issues, grpcUnavailable } = props;
+  const { kind, draft, set, issues, grpcUnavailable, chessUnavailable } = props;
   if (kind === "game") {
     const game: Draft = draft.game ?? {};
     const put = (key: string, value: unknown) => set("game", { ...game, [key]: value });
@@ -38,7 +41,32 @@ export function GameRemoteFields(props: {
       <fieldset data-testid="game-fields">
         <legend>Game</legend>
         <div className="form-grid">
-          <SelectField label="Game" value={game.name} defaultValue="tic_tac_toe" options={GAMES} onChange={(v) => put("name", v)} error={issues["game.name"]} />
+          <SelectField
+            label="Game"
+            value={game.name}
+            defaultValue="tic_tac_toe"
+            options={GAMES}
+            onChange={(v) => put("name", v)}
+            error={issues["game.name"]}
+            unavailable={chessUnavailable ? { chess: chessUnavailable } : undefined}
+          />
+          {game.name === "chess" && (
+            <>
+              <SelectField
+                label="Board in the transcript"
+                value={game.board}
+                defaultValue="fen"
+                options={["fen", "ascii"] as const}
+                onChange={(v) => put("board", v)}
+                error={issues["game.board"]}
+                hint="fen: one compact line; ascii: chess.js's 8-line diagram."
+              />
+              <label className="checkbox">
+                <input type="checkbox" checked={game.showLegalMoves === true} onChange={(e) => put("showLegalMoves", e.target.checked || undefined)} />
+                List the legal moves under every board
+              </label>
+            </>
+          )}
           <SelectField
             label="Opponent"
             value={game.opponent}

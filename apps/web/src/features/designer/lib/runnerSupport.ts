@@ -39,6 +39,13 @@ export function unavailableOptions(support: LiveRunnerSupport | undefined) {
     lora: u.lora ?? null,
     /** A remote environment's grpc:// url: a note beside the URL (no live runner has grpcio and protobuf). */
     grpcUrl: u.grpc ?? null,
+    /** Chess (`game.name: "chess"`): a note beside the game's name (no live runner has Node.js with chess.js). */
+    chess: u.chess ?? null,
+    /** Trackers (`trainer.trackers`) whose package no live runner has: their add button disabled, with the reason. */
+    tracker: only([
+      ["tensorboard", u.tensorboard],
+      ["wandb", u.wandb],
+    ]),
   };
 }
 export type UnavailableOptions = ReturnType<typeof unavailableOptions>;

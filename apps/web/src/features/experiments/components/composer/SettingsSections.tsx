@@ -4,6 +4,7 @@ import { getIn } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
 import { useRunnerSupport } from "../../../designer/hooks/useRunnerSupport";
 import { EngineSettings } from "./EngineSettings";
+import { TrackersSettings } from "./TrackersSettings";
 import { RolloutFields } from "./RolloutFields";
 import { DraftField, IssueText, useComposer } from "./fields";
 
@@ -69,6 +70,7 @@ export function SettingsSections() {
         </div>
       </fieldset>
       <EngineSettings />
+      <TrackersSettings />
     </>
   );
 }
