@@ -99,3 +99,15 @@ describe.skipIf(process.getuid?.() !== 0)("a run of a root runner", () => {
     expect((await runFake()).uid).toBe(0);
   });
 });
+
+describe.skipIf(process.getuid?.() !== 0)("the sandboxes of a root runner's run", () => {
+  it("get a memory cgroup handed to the run user (TROUPE_SANDBOX_CGROUP), where this host can make one", async () => {
+    const { environ, uid } = await runFake();
+    const folder = environ.TROUPE_SANDBOX_CGROUP;
+    const own = readFileSync("/proc/self/cgroup", "utf8");
+    if (!/:memory:/.test(own)) return expect(folder).toBeUndefined();
+    expect(folder).toMatch(/\/troupe-run-[^/]+$/);
+    expect(statSync(folder!).uid).toBe(uid);
+    expect(statSync(join(folder!, "cgroup.procs")).uid).toBe(uid);
+  });
+});

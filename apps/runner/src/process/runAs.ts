@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import type { RuntimeCommand } from "./runtimeCommand";
@@ -181,6 +181,48 @@ export function asUser(command: RuntimeCommand, user: RunUser, opts: { workRoot:
 }
 
 /**
+ * A memory cgroup for the run's sandboxes, handed to the run user (an unprivileged runtime cannot make
+ * cgroups of its own): `<this process's memory cgroup>/troupe-run-<run folder name>`, its files chowned, so
+ * the runtime makes one child per sandbox under it (gpu-runtime/src/troupe/sandbox/memory_scope.py reads
+ * TROUPE_SANDBOX_CGROUP). A run's folder is reused by its next attempt; the runner does not remove it (it
+ * cannot tell when a run's last sandbox is gone): `rmdir` removes empty ones. Null where none can be made:
+ * the sandboxes then say so (bounded per process).
+ */
+export function delegateCgroup(workDir: string, user: RunUser): string | null {
+  let base: string | null = null;
+  try {
+    for (const line of readFileSync("/proc/self/cgroup", "utf8").split("\n")) {
+      const [, controllers, path] = line.split(":");
+      if (controllers?.split(",").includes("memory") && path !== undefined) base = join("/sys/fs/cgroup/memory", path);
+      else if (controllers === "" && path !== undefined && base === null && existsSync("/sys/fs/cgroup/cgroup.controllers")) base = join("/sys/fs/cgroup", path);
+    }
+  } catch {
+    return null;
+  }
+  if (!base || !existsSync(base)) return null;
+  const folder = join(base, `troupe-run-${workDir.split(sep).filter(Boolean).at(-1)}`);
+  try {
+    if (!existsSync(folder)) mkdirSync(folder);
+    if (!existsSync(join(folder, "memory.limit_in_bytes")) && !existsSync(join(folder, "memory.max"))) {
+      rmdirQuiet(folder);
+      return null;
+    }
+    chownSync(folder, user.uid, user.gid);
+    for (const name of readdirSync(folder)) chownSync(join(folder, name), user.uid, user.gid);
+    return folder;
+  } catch {
+    rmdirQuiet(folder);
+    return null;
+  }
+}
+
+function rmdirQuiet(path: string): void {
+  try {
+    rmdirSync(path);
+  } catch {}
+}
+
+/**
  * What supervise spawns: `command` as is when the runtime runs as the runner, else the run folder handed
  * over to the run user and the command wrapped to drop to it.
  */
@@ -190,5 +232,6 @@ export function forRunUser(command: RuntimeCommand, opts: { workRoot: string; re
   const found = command.executable.includes(sep) ? exists(command.executable) : onPath(command.executable, command.env.PATH ?? "") !== null;
   if (!user || !found) return command;
   handOverRunFolder(command.cwd, opts.workRoot, user);
-  return asUser(command, user, opts);
+  const cgroup = delegateCgroup(command.cwd, user);
+  return asUser(cgroup ? { ...command, env: { ...command.env, TROUPE_SANDBOX_CGROUP: cgroup } } : command, user, opts);
 }
