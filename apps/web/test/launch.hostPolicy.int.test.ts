@@ -78,7 +78,7 @@ describe("launching a spec that reaches past the runner's policy", () => {
     const now = new Date();
     await services.db.runner.create({
       data: {
-        id: runnerId, host: runnerId, cpuCount: 2, memoryBytes: 8e9, concurrency: 1, heartbeatMs: 60_000, startedAt: now, lastHeartbeatAt: now, gpus: [],
+        id: runnerId, host: runnerId, cpuCount: 2, memoryBytes: 8e9, concurrency: 1, heartbeatMs: 2_000, startedAt: now, lastHeartbeatAt: now, gpus: [], // live for 6 s only: other files share this database
         capabilities: {
           runtimeVersion: "0.1.0", python: "3.11", cuda: null, gpus: [], cpuCount: 2, memoryBytes: 8e9,
           engines: { torch: "2.13.0", peft: "0.17" }, trainBackends: ["torch"], rolloutBackends: ["hf", "openai"], clusterKinds: ["local"],
@@ -91,6 +91,7 @@ describe("launching a spec that reaches past the runner's policy", () => {
     writeFileSync(secret, '{"prompt": "root:$y$not-a-real-hash"}\n');
     chmodSync(secret, 0o600);
     const r = await post(apiActorSpec("AWS_SECRET_ACCESS_KEY", secret));
+    await services.db.runner.deleteMany({ where: { id: runnerId } });
     expect(r.status).toBe(400);
     expect(r.json.errors).toEqual([
       { path: "actors.1.api.apiKeyEnv", message: expect.stringMatching(new RegExp(`TROUPE_ACTOR_KEY_ENVS .*${runnerId}: OPENAI_API_KEY`)) },
