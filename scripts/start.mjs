@@ -118,7 +118,8 @@ async function main() {
     running.push(
       startService("runner", process.execPath, ["--import", "tsx", "src/main.ts"], {
         cwd: join(root, "apps/runner"),
-        env,
+        // The runner has no use for the first administrator's credentials (spawn drops undefined values).
+        env: { ...env, TROUPE_ADMIN_PASSWORD: undefined, TROUPE_ADMIN_EMAIL: undefined },
         stopMs: runnerStopMs,
         signalGroup: false,
       }),
