@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +11,8 @@ import { openServices, uniqueId, type TestServices } from "./helpers/services";
  * Issue 30 at launch: an API actor may name as its key only a variable the runner's operator lists
  * (TROUPE_ACTOR_KEY_ENVS; Troupe's own secrets never), call only a listed host (TROUPE_API_HOSTS), and a file
  * dataset or local model must lie under a listed data root (TROUPE_DATA_ROOTS). The REST launch refuses
- * the rest by field before anything is queued; the loopback server the spec points at hears nothing.
+ * the rest by field before anything is queued (a root-only file made by the test, and a link to it); the
+ * loopback server the spec points at hears nothing.
  */
 
 let services: TestServices;
@@ -90,8 +91,15 @@ describe("launching a spec that reaches past the runner's policy", () => {
     const secret = join(folder, "shadow.jsonl");
     writeFileSync(secret, '{"prompt": "root:$y$not-a-real-hash"}\n');
     chmodSync(secret, 0o600);
+    const link = join(folder, "innocent.jsonl");
+    symlinkSync(secret, link);
     const r = await post(apiActorSpec("AWS_SECRET_ACCESS_KEY", secret));
+    const viaLink = await post(apiActorSpec("OPENAI_API_KEY", link));
     await services.db.runner.deleteMany({ where: { id: runnerId } });
+    // A link outside the roots is refused as any path there; one planted under a root the web cannot see
+    // through: the runtime resolves it before opening (gpu-runtime/tests/test_host_policy.py).
+    expect(viaLink.status).toBe(400);
+    expect(viaLink.json.errors?.map((e) => e.path)).toEqual(["actors.1.api.baseUrl", "datasets.0.source.path"]);
     expect(r.status).toBe(400);
     expect(r.json.errors).toEqual([
       { path: "actors.1.api.apiKeyEnv", message: expect.stringMatching(new RegExp(`TROUPE_ACTOR_KEY_ENVS .*${runnerId}: OPENAI_API_KEY`)) },
