@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -48,6 +48,7 @@ const fixtureSpec = (fixture: Record<string, unknown>) => ({ specVersion: 1, nam
 
 interface Invocation {
   environ: Record<string, string>;
+  cgroup: string;
   uid: number;
   readable: Record<string, boolean>;
 }
@@ -102,12 +103,16 @@ describe.skipIf(process.getuid?.() !== 0)("a run of a root runner", () => {
 
 describe.skipIf(process.getuid?.() !== 0)("the sandboxes of a root runner's run", () => {
   it("get a memory cgroup handed to the run user (TROUPE_SANDBOX_CGROUP), where this host can make one", async () => {
-    const { environ, uid } = await runFake();
+    const { environ, uid, cgroup } = await runFake();
     const folder = environ.TROUPE_SANDBOX_CGROUP;
     const own = readFileSync("/proc/self/cgroup", "utf8");
     if (!/:memory:/.test(own)) return expect(folder).toBeUndefined();
     expect(folder).toMatch(/\/troupe-run-[^/]+$/);
     expect(statSync(folder!).uid).toBe(uid);
     expect(statSync(join(folder!, "cgroup.procs")).uid).toBe(uid);
+    expect(cgroup).toContain(`:memory:${folder!.replace(/^\/sys\/fs\/cgroup\/memory/, "")}\n`); // the runtime is in it
+    // Once its run is over the folder is empty, and the next run's start removes it.
+    await runFake();
+    expect(existsSync(folder!)).toBe(false);
   });
 });

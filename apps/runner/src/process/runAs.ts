@@ -169,24 +169,30 @@ export function handOverRunFolder(workDir: string, workRoot: string, user: RunUs
  * both execs, so the runtime keeps the spawned pid. HOME is the run folder's `.home`; HF_HOME stays where the
  * runner's cache is.
  */
-export function asUser(command: RuntimeCommand, user: RunUser, opts: { workRoot: string; repoRoot: string }): RuntimeCommand {
+export function asUser(command: RuntimeCommand, user: RunUser, opts: { workRoot: string; repoRoot: string; cgroup?: string | null }): RuntimeCommand {
   const env = { ...command.env };
   env.HF_HOME ??= join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "huggingface");
   env.HOME = join(command.cwd, ".home");
   env.USER = env.LOGNAME = user.name;
   const drop = ["setpriv", `--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--", command.executable, ...command.args];
-  const script = mountScript(neededPaths({ ...command, env }, opts.workRoot, opts.repoRoot), user);
+  const mounts = mountScript(neededPaths({ ...command, env }, opts.workRoot, opts.repoRoot), user);
+  // The runtime joins its run's cgroup (as root, before the drop): a folder in use is never removed.
+  const joinCgroup = opts.cgroup ? `echo $$ > ${quote(`${opts.cgroup}/cgroup.procs`)}` : null;
+  const script = [mounts, joinCgroup].filter(Boolean).join("\n");
   if (!script) return { ...command, executable: drop[0]!, args: drop.slice(1), env };
-  return { ...command, executable: "unshare", args: ["--mount", "--propagation", "private", "--", "/bin/sh", "-c", `${script}\nexec "$@"`, "troupe-run-as", ...drop], env };
+  const shell = ["/bin/sh", "-c", `${script}\nexec "$@"`, "troupe-run-as", ...drop];
+  if (!mounts) return { ...command, executable: shell[0]!, args: shell.slice(1), env };
+  return { ...command, executable: "unshare", args: ["--mount", "--propagation", "private", "--", ...shell], env };
 }
 
 /**
  * A memory cgroup for the run's sandboxes, handed to the run user (an unprivileged runtime cannot make
  * cgroups of its own): `<this process's memory cgroup>/troupe-run-<run folder name>`, its files chowned, so
  * the runtime makes one child per sandbox under it (gpu-runtime/src/troupe/sandbox/memory_scope.py reads
- * TROUPE_SANDBOX_CGROUP). A run's folder is reused by its next attempt; the runner does not remove it (it
- * cannot tell when a run's last sandbox is gone): `rmdir` removes empty ones. Null where none can be made:
- * the sandboxes then say so (bounded per process).
+ * TROUPE_SANDBOX_CGROUP). cgroup v1's memory controller only (v2 would need the trainer in a leaf of its own;
+ * there the sandboxes say they are bounded per process). The runtime itself joins the folder (asUser), so the
+ * folders of earlier runs that are empty (no runtime, no sandbox left) are removed here; one in use cannot be.
+ * Null where none can be made: the sandboxes then say so.
  */
 export function delegateCgroup(workDir: string, user: RunUser): string | null {
   let base: string | null = null;
@@ -194,16 +200,18 @@ export function delegateCgroup(workDir: string, user: RunUser): string | null {
     for (const line of readFileSync("/proc/self/cgroup", "utf8").split("\n")) {
       const [, controllers, path] = line.split(":");
       if (controllers?.split(",").includes("memory") && path !== undefined) base = join("/sys/fs/cgroup/memory", path);
-      else if (controllers === "" && path !== undefined && base === null && existsSync("/sys/fs/cgroup/cgroup.controllers")) base = join("/sys/fs/cgroup", path);
     }
   } catch {
     return null;
   }
   if (!base || !existsSync(base)) return null;
+  try {
+    for (const name of readdirSync(base)) if (name.startsWith("troupe-run-")) rmdirQuiet(join(base, name)); // fails while in use
+  } catch {}
   const folder = join(base, `troupe-run-${workDir.split(sep).filter(Boolean).at(-1)}`);
   try {
     if (!existsSync(folder)) mkdirSync(folder);
-    if (!existsSync(join(folder, "memory.limit_in_bytes")) && !existsSync(join(folder, "memory.max"))) {
+    if (!existsSync(join(folder, "memory.limit_in_bytes"))) {
       rmdirQuiet(folder);
       return null;
     }
@@ -233,5 +241,5 @@ export function forRunUser(command: RuntimeCommand, opts: { workRoot: string; re
   if (!user || !found) return command;
   handOverRunFolder(command.cwd, opts.workRoot, user);
   const cgroup = delegateCgroup(command.cwd, user);
-  return asUser(cgroup ? { ...command, env: { ...command.env, TROUPE_SANDBOX_CGROUP: cgroup } } : command, user, opts);
+  return asUser(cgroup ? { ...command, env: { ...command.env, TROUPE_SANDBOX_CGROUP: cgroup } } : command, user, { ...opts, cgroup });
 }
