@@ -381,3 +381,22 @@ def test_without_a_cgroup_the_capabilities_line_says_the_bound_is_per_process(mo
     monkeypatch.setenv(memory_scope.ENV_VAR, str(tmp_path / "not-a-cgroup"))
     assert memory_scope.usable_base() is None and memory_scope.MemoryScope.create(1 << 20) is None
     assert "bounded per process only: up to processes x memoryMb" in memory_scope.scope_status()
+
+
+def test_sandbox_cgroups_left_by_a_killed_runtime_are_removed(monkeypatch):
+    from troupe.sandbox import memory_scope
+
+    base = memory_scope.usable_base()
+    assert base is not None, memory_scope.scope_status()
+    assert not Path("/proc/4194300").exists()  # a runtime that is gone
+    orphan = base.folder / "troupe-sandbox-4194300-1"
+    orphan.mkdir()
+    monkeypatch.setattr(memory_scope.MemoryScope, "_count", 0)
+    scope = memory_scope.MemoryScope.create(64 << 20)
+    try:
+        assert scope is not None and not orphan.exists()
+    finally:
+        scope.close()
+        if orphan.exists():
+            orphan.rmdir()
+    assert not scope.folder.exists()

@@ -110,6 +110,21 @@ def scope_status() -> str:
     return _usable(os.environ.get(ENV_VAR))[1]
 
 
+def _remove_orphans(base: Path) -> None:
+    """Empty sandbox cgroups of runtimes that died without closing them (SIGKILL): removed at our first sandbox."""
+    try:
+        names = [p.name for p in base.iterdir() if p.name.startswith("troupe-sandbox-")]
+    except OSError:
+        return
+    for name in names:
+        try:
+            pid = int(name.split("-")[2])
+            if pid != os.getpid() and not Path(f"/proc/{pid}").exists():
+                (base / name).rmdir()  # fails, harmlessly, while anything is still in it
+        except (ValueError, IndexError, OSError):
+            continue
+
+
 class MemoryScope:
     """One sandbox's cgroup. `join` runs in the child between fork and exec (it moves itself in)."""
 
@@ -125,6 +140,8 @@ class MemoryScope:
         base = usable_base()
         if base is None:
             return None
+        if cls._count == 0:
+            _remove_orphans(base.folder)
         cls._count += 1
         folder = base.folder / f"troupe-sandbox-{os.getpid()}-{cls._count}"
         try:
