@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -35,14 +35,19 @@ async function orphanServer(port: number): Promise<ChildProcess> {
   return child;
 }
 
-const groupAlive = (pgid: number) => {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+/** Whether any process of the group still runs (a zombie waiting for its reaper does not count). */
+const groupAlive = (pgid: number) =>
+  readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .some((name) => {
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+        const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return Number(pgrp) === pgid && state !== "Z";
+      } catch {
+        return false;
+      }
+    });
 
 describe("orphans of a killed start", () => {
   it("says which pid holds the port, and ends what its pid files name, group and all", async () => {
