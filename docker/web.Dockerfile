@@ -12,5 +12,9 @@ RUN npm ci --no-fund --no-audit && npm run -w @troupe/db generate && npm run -w 
 ENV NODE_ENV=production
 # Room to parse a long URL, so the proxy answers 414 (apps/web/src/lib/requestShape.ts) instead of a dropped connection.
 ENV NODE_OPTIONS=--max-http-header-size=262144
+# The web app holds no reason to be root (issue 30): it runs as the image's unprivileged `node` user, which
+# owns only Next's cache folder.
+RUN mkdir -p apps/web/.next/cache && chown -R node:node apps/web/.next/cache
+USER node
 EXPOSE 3000
 CMD ["sh", "-c", "npm run -s -w @troupe/db migrate && npm run -s -w @troupe/db seed && cd apps/web && exec npx next start -p ${PORT:-3000}"]

@@ -6,12 +6,16 @@
 // takes longer than TROUPE_SHUTDOWN_GRACE_MS), then the web app, then Redis and Postgres, which
 // both are still up while the runner writes its runs' last state. Every child runs in its own
 // process group, so a terminal's Ctrl-C reaches only this script and the order is ours.
+//
+// A start killed with SIGKILL cannot stop anything: the next start ends what it left running (pid files in
+// the data folder, lib/orphans.mjs), and a port still held is reported with the pid holding it.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureServices, ServiceError } from "./lib/services.mjs";
 import { mustRun, startService, stopForeground, waitForHttp } from "./lib/proc.mjs";
+import { endOrphans, forgetPid, portHolder, recordPid } from "./lib/orphans.mjs";
 import { sourceHash } from "./lib/sourceHash.mjs";
 
 const root = resolve(fileURLToPath(import.meta.url), "../..");
@@ -46,6 +50,7 @@ async function main() {
     for (const s of [...running].reverse()) {
       const t = Date.now();
       await s.stop();
+      forgetPid(dataDir, s.name);
       console.log(`  ${s.name}: stopped (${seconds(Date.now() - t)})`);
     }
     if (services) await services.stop();
@@ -68,6 +73,8 @@ async function main() {
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => onSignal(signal));
 
   try {
+    // What a start killed with SIGKILL left running (its pid files): ended before anything starts.
+    await endOrphans(dataDir, { graceMs: runnerStopMs });
     services = await ensureServices({ dataDir, dbName: "troupe", persistRedis: true });
     const env = {
       DATABASE_URL: services.databaseUrl,
@@ -94,6 +101,11 @@ async function main() {
     }
 
     const nextBin = join(root, "node_modules/next/dist/bin/next");
+    const holder = portHolder(port);
+    if (holder) {
+      const who = holder.pid ? `pid ${holder.pid} (${holder.command.slice(0, 200)})` : "a process this user cannot see";
+      throw new Error(`port ${port} is already in use by ${who}: stop it, or start with PORT=<another port>`);
+    }
     // Node's default 16 KiB header limit drops a long URL's connection; with room to parse it, the
     // web's proxy answers 414 instead (apps/web/src/lib/requestShape.ts, MAX_HTTP_HEADER_BYTES).
     running.push(
@@ -108,12 +120,14 @@ async function main() {
     running.push(
       startService("runner", process.execPath, ["--import", "tsx", "src/main.ts"], {
         cwd: join(root, "apps/runner"),
-        env,
+        // The runner has no use for the first administrator's credentials (spawn drops undefined values).
+        env: { ...env, TROUPE_ADMIN_PASSWORD: undefined, TROUPE_ADMIN_EMAIL: undefined },
         stopMs: runnerStopMs,
         signalGroup: false,
       }),
     );
     for (const s of running) {
+      recordPid(dataDir, s.name, s.child.pid);
       s.exited.then(({ code, signal }) => {
         if (!stopping) {
           console.error(`${s.name} exited (${signal ?? `code ${code}`}); stopping Troupe`);

@@ -313,3 +313,90 @@ def test_cli_says_whether_user_code_can_run(tmp_path):
     assert missing.returncode == 1 and missing.stdout.startswith("sandbox: UNAVAILABLE: bubblewrap (bwrap) is not installed")
     off = subprocess.run([sys.executable, "-m", "troupe.sandbox"], capture_output=True, text=True, timeout=60, env={**env, "TROUPE_SANDBOX": "off"})
     assert off.returncode == 0 and "UNSANDBOXED" in off.stdout
+
+
+FORK_BOMB_REWARD = '''
+import os, time
+
+def _rss_mb():
+    total = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                for line in open(f"/proc/{name}/status"):
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+            except OSError:
+                continue
+    return total / 1024
+
+def _children(state_zombie):
+    me, found = os.getpid(), 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                fields = open(f"/proc/{name}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if (fields[0] == "Z") == state_zombie and (state_zombie or int(fields[1]) == me):
+                found += 1
+    return found
+
+def reward(prompt, completion, **row):
+    if completion == "zombies":
+        return _children(state_zombie=True)  # every zombie in this sandbox's own /proc
+    for _ in range(8):
+        if os.fork() == 0:
+            try:
+                block = b"x" * (400 << 20)  # written, so every page is really held
+                time.sleep(60)
+            finally:
+                os._exit(0)
+    time.sleep(4)
+    return _rss_mb()  # what every process of this sandbox holds now (its own /proc shows only them)
+'''
+
+
+def test_eight_forks_of_400mb_in_a_512mb_reward_are_killed_and_leave_no_zombies():
+    """Issue 30: memory is bounded per sandbox (one cgroup), not per process: 8 x 400 MB (3.2 GB) in a reward
+    of memoryMb 512 (+ the interpreter's 256) is cut down by the kernel to what fits; the killed children are
+    reaped, so no zombie holds the task limit for the worker's life."""
+    from troupe.python_rewards import INTERPRETER_MB, PythonReward
+    from troupe.sandbox.memory_scope import scope_status
+
+    assert "one cgroup" in scope_status(), scope_status()  # this host can make them (the capabilities line says)
+    reports = []
+    r = PythonReward("forks", FORK_BOMB_REWARD, "reward", "completion", 20.0, 512, report=reports.append, failure_score=-1.0)
+    try:
+        held_mb = r.score_many([{"prompt": "p", "completion": "fork"}], [{}])[0]
+        assert 0 < held_mb <= 512 + INTERPRETER_MB, (held_mb, reports)  # not 8 x 400 MB: the kernel killed the rest
+        assert r.score_many([{"prompt": "p", "completion": "zombies"}], [{}]) == [0.0], reports
+    finally:
+        r.close()
+
+
+def test_without_a_cgroup_the_capabilities_line_says_the_bound_is_per_process(monkeypatch, tmp_path):
+    from troupe.sandbox import memory_scope
+
+    monkeypatch.setenv(memory_scope.ENV_VAR, str(tmp_path / "not-a-cgroup"))
+    assert memory_scope.usable_base() is None and memory_scope.MemoryScope.create(1 << 20) is None
+    assert "bounded per process only: up to processes x memoryMb" in memory_scope.scope_status()
+
+
+def test_sandbox_cgroups_left_by_a_killed_runtime_are_removed(monkeypatch):
+    from troupe.sandbox import memory_scope
+
+    base = memory_scope.usable_base()
+    assert base is not None, memory_scope.scope_status()
+    assert not Path("/proc/4194300").exists()  # a runtime that is gone
+    orphan = base.folder / "troupe-sandbox-4194300-1"
+    orphan.mkdir()
+    monkeypatch.setattr(memory_scope.MemoryScope, "_count", 0)
+    scope = memory_scope.MemoryScope.create(64 << 20)
+    try:
+        assert scope is not None and not orphan.exists()
+    finally:
+        scope.close()
+        if orphan.exists():
+            orphan.rmdir()
+    assert not scope.folder.exists()

@@ -27,6 +27,17 @@ describe("docker-compose.yml", () => {
     expect(devices[0]).toMatchObject({ driver: "nvidia", capabilities: ["gpu"] });
   });
 
+  it("says who each image runs as: web unprivileged, the runner's trainers dropped to `troupe` (issue 30)", () => {
+    const file = (name: string) => readFileSync(resolve(root, compose.services[name].build.dockerfile), "utf8");
+    const lastUser = (text: string) => [...text.matchAll(/^USER\s+(\S+)/gm)].at(-1)?.[1];
+    expect(lastUser(file("web"))).toBe("node");
+    const runner = file("runner");
+    expect(lastUser(runner)).toBe("root"); // only to drop each trainer: apps/runner/src/process/runAs.ts
+    expect(runner).toMatch(/useradd [^\n]*troupe/);
+    expect(runner).toMatch(/ENV [^\n]*TROUPE_RUN_USER=troupe/);
+    expect(runner).toMatch(/ENV [^\n]*HF_HOME=\/var\/cache\/huggingface/); // readable by troupe, not under /root
+  });
+
   it("builds from Dockerfiles that exist", () => {
     for (const name of ["web", "runner"]) {
       expect(existsSync(resolve(root, compose.services[name].build.dockerfile))).toBe(true);

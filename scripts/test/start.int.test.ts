@@ -17,7 +17,8 @@ import { freePort } from "../lib/services.mjs";
  * so nothing is downloaded): start, launch a run, Ctrl-C, start again, Ctrl-C again. Ctrl-C is a SIGINT to the script's whole process group, as a terminal sends it.
  * After each stop no process the start created may be left (Postgres, Redis, next-server, the
  * runner, the runtime's Python); the interrupted run must not end `failed`; the second start must
- * not rebuild the web app.
+ * not rebuild the web app. Then the second start is killed with SIGKILL (its services orphaned, the web app
+ * holding the port) and a third start must end those orphans by the pid files the second wrote, and run.
  */
 
 const repo = resolve(fileURLToPath(import.meta.url), "../../..");
@@ -229,12 +230,25 @@ describe("scripts/start.sh", () => {
       expect(["cancelled", "stopped", "queued", "running", "succeeded"]).toContain(run.status);
       expect(run.error ?? "").not.toMatch(/restarted/);
 
+      // ---- the second start is killed with SIGKILL (no shutdown runs); a third start ends its orphans ----
       const seen2 = descendants(second.child.pid!);
-      const stop2 = await ctrlC(second);
-      expect(stop2.code).toBe(0);
-      expect(stop2.ms).toBeLessThan(STOP_BOUND_MS);
+      process.kill(second.child.pid!, "SIGKILL");
+      await second.exited;
+      expect(seen2.filter((p) => /next-server|next\/dist\/bin\/next/.test(p.cmd)).length).toBeGreaterThan(0);
+      current = startScript(port);
+      const third = current;
+      await waitFor("Troupe is running (after a SIGKILLed start)", () => third.output().includes("Troupe is running"), 10 * 60_000, third);
+      console.log(`third start:\n${third.output()}`);
+      expect(third.output()).toMatch(/runner: pid \d+ was left running by an earlier start that was killed/);
+      expect(third.output()).toMatch(/web: pid \d+ was left running by an earlier start that was killed/);
+      expect(third.output()).not.toContain("EADDRINUSE");
+
+      const seen3 = descendants(third.child.pid!);
+      const stop3 = await ctrlC(third);
+      expect(stop3.code).toBe(0);
+      expect(stop3.ms).toBeLessThan(STOP_BOUND_MS);
       await new Promise((r) => setTimeout(r, 500));
-      expect(leftovers(seen2).map((p) => `${p.pid} ${p.cmd}`)).toEqual([]);
+      expect(leftovers([...seen2, ...seen3]).map((p) => `${p.pid} ${p.cmd}`)).toEqual([]);
       current = null;
     },
     30 * 60_000,

@@ -4,6 +4,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { detectGpuCount } from "./gpus/detectGpus";
+import { actorKeyEnvs, KeyEnvListError } from "./process/childEnv";
 
 /** The repository root, found from this file (apps/runner/src → ../../..), never hard-coded. */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -95,6 +96,12 @@ export function loadRunnerEnv(source: NodeJS.ProcessEnv = process.env, options: 
     throw new EnvError(variable, `${detail}${shown}`);
   }
   const env = parsed.data;
+  try {
+    actorKeyEnvs(source); // TROUPE_ACTOR_KEY_ENVS may name no secret of Troupe's (issue 30)
+  } catch (e) {
+    if (e instanceof KeyEnvListError) throw new EnvError("TROUPE_ACTOR_KEY_ENVS", e.message.replace(/^TROUPE_ACTOR_KEY_ENVS /, ""));
+    throw e;
+  }
   const stallTimeoutMs = env.TROUPE_STALL_TIMEOUT_MS ?? 60_000;
   const heartbeatMs = env.TROUPE_HEARTBEAT_MS ?? Math.min(5_000, Math.floor(stallTimeoutMs / 6));
   if (heartbeatMs * 2 > stallTimeoutMs) {

@@ -57,6 +57,14 @@ describe("runner env", () => {
     expect(errorOf({ ...base, TROUPE_CANCEL_GRACE_MS: "-1" }).variable).toBe("TROUPE_CANCEL_GRACE_MS");
   });
 
+  it("refuses a TROUPE_ACTOR_KEY_ENVS that names one of Troupe's own secrets (issue 30)", () => {
+    const error = errorOf({ ...base, TROUPE_ACTOR_KEY_ENVS: "OPENAI_API_KEY, TROUPE_ADMIN_PASSWORD" });
+    expect(error.variable).toBe("TROUPE_ACTOR_KEY_ENVS");
+    expect(error.message).toMatch(/^TROUPE_ACTOR_KEY_ENVS names TROUPE_ADMIN_PASSWORD, one of Troupe's own secrets/);
+    expect(errorOf({ ...base, TROUPE_ACTOR_KEY_ENVS: "lower-case" }).message).toMatch(/not an environment variable name/);
+    expect(() => loadRunnerEnv({ ...base, TROUPE_ACTOR_KEY_ENVS: "OPENAI_API_KEY,HF_TOKEN" }, noGpus)).not.toThrow();
+  });
+
   it("refuses a heartbeat too slow for the stall timeout", () => {
     const e = errorOf({ ...base, TROUPE_STALL_TIMEOUT_MS: "10000", TROUPE_HEARTBEAT_MS: "6000" });
     expect(e.variable).toBe("TROUPE_HEARTBEAT_MS");

@@ -17,6 +17,15 @@ describe("runtimeCommand", () => {
     expect(cmd.env.REDIS_URL).toBeUndefined();
   });
 
+  it("passes an allowlist of the runner's environment: no secret, only the listed key variables (issue 30)", () => {
+    const cmd = runtimeCommand(
+      { python: "p" },
+      { specPath: "s", workDir: "w", seqStart: 2, gpuIds: [] },
+      { PATH: "/bin", TROUPE_ADMIN_PASSWORD: "pw", AWS_SECRET_ACCESS_KEY: "aws", HF_TOKEN: "hf", OPENAI_API_KEY: "sk", MY_KEY: "k", TROUPE_ACTOR_KEY_ENVS: "MY_KEY", NCCL_DEBUG: "INFO", npm_config_cache: "/c" },
+    );
+    expect(cmd.env).toEqual({ PATH: "/bin", MY_KEY: "k", TROUPE_ACTOR_KEY_ENVS: "MY_KEY", NCCL_DEBUG: "INFO", PYTHONUNBUFFERED: "1", CUDA_VISIBLE_DEVICES: "" });
+  });
+
   it("resumes a new attempt from the checkpoint it is given", () => {
     const cmd = runtimeCommand({ python: "p" }, { specPath: "s", workDir: "w", seqStart: 9, gpuIds: [], resumeFrom: "w/checkpoints/step-4" }, {});
     expect(cmd.args.slice(-2)).toEqual(["--resume", "w/checkpoints/step-4"]);

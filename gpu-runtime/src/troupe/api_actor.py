@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from .host_policy import check_api_actor
 from .spec import SpecError
 
 BACKOFF_SECONDS = 0.5
@@ -83,6 +84,7 @@ class ApiActor:
 
 def build_api_actor(actor_spec: dict[str, Any], index: int) -> ApiActor:
     api = actor_spec["api"]
+    check_api_actor(api, index)  # the operator's key variables and hosts (host_policy.py)
     key = None
     if api.get("apiKeyEnv"):
         key = os.environ.get(api["apiKeyEnv"])

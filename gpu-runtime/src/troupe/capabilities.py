@@ -15,6 +15,8 @@ import os
 import platform
 from typing import Any
 
+from .host_policy import host_policy
+
 ENGINES = (
     "torch", "transformers", "accelerate", "peft", "vllm", "deepspeed", "liger-kernel", "flash-attn", "ray", "triton", "pettingzoo",
     "grpcio", "protobuf", "tensorboard", "wandb", "mcp",
@@ -93,4 +95,5 @@ def capabilities() -> dict[str, Any]:
         "clusterKinds": ["local"] + (["ray"] if engines["ray"] else []),
         "precisions": ["fp32"] + (["bf16"] if bf16 else []),
         "sandbox": {"usable": sandbox.usable, "mode": sandbox.mode, "detail": sandbox.reason},
+        "hostPolicy": host_policy(),
     }

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .data_roots import checked_path
 from .hf_datasets import load_huggingface_rows
 from .spec import SpecError
 
@@ -117,8 +118,7 @@ def load_dataset(spec: dict[str, Any], index: int, seed: int, work_dir: Path) ->
     if source["kind"] == "builtin":
         rows = BUILTIN_DATASETS[source["name"]](source["size"], seed)
     elif source["kind"] == "file":
-        path = Path(source["path"])
-        path = path if path.is_absolute() else work_dir / path
+        path = checked_path(source["path"], work_dir, f"{field}.path", "a file dataset")  # data_roots.py
         if not path.is_file():
             raise SpecError.at(f"{field}.path", f"{path} is not a file on this host")
         reader = READERS[source["format"]]

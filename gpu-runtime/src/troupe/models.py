@@ -10,6 +10,7 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, GenerationConfig, PreTrainedModel, Qwen2Config, Qwen2ForCausalLM
 
+from .data_roots import checked_path
 from .spec import SpecError
 from .tokenizer import CharTokenizer, Tokenizer, load_tokenizer
 
@@ -86,8 +87,7 @@ def load_actor_model(actor: dict[str, Any], actor_index: int, work_dir: Path) ->
         loaded = load_from_run(actor, actor_index, work_dir)
     else:
         if source["source"] == "local":
-            folder = Path(source["path"])
-            folder = folder if folder.is_absolute() else work_dir / folder
+            folder = checked_path(source["path"], work_dir, f"actors.{actor_index}.model.path", "a local model")  # data_roots.py
             if not folder.is_dir():
                 raise SpecError.at(f"actors.{actor_index}.model.path", f"{folder} is not a folder on this host")
             name, revision, description = str(folder), None, f"local model {folder}"

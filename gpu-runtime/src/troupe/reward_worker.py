@@ -136,6 +136,7 @@ class Worker:
                 os.kill(-1, signal.SIGKILL)  # every process of this sandbox but us and its init
             except ProcessLookupError:
                 pass
+        _reap_exited_children(5.0 if self.reap else 0.0)  # killed children must not stay zombies (task limit)
 
     def answer(self, message):
         self.answers.write(json.dumps(message) + "\n")
@@ -170,6 +171,21 @@ class Worker:
                     started = time.perf_counter()
                     value, error = self.guarded(fn, **call)
                     self.result(request_id, i, value, error, time.perf_counter() - started)
+
+
+def _reap_exited_children(wait_seconds):
+    """Collects every exited child (a zombie counts against the sandbox's task limit for the worker's whole
+    life), waiting up to `wait_seconds` for children just sent SIGKILL to die."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # no child left
+        if pid == 0:
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.01)
 
 
 def main():

@@ -16,4 +16,5 @@ export * from "./restApi";
 export * from "./specOrder";
 export * from "./plainMessages";
 export * from "./runners";
+export * from "./hostPolicy";
 export * from "./memory";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { HostPolicy, hostPolicyIssues, secretIssues } from "./hostPolicy";
 import type { FieldIssue } from "./issues";
 
 /**
@@ -32,6 +33,8 @@ export const RunnerCapabilities = z.looseObject({
   clusterKinds: z.array(z.string()),
   precisions: z.array(z.string()),
   sandbox: z.looseObject({ usable: z.boolean(), mode: z.string().nullable(), detail: z.string().nullable() }),
+  /** What the operator lets runs reach (hostPolicy.ts); absent from older runtimes, which are allowed nothing. */
+  hostPolicy: HostPolicy.optional(),
 });
 export type RunnerCapabilities = z.infer<typeof RunnerCapabilities>;
 
@@ -296,7 +299,10 @@ function needText(need: SpecRequirement): string {
  */
 export function runnerIssues(spec: unknown, runners: RunnerOffer[], now: Date = new Date()): FieldIssue[] {
   const offered = offeredRunners(runners, now);
-  if (offered.length === 0) return [];
+  const secrets = secretIssues(spec);
+  if (offered.length === 0 || secrets.length > 0) return secrets;
+  const policy = hostPolicyIssues(spec, offered.map((r) => ({ id: r.id, policy: r.capabilities?.hostPolicy ?? null })));
+  if (policy.length > 0) return policy;
   const needs = specRequirements(spec);
   if (needs.length === 0 || offered.some((r) => needs.every((n) => meets(r, n)))) return [];
   const listed = `runners: ${offered.map(describeRunner).join(", ")}`;

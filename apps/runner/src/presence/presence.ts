@@ -5,6 +5,7 @@ import type { RunnerContext } from "../context";
 import { errorLine } from "../io/dbRetry";
 import { readGpuMemory, type GpuMemory } from "./gpuMemory";
 import { probeCapabilities, type ProbeResult } from "./probeCapabilities";
+import { describeTrust } from "./trustLine";
 
 export interface Presence {
   /** Writes one beat now (tests; the timer does it every TROUPE_PRESENCE_MS). */
@@ -41,7 +42,7 @@ function describeCapabilities(caps: RunnerCapabilities): string {
   const sandbox = caps.sandbox.usable
     ? `sandbox ${caps.sandbox.mode ?? "usable"}`
     : `NO SANDBOX (${caps.sandbox.detail ?? "unusable"}): Python rewards, code and tools environments are refused on this runner`;
-  return `${caps.gpus.length} GPU(s), CUDA ${caps.cuda ?? "none"}; ${engines}; ${sandbox}`;
+  return `${caps.gpus.length} GPU(s), CUDA ${caps.cuda ?? "none"}; ${engines}; ${sandbox}${describeTrust(caps)}`;
 }
 
 /** What a change worth logging is: everything but the GPUs' free memory, which moves all the time. */

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { RunnerCapabilities } from "@troupe/contracts";
+import { runtimeEnv } from "../process/childEnv";
 
 export type ProbeResult = { ok: true; capabilities: RunnerCapabilities } | { ok: false; error: string };
 
@@ -18,7 +19,7 @@ export function probeCapabilities(
       python,
       ["-m", "troupe", "capabilities", "--json"],
       {
-        env: { ...process.env, ...childEnv, PYTHONUNBUFFERED: "1" },
+        env: runtimeEnv(process.env, { ...childEnv, PYTHONUNBUFFERED: "1" }),
         timeout: options.timeoutMs ?? 120_000,
         maxBuffer: 4 * 1024 * 1024,
         ...(options.signal ? { signal: options.signal } : {}),

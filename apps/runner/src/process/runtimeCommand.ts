@@ -1,4 +1,5 @@
 import type { RunnerEnv } from "../env";
+import { runtimeEnv } from "./childEnv";
 
 /** The file descriptor on which the runtime writes its events (fd 0-2 are stdin/out/err). */
 export const EVENTS_FD = 3;
@@ -12,14 +13,11 @@ export interface RuntimeCommand {
   env: NodeJS.ProcessEnv;
 }
 
-/** Variables the runtime must never see: it knows nothing about our database or Redis. */
-const WITHHELD = ["DATABASE_URL", "REDIS_URL"];
-
 /**
  * `TROUPE_PYTHON -m troupe run spec.json --events-fd 3 --seq-start N --work-dir DIR --control-fd 4
  * [--resume CHECKPOINT]`, the
  * runtime CLI of the common conventions. The child sees only its own GPUs (CUDA_VISIBLE_DEVICES,
- * empty for CPU runs), unbuffered Python output, and HF_HUB_OFFLINE as the runner has it.
+ * empty for CPU runs), unbuffered Python output, and an environment built from an allowlist (childEnv.ts).
  */
 export function runtimeCommand(
   env: Pick<RunnerEnv, "python">,
@@ -34,12 +32,7 @@ export function runtimeCommand(
   },
   parentEnv: NodeJS.ProcessEnv = process.env,
 ): RuntimeCommand {
-  const childEnv: NodeJS.ProcessEnv = { ...parentEnv };
-  for (const name of WITHHELD) delete childEnv[name];
-  Object.assign(childEnv, options.childEnv, {
-    PYTHONUNBUFFERED: "1",
-    CUDA_VISIBLE_DEVICES: options.gpuIds.join(","),
-  });
+  const childEnv = runtimeEnv(parentEnv, { ...options.childEnv, PYTHONUNBUFFERED: "1", CUDA_VISIBLE_DEVICES: options.gpuIds.join(",") });
   return {
     executable: env.python,
     args: [

@@ -2,11 +2,10 @@ import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { QUEUES, RewardTestResult } from "@troupe/contracts";
 import type { z } from "zod";
+import { runtimeEnv } from "../process/childEnv";
 
 /** Seconds the Python process may take to start and import before the calls' own limits. */
 const STARTUP_ALLOWANCE_S = 20;
-/** Variables the runtime must never see (as for runs): it knows nothing of our database or Redis. */
-const WITHHELD = ["DATABASE_URL", "REDIS_URL"];
 
 export type RewardTestPayload = z.output<typeof QUEUES.rewardTests.jobs.test>;
 
@@ -29,8 +28,7 @@ export function runRewardTest(
   runnerId: string,
   parentEnv: NodeJS.ProcessEnv = process.env,
 ): Promise<RewardTestResult> {
-  const env: NodeJS.ProcessEnv = { ...parentEnv, PYTHONUNBUFFERED: "1", CUDA_VISIBLE_DEVICES: "" };
-  for (const name of WITHHELD) delete env[name];
+  const env = runtimeEnv(parentEnv, { PYTHONUNBUFFERED: "1", CUDA_VISIBLE_DEVICES: "" }); // an allowlist, as for runs
   const budgetMs = (payload.reward.timeoutSeconds * (payload.calls.length + 1) + STARTUP_ALLOWANCE_S) * 1000;
   return new Promise((resolve, reject) => {
     const child = spawn(python, ["-m", "troupe.reward_test"], { cwd: tmpdir(), env, stdio: ["pipe", "pipe", "pipe"] });

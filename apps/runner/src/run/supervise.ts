@@ -5,6 +5,8 @@ import { takeControlRequest } from "../control/takeControlRequest";
 import { EventIngest, MAX_EVENT_LINE_CHARS } from "../ingest/eventIngest";
 import { LogSink, MAX_LOG_LINE_CHARS } from "../ingest/logSink";
 import { runtimeCommand } from "../process/runtimeCommand";
+import { forRunUser } from "../process/runAs";
+import { REPO_ROOT } from "../env";
 import { RuntimeProcess, type ChildExit } from "../process/runtimeProcess";
 import type { OutcomeFacts } from "./outcome";
 
@@ -98,7 +100,7 @@ export class RunSupervisor implements ActiveRun {
     let exit: ChildExit | null = null;
     if (!this.stopReason && !this.handOverRequested) {
       const child = RuntimeProcess.start(
-        runtimeCommand(ctx.env, { ...input, childEnv: ctx.childEnv }),
+        forRunUser(runtimeCommand(ctx.env, { ...input, childEnv: ctx.childEnv }), { workRoot: ctx.env.workDir, repoRoot: REPO_ROOT }), // runAs.ts
         {
           onEventLine: (line, truncated) => events.handleLine(line, truncated),
           onStdout: (line, truncated) => logs.write("stdout", line, truncated),

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import torch
 
 from ..api_actor import ApiActor
+from ..data_roots import checked_path
 from .api import ApiEngine
 from .base import RolloutEngine
 from .hf import HFEngine
@@ -45,8 +46,7 @@ def model_path(actor_spec: dict[str, Any], work_dir: Path) -> tuple[str, str | N
     """What vLLM loads at start-up: a folder or a Hugging Face id (and revision)."""
     source = actor_spec["model"]
     if source["source"] == "local":
-        folder = Path(source["path"])
-        return str(folder if folder.is_absolute() else work_dir / folder), None
+        return str(checked_path(source["path"], work_dir, f'actors.{actor_spec["name"]}.model.path', "a local model")), None
     if source["source"] == "huggingface":
         return source["id"], source.get("revision")
     raise ValueError(f'actor "{actor_spec["name"]}": vLLM loads a model folder or a Hugging Face id, not a {source["source"]} preset')

@@ -16,7 +16,8 @@ What holds inside (bubblewrap, see command.py): an unprivileged uid (no new user
 seccomp.py), no network namespace peers
 (not even loopback services), a private size-limited /tmp, only /usr, the interpreter and the
 paths given (read-only), its own /proc (no other process's environ), an environment of a few
-fixed variables, rlimits on memory/CPU/processes/files, and death with its parent. What the
+fixed variables, rlimits on memory/CPU/processes/files, one memory cgroup for the whole sandbox where
+the host can make one (memory_scope.py), and death with its parent. What the
 caller enforces: wall-clock deadlines and output caps (process.py). Treat everything a sandbox
 says as untrusted: validate it (python_rewards.py validates scores).
 

@@ -59,7 +59,9 @@ def sandbox_status() -> SandboxStatus:
     problem = _probe(bwrap)
     if problem:
         return SandboxStatus(ON, False, f"bubblewrap at {bwrap} cannot start a sandbox here: {problem}", bwrap)
-    return SandboxStatus(ON, True, f"user code runs under bubblewrap ({bwrap})", bwrap)
+    from .memory_scope import scope_status
+
+    return SandboxStatus(ON, True, f"user code runs under bubblewrap ({bwrap}); {scope_status()}", bwrap)
 
 
 @functools.lru_cache(maxsize=4)

@@ -10,8 +10,8 @@ from typing import Any, Mapping
 
 @dataclass(frozen=True)
 class Limits:
-    # Address space of each process (RLIMIT_AS). Per process, so a sandbox holds at most
-    # `processes` x `memory_mb`; use few processes where memory matters.
+    # Address space of each process (RLIMIT_AS), and the sum of the sandbox's memory where a cgroup can
+    # be made for it (memory_scope.py); where none can, a sandbox holds at most `processes` x `memory_mb`.
     memory_mb: int = 512
     # CPU time of each process (RLIMIT_CPU, SIGXCPU then SIGKILL).
     cpu_seconds: int = 60

@@ -24,6 +24,7 @@ from typing import Mapping, Sequence
 from .availability import OFF, configured_mode, bwrap_path
 from .command import child_env, python_executable, python_paths, release_uid, sandbox_argv, take_uid
 from .limits import Limits
+from .memory_scope import MemoryScope
 
 STDERR_TAIL_BYTES = 4096
 CHUNK = 65536
@@ -105,9 +106,10 @@ class Sandbox:
         uid, slot = take_uid() if os.geteuid() == 0 else (None, None)
         try:
             command, fds = sandbox_argv(bwrap, argv, self.limits, self.read_only, self.run_dir, self.env, uid, self.python)
+            scope = MemoryScope.create(self.limits.memory_mb * 1024 * 1024)  # the sandbox's sum (memory_scope.py)
             popen = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=fds,
-                env={"PATH": "/usr/bin:/bin"}, start_new_session=True, close_fds=True,
+                env={"PATH": "/usr/bin:/bin"}, start_new_session=True, close_fds=True, preexec_fn=scope.join if scope else None,
             )
         except BaseException:
             release_uid(slot)
@@ -115,7 +117,7 @@ class Sandbox:
         finally:
             for fd in locals().get("fds") or []:
                 os.close(fd)
-        return SandboxProcess(popen, self.limits, slot)
+        return SandboxProcess(popen, self.limits, slot, scope)
 
     def run(self, argv: Sequence[str], stdin: bytes = b"") -> CompletedRun:
         """Run a command to its end (or to a limit) and return its capped output."""
@@ -142,7 +144,7 @@ class Sandbox:
         return SandboxProcess(popen, limits, None)
 
 
-def _kill(popen: subprocess.Popen, slot: int | None) -> None:
+def _kill(popen: subprocess.Popen, slot: int | None, scope: MemoryScope | None = None) -> None:
     try:
         os.killpg(popen.pid, signal.SIGKILL)  # bwrap and its init (same group); the pid namespace goes with init
     except (ProcessLookupError, PermissionError):
@@ -159,13 +161,15 @@ def _kill(popen: subprocess.Popen, slot: int | None) -> None:
         except OSError:
             pass
     release_uid(slot)
+    if scope is not None:
+        scope.close()
 
 
 class SandboxProcess:
     """A started sandbox. Every read takes a deadline (time.monotonic()) and caps; a read that
     breaks a cap or a deadline kills the sandbox and raises a SandboxError saying which."""
 
-    def __init__(self, popen: subprocess.Popen, limits: Limits, slot: int | None):
+    def __init__(self, popen: subprocess.Popen, limits: Limits, slot: int | None, scope: MemoryScope | None = None):
         self.popen = popen
         self.pid = popen.pid
         self.limits = limits
@@ -174,7 +178,8 @@ class SandboxProcess:
         self._stdout_open = self._stderr_open = True
         for stream in (popen.stdin, popen.stdout, popen.stderr):
             os.set_blocking(stream.fileno(), False)  # type: ignore[union-attr]
-        self._finalizer = weakref.finalize(self, _kill, popen, slot)
+        self.scope = scope
+        self._finalizer = weakref.finalize(self, _kill, popen, slot, scope)
 
     @property
     def alive(self) -> bool:
