@@ -11,11 +11,17 @@ import { usePartEditor } from "../../designer/hooks/usePartEditor";
 import { useRunnerSupport } from "../../designer/hooks/useRunnerSupport";
 import { getAt, setAt, type SpecObject } from "../../designer/lib/specPath";
 import { CodeEditor, type CodeEditorMarker } from "../../editor/CodeEditor";
+import { JudgeRewardFields } from "./JudgeRewardFields";
 import { RewardArguments } from "./RewardArguments";
 import { RewardTestPanel, type TestMarker } from "./RewardTestPanel";
 import { COMPLETION_TEMPLATE, CONVERSATION_TEMPLATE } from "./rewardTemplates";
 
 const BLANK_REWARD: SpecObject = { name: "", source: { kind: "python", code: COMPLETION_TEMPLATE } };
+const REWARD_SOURCE_STARTERS = {
+  python: { kind: "python", code: COMPLETION_TEMPLATE },
+  builtin: { kind: "builtin", name: "exact_match" },
+  judge: { kind: "judge", actor: "", prompt: "Question: {{ prompt }}\nAnswer: {{ completion }}\nRate the answer from 0 to 10. Score:", parser: { kind: "number", min: 0, max: 10 } },
+} as const;
 const BUILTINS = ["letter_match", "exact_match", "length_penalty", "majority_vote", "debate_verdict"] as const;
 
 /** /designer/rewards: Python reward functions written in the browser, tested on a runner. */
@@ -82,10 +88,10 @@ export function RewardsPage() {
             />
             <SelectField
               label="Kind"
-              hint="python: your code, run out of process; builtin: one of Troupe's own."
-              value={kind as "python" | "builtin"}
-              options={["python", "builtin"] as const}
-              onChange={(v) => set("source")(v === "python" ? { kind: v, code: COMPLETION_TEMPLATE } : { kind: v, name: "exact_match" })}
+              hint="python: your code, run out of process; builtin: one of Troupe's own; judge: a frozen actor of the run scores the reply."
+              value={kind as "python" | "builtin" | "judge"}
+              options={["python", "builtin", "judge"] as const}
+              onChange={(v) => set("source")(REWARD_SOURCE_STARTERS[v])}
               error={err("source.kind")}
             />
             <NumberField label="Time limit (s)" hint="Per call; a call past it scores 0 and is logged." value={val("timeoutSeconds")} onChange={set("timeoutSeconds")} error={err("timeoutSeconds")} placeholder={10} />
@@ -93,7 +99,9 @@ export function RewardsPage() {
           </div>
         </fieldset>
 
-        {kind === "python" ? (
+        {kind === "judge" ? (
+          <JudgeRewardFields scope={scope} value={val} set={set} error={err} />
+        ) : kind === "python" ? (
           <div className="reward-layout">
             <div className="form-field">
               <span className="label">Code</span>
