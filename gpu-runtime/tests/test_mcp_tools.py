@@ -126,12 +126,14 @@ def test_an_mcp_tool_named_like_a_builtin_is_refused():
         assert info.value.field == "environments.tools.mcp" and "calculator" in str(info.value)
 
 
-def test_a_remote_mcp_server_must_be_loopback_or_listed_by_the_operator(monkeypatch):
-    monkeypatch.delenv("TROUPE_API_HOSTS", raising=False)
+def test_a_remote_mcp_server_must_be_on_the_operators_host_list(monkeypatch):
+    monkeypatch.setenv("TROUPE_API_HOSTS", "127.0.0.1")
     servers = [{"kind": "mcp", "url": "http://127.0.0.1:9000/mcp"}, {"kind": "mcp", "url": "https://tools.example.com/mcp"}]
     assert [f for f, _ in mcp_server_issues(servers, "environments.0.tools.mcp")] == ["environments.0.tools.mcp.1.url"]
-    monkeypatch.setenv("TROUPE_API_HOSTS", "tools.example.com")
+    monkeypatch.setenv("TROUPE_API_HOSTS", "127.0.0.1,tools.example.com")
     assert mcp_server_issues(servers, "environments.0.tools.mcp") == []
+    monkeypatch.delenv("TROUPE_API_HOSTS")
+    assert len(mcp_server_issues(servers, "environments.0.tools.mcp")) == 2  # nothing listed: nothing reachable
 
 
 @needs_sandbox

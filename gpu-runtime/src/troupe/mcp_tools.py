@@ -3,8 +3,8 @@
 The tool list comes from each server (`tools/list`), and every call goes through it (`tools/call`), with the
 official `mcp` SDK (`pip install 'troupe[mcp]'`). A local server (`command`) runs inside the run's sandbox
 (bubblewrap, no network, the run folder and this Python's packages read-only) through `troupe.sandbox.exec`; a
-remote one (`url`, streamable HTTP) is reached from the runtime, and only at loopback or a host the operator lists
-in TROUPE_API_HOSTS (comma-separated), as for API actors.
+remote one (`url`, streamable HTTP) is reached from the runtime, and only at a host the operator lists in
+TROUPE_API_HOSTS (host_policy.py), as for API actors.
 
 The SDK is asynchronous and the environment's turns are not: the sessions live on one event loop in a thread
 of their own, each server's session inside one task for its whole life (the SDK's task groups must be left by
@@ -24,9 +24,9 @@ from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlparse
 
 from .sandbox.command import python_executable
+from .host_policy import API_HOSTS_VAR, env_list, host_allowed
 from .spec import SpecError
 
-LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 START_TIMEOUT_S = 60.0
 RESULT_CHARS = 2000
 
@@ -40,21 +40,15 @@ def mcp_available() -> bool:
         return False
 
 
-def allowed_hosts() -> set[str]:
-    listed = {h.strip().lower() for h in os.environ.get("TROUPE_API_HOSTS", "").split(",") if h.strip()}
-    return listed | set(LOOPBACK_HOSTS)
-
-
 def mcp_server_issues(servers: Sequence[Mapping[str, Any]], path: str) -> list[tuple[str, str]]:
     """(field, message) for servers this host cannot reach: no SDK, or a url whose host the operator did not list."""
     out = []
     if servers and not mcp_available():
         out.append((path, "MCP tools need the mcp package on this host (pip install 'troupe[mcp]'); it is not installed here"))
     for i, server in enumerate(servers):
-        if "url" in server:
+        if "url" in server and not host_allowed(server["url"], env_list(API_HOSTS_VAR)):
             host = (urlparse(server["url"]).hostname or "").lower()
-            if host not in allowed_hosts():
-                out.append((f"{path}.{i}.url", f"host {host!r} is not loopback and not on the operator's TROUPE_API_HOSTS: ask the operator to add it"))
+            out.append((f"{path}.{i}.url", f"host {host} is not one a run may call from this runner: the operator lists hosts in {API_HOSTS_VAR} on the runner host"))
     return out
 
 

@@ -123,6 +123,13 @@ function reachOf(spec: unknown): Reach {
     const model = actor.model as Json | undefined;
     if (model?.source === "local" && typeof model.path === "string") out.paths.push({ path: `actors.${i}.model.path`, value: model.path, what: "a local model" });
   });
+  asList(doc.environments).forEach((env, i) => {
+    // MCP servers over HTTP are called from the runtime, as API actors are (environments[].tools.mcp).
+    const tools = env.tools as Json | undefined;
+    asList(tools?.mcp).forEach((server, j) => {
+      if (typeof server.url === "string") out.apiUrls.push({ path: `environments.${i}.tools.mcp.${j}.url`, url: server.url });
+    });
+  });
   asList(doc.datasets).forEach((dataset, i) => {
     const source = dataset.source as Json | undefined;
     if (source?.kind === "file" && typeof source.path === "string") out.paths.push({ path: `datasets.${i}.source.path`, value: source.path, what: "a file dataset" });

@@ -329,7 +329,7 @@ export const CodeEnvironmentSettings = z
  * A Model Context Protocol server whose tools the actor may call: its tool list comes from the server and every
  * call goes through it. `command`: a local server over stdio, started inside the run's sandbox (no network; it
  * sees the run folder and this Python's packages read-only). `url`: a server over streamable HTTP, reached from
- * the runtime (its host must be loopback or on the operator's TROUPE_API_HOSTS).
+ * the runtime (its host must be on the operator's TROUPE_API_HOSTS, as for API actors).
  */
 const mcpTimeout = z.number().positive().max(600).default(30);
 export const McpToolServer = z.union([

@@ -32,6 +32,12 @@ describe("host policy at launch", () => {
     expect(hostPolicyIssues(apiSpec("http://127.0.0.1:9999/v1", "X"), [])).toEqual([]); // none live: the runtime checks
   });
 
+  it("refuses an MCP server's url whose host no live runner lists (the runtime calls it, as an API actor)", () => {
+    const mcp = (url: string) => ({ actors: [], datasets: [], environments: [{ name: "t", kind: "tools", tools: { mcp: [{ kind: "mcp", command: ["python", "s.py"] }, { kind: "mcp", url }] } }] });
+    expect(hostPolicyIssues(mcp("http://evil.example:8000/mcp"), [open]).map((i) => i.path)).toEqual(["environments.0.tools.mcp.1.url"]);
+    expect(hostPolicyIssues(mcp("http://10.0.0.5:8000/mcp"), [open])).toEqual([]);
+  });
+
   it("refuses file datasets and local models outside the run folder and every data root", () => {
     const refused = (path: string) => hostPolicyIssues(fileSpec(path), [open]).map((i) => i.path);
     expect(refused("/etc/shadow")).toEqual(["datasets.0.source.path"]);
