@@ -1,3 +1,4 @@
+import { advisoryRouter } from "../../features/advisories/server/router";
 import { authRouter, userRouter } from "../../features/auth/server/router";
 import { datasetRouter } from "../../features/datasets/server/router";
 import { partsRouter } from "../../features/designer/server/partsRouter";
@@ -10,6 +11,7 @@ import { createCallerFactory, createTRPCRouter } from "./trpc";
 
 /** One router per domain, merged here. */
 export const appRouter = createTRPCRouter({
+  advisory: advisoryRouter,
   auth: authRouter,
   dataset: datasetRouter,
   experiment: experimentRouter,

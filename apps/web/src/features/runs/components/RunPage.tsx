@@ -4,6 +4,7 @@ import Link from "next/link";
 import dynamic from "next/dynamic";
 import { useCallback, useEffect, useState } from "react";
 import { errorMessage } from "../../../trpc/errors";
+import { AdvisoriesPanel } from "../../advisories/components/AdvisoriesPanel";
 import { useRunLive } from "../hooks/useRunLive";
 import { useRunViewParams } from "../hooks/useRunViewParams";
 import { RUN_TABS } from "../lib/runView";
@@ -88,6 +89,7 @@ export function RunPage({ runId, initialChartPoints = DEFAULT_CHART_POINTS }: { 
           <b>Cancelled:</b> {data.error}
         </div>
       )}
+      <AdvisoriesPanel runId={runId} live={!ended} />
       {historyError && <div className="form-error">Could not load chart history: {errorMessage(historyError)}</div>}
       <div className="tabs" role="tablist">
         {TABS.map((t) => (
