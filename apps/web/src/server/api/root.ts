@@ -6,6 +6,7 @@ import { experimentRouter } from "../../features/experiments/server/router";
 import { rewardRouter } from "../../features/rewards/server/router";
 import { runnerRouter } from "../../features/runners/server/router";
 import { runRouter } from "../../features/runs/server/router";
+import { timelineRouter } from "../../features/timeline/server/router";
 import { tokenRouter } from "../../features/tokens/server/router";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
@@ -19,6 +20,7 @@ export const appRouter = createTRPCRouter({
   reward: rewardRouter,
   run: runRouter,
   runner: runnerRouter,
+  timeline: timelineRouter,
   token: tokenRouter,
   user: userRouter,
 });

@@ -53,6 +53,7 @@ export const PROCEDURE_ROLES: Readonly<Record<string, Role>> = {
   "run.episodeSteps": "viewer",
   "advisory.ofRun": "viewer",
   "advisory.summaries": "viewer",
+  "timeline.ofRun": "viewer",
   "run.episodes": "viewer",
   "run.cancel": "editor",
   // removes an ended run's rows for good
