@@ -109,11 +109,19 @@ def test_zero_variance_groups_fire_when_most_groups_score_alike_and_cite_those_g
         return out
 
     advisories = only(play(30, healthy_metrics, make), "zero_variance_groups")
-    assert len(advisories) == 1
+    assert len(advisories) == 1 and advisories[0]["severity"] == "warning"
     ev = advisories[0]["evidence"]
     assert ev["values"]["zero_variance_share"] >= 0.5
     assert all(ref["group"] != 3 for ref in ev["episodes"])  # only the flat groups are cited
     assert {ref["step"] for ref in ev["episodes"]} <= set(range(ev["fromStep"], ev["toStep"] + 1))
+
+
+def test_zero_variance_groups_that_all_score_the_best_reward_are_info_the_task_is_learned():
+    rng = random.Random(4)
+    make = lambda step: [episode(step, g, s, "kkkk", 1.0 if step > 5 or s else 0.5, g) for g in range(4) for s in range(4)]
+    advisories = only(play(20, healthy_metrics, make), "zero_variance_groups")
+    assert [a["severity"] for a in advisories] == ["info"]
+    assert "looks learned" in advisories[0]["evidence"]["summary"]
 
 
 def test_zero_variance_groups_quiet_when_rewards_differ_within_groups():

@@ -132,14 +132,17 @@ class ZeroVarianceGroups:
         if share < settings.zero_variance_share:
             return None
         flat_reward = mean(g[0].reward for g in flat.values())
+        best = max(e.reward for g in groups.values() for e in g)
+        # Groups that all score the best reward seen: the task is learned for them (info, not a warning).
+        solved = all(abs(g[0].reward - best) <= 1e-9 for g in flat.values()) and best > 0
         first, last_step = recent[0].step, recent[-1].step
-        solved = " They all score the same reward" + (f" ({flat_reward:.3g} on average)." if flat else ".")
         return Finding(
-            severity="warning",
-            summary=f"Over {steps_label(first, last_step)}, {len(flat)} of {len(groups)} recorded GRPO groups ({share:.0%}) had every sample score the same reward, so their advantages are 0 and the update learns nothing from them.{solved}",
+            severity="info" if solved else "warning",
+            summary=f"Over {steps_label(first, last_step)}, {len(flat)} of {len(groups)} recorded GRPO groups ({share:.0%}) had every sample score the same reward, so their advantages are 0 and the update learns nothing from them. "
+            + (f"They all score the best reward seen ({best:.3g}): the task looks learned for them." if solved else f"Their reward: {flat_reward:.3g} on average."),
             from_step=first,
             to_step=last_step,
-            values={"zero_variance_share": share, "groups": float(len(groups)), "mean_reward_of_flat_groups": flat_reward},
+            values={"zero_variance_share": share, "groups": float(len(groups)), "mean_reward_of_flat_groups": flat_reward, "best_reward": best},
             episodes=tuple(g[0].ref() for g in flat.values()),
             hint=(
                 "Give the group room to differ: a larger algorithm.groupSize or sampling temperature, a graded reward "
