@@ -1,6 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { useEffect } from "react";
 import type { RunAdvisory } from "@troupe/contracts";
 import { formatMetric } from "../../../lib/format";
 import { useTRPC } from "../../../trpc/react";
@@ -14,6 +15,11 @@ import { ADVISORY_TITLES } from "../lib/labels";
 export function AdvisoriesPanel({ runId, live }: { runId: string; live: boolean }) {
   const trpc = useTRPC();
   const advisories = useQuery(trpc.advisory.ofRun.queryOptions({ runId }, { refetchInterval: live ? 5000 : false }));
+  // Once more when the run ends: what its last steps raised came after the last poll.
+  const { refetch } = advisories;
+  useEffect(() => {
+    if (!live) void refetch();
+  }, [live, refetch]);
   const items = advisories.data ?? [];
   if (items.length === 0) return null;
   return (

@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { formatBytes } from "../../../lib/format";
 import { useTRPC } from "../../../trpc/react";
 import { actorColour } from "../../runs/lib/specNames";
@@ -16,6 +16,11 @@ export function GpuTimelinePanel({ runId, actors, live }: { runId: string; actor
   const trpc = useTRPC();
   const [toStep, setToStep] = useState<number | undefined>(undefined);
   const timeline = useQuery(trpc.timeline.ofRun.queryOptions({ runId, ...(toStep !== undefined ? { toStep } : {}) }, { refetchInterval: live && toStep === undefined ? 5000 : false }));
+  // Once more when the run ends, so its last steps are drawn.
+  const { refetch } = timeline;
+  useEffect(() => {
+    if (!live) void refetch();
+  }, [live, refetch]);
   const data = timeline.data;
   if (!data || data.steps.length === 0) return null;
   const first = data.steps[0]!.step;
@@ -35,7 +40,8 @@ export function GpuTimelinePanel({ runId, actors, live }: { runId: string; actor
           latest
         </button>
       </div>
-      {data.devices.map((device) => {
+      {/* A device no model ever sat on and nothing moved to (host RSS readings on a GPU host) is left out. */}
+      {data.devices.filter((d) => data.steps.some((s) => (s.devices[d] ?? []).some((x) => x.resident.length > 0 || x.moves.length > 0))).map((device) => {
         const labels = [...new Set(data.steps.flatMap((s) => (s.devices[device] ?? []).map(slotLabel)))];
         return (
           <table className="table small" key={device} data-testid="timeline-device" data-device={device}>
