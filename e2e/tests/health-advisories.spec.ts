@@ -54,6 +54,12 @@ test("health advisories: shown on the run page with evidence, linked to the tran
   const steps = await page.getByTestId("transcript-group").evaluateAll((els) => els.map((e) => Number((e.getAttribute("data-group") ?? "").split("/")[0])));
   expect(steps.length).toBeGreaterThan(0);
   for (const s of steps) expect(s >= Number(from) && s <= Number(to), `step ${s} in ${from}-${to}`).toBe(true);
+  // Agents x turns: each turn of the open transcript carries its index and its speaker's reward and advantage.
+  await page.getByTestId("transcript-row").first().click();
+  const answer = page.locator('[data-testid="transcript-turn"][data-role="assistant"]').first();
+  await expect(answer.getByTestId("turn-index")).toHaveText("turn 0");
+  await expect(answer.getByTestId("turn-reward")).toHaveText(/^reward -?[\d.e+-]+$/);
+  await expect(answer.getByTestId("turn-advantage")).toHaveText(/^adv -?[\d.e+-]+$/);
   await shot(page, "advisory-transcripts");
 
   // The runs table: a badge with the count and the worst severity.

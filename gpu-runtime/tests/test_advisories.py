@@ -299,3 +299,23 @@ def test_collapse_fires_on_the_recorded_multi_agent_demo_run(events_validator):
     assert first["evidence"]["values"]["prompts_with_that_char"] >= 0.6
     cited = {(r["step"], r["group"]) for r in first["evidence"]["episodes"]}
     assert cited and cited <= {(s, g) for s, eps in episodes.items() for g in {e["group"] for e in eps}}
+
+
+def test_each_actor_is_judged_on_its_own_turn_rewards_in_a_conversation():
+    """Two trained actors: the episode's reward is their mean, but each turn carries its speaker's own. Bob's
+    own rewards are flat (zero-variance groups); Alice's differ; the mean would hide both."""
+    rng = random.Random(9)
+
+    def make(step: int) -> list[dict]:
+        out = []
+        for g in range(2):
+            for s in range(4):
+                a = rng.random()
+                e = episode(step, g, s, random_text(rng), (a + 0.0) / 2, g, actor="alice")
+                e["messages"][-1]["reward"] = a
+                e["messages"].append({"actor": "bob", "role": "assistant", "content": random_text(rng), "trained": True, "turn": 1, "reward": 0.0})
+                out.append(e)
+        return out
+
+    advisories = only(play(10, None, make), "zero_variance_groups")
+    assert [a["actor"] for a in advisories] == ["bob"]

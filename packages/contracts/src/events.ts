@@ -77,6 +77,11 @@ export const EpisodeMessage = z
     content: z.string(),
     /** True when the actor was trained on these tokens (its own completion). */
     trained: z.boolean(),
+    /** The turn's index in the conversation (0 = the first turn after the prompt): its round-spec position. */
+    turn: z.number().int().min(0).optional(),
+    /** The speaker's reward and advantage for this episode, on each of its turns (an actor's turns share them). */
+    reward: z.number().optional(),
+    advantage: z.number().optional(),
   })
   .strict();
 

@@ -104,14 +104,17 @@ class Advisor:
 def episode_views(event: dict[str, Any]) -> dict[str, EpisodeView]:
     """Each trained actor's part of an `episode` event: its own completions in it."""
     said: dict[str, list[str]] = defaultdict(list)
+    own_reward: dict[str, float] = {}
     prompt = next((m["content"] for m in event["messages"] if m["role"] == "user"), "")
     for m in event["messages"]:
         if m["role"] == "assistant" and m["trained"]:
             said[m["actor"]].append(m["content"])
+            if "reward" in m:  # the speaker's own reward (several trained actors: the episode's is their mean)
+                own_reward[m["actor"]] = float(m["reward"])
     return {
         actor: EpisodeView(
             step=event["step"], environment=event["environment"], group=event["group"], sample=event["sample"],
-            reward=float(event["reward"]), datasetRow=event.get("datasetRow"), completions=tuple(texts), prompt=prompt,
+            reward=own_reward.get(actor, float(event["reward"])), datasetRow=event.get("datasetRow"), completions=tuple(texts), prompt=prompt,
         )
         for actor, texts in said.items()
     }
