@@ -146,6 +146,15 @@ def test_entropy_collapse_fires_and_cites_baseline_and_current():
     assert advisories[0]["step"] <= 25
 
 
+def test_entropy_collapse_while_the_reward_climbs_is_info_convergence_and_a_warning_when_it_stalls():
+    entropy = lambda s: 2.0 if s <= 20 else 0.01  # noqa: E731
+    climbing = lambda s: {**healthy_metrics(s), "entropy": entropy(s), "reward/mean": s / 40}  # noqa: E731
+    stalled = lambda s: {**healthy_metrics(s), "entropy": entropy(s), "reward/mean": 0.5 if s <= 10 else 0.2}  # noqa: E731
+    up = only(play(40, climbing), "entropy_collapse")
+    assert [a["severity"] for a in up] == ["info"] and "likely convergence" in up[0]["evidence"]["summary"]
+    assert [a["severity"] for a in only(play(40, stalled), "entropy_collapse")] == ["warning"]
+
+
 def test_entropy_collapse_quiet_on_a_slow_healthy_decline():
     assert only(play(60, with_metric("entropy", lambda s: 2.0 - 0.01 * s)), "entropy_collapse") == []
 

@@ -31,18 +31,39 @@ class EntropyCollapse:
         if not (cur <= settings.entropy_floor or (base > 0 and cur <= settings.entropy_ratio * base)):
             return None
         first, last_step = recent[0][0], recent[-1][0]
+        converging, reward = _reward_best_so_far(history, settings.window)
+        summary = (
+            f"Mean token entropy fell to {cur:.4f} nats over {steps_label(first, last_step)}, from {base:.4f} over {steps_label(baseline[0][0], baseline[-1][0])} ({cur / base:.0%} of it)."
+            if base > 0
+            else f"Mean token entropy is {cur:.4f} nats over {steps_label(first, last_step)}."
+        )
+        if converging:
+            summary += f" Its reward is still climbing ({reward:.3g}): likely convergence on what is rewarded."
         return Finding(
-            severity="warning",
-            summary=f"Mean token entropy fell to {cur:.4f} nats over {steps_label(first, last_step)}, from {base:.4f} over {steps_label(baseline[0][0], baseline[-1][0])} ({cur / base:.0%} of it)." if base > 0 else f"Mean token entropy is {cur:.4f} nats over {steps_label(first, last_step)}.",
+            # Entropy falling while the reward climbs is a policy settling on its answer (info); while the reward
+            # stalls or falls, it is exploration lost (warning).
+            severity="info" if converging else "warning",
+            summary=summary,
             from_step=first,
             to_step=last_step,
-            values={"entropy": cur, "baseline_entropy": base},
+            values={"entropy": cur, "baseline_entropy": base, **({"reward": reward} if reward is not None else {})},
             episodes=_group_refs([r for r in history if first <= r.step <= last_step]),
             hint=(
                 "The policy stopped exploring. Try an entropy bonus (algorithm.entropyCoef), a higher clipEpsHigh "
                 "(DAPO's clip-higher), a lower learningRate, or a higher sampling temperature."
             ),
         )
+
+
+def _reward_best_so_far(history: Sequence[StepRecord], window: int) -> tuple[bool, float | None]:
+    """Whether the reward is climbing: the last window's mean reward/mean is above the first window's and not
+    below the two windows before it (noise of single steps aside); and that mean."""
+    points = [v for _, v in series(history, "reward/mean")]
+    if len(points) < 3 * window:
+        return False, None
+    recent = mean(points[-window:])
+    before = mean(points[-3 * window : -window])
+    return recent > mean(points[:window]) and recent >= before - 0.01, recent
 
 
 @register("kl_blowup")
