@@ -52,7 +52,7 @@ export const MULTI_AGENT_DEMO_SPEC_INPUT: RunSpecInput = {
   specVersion: SPEC_VERSION,
   name: "Alice tells Bob a secret (multi-agent relay demo)",
   description:
-    "Only `alice` sees the secret letter (her system prompt reads `secret kkkkkkkk`); `bob` sees the prompt `relay:` and Alice's message, under the round spec `alice -> bob`. Each is rewarded by the share of its own answer equal to the secret, so Bob can only score by repeating what Alice said. What to look for: in Transcripts, Alice's turn comes to say the secret (her reward/mean passes 0.8 within about 60 steps), then Bob's turn copies hers (his reward/mean climbs after hers, well above the 1/8 a Bob who ignores Alice could average); no health advisory says collapse.",
+    "Only `alice` sees the secret letter (her system prompt reads `secret kkkkkkkk`); `bob` sees the prompt `relay:` and Alice's message, under the round spec `alice -> bob`. Each is rewarded by the share of its own answer equal to the secret, so Bob can only score by repeating what Alice said. What to look for: in Transcripts, Alice's turn comes to say the secret (her reward/mean passes 0.9 by about step 60), then Bob's turn copies hers (his reward/mean climbs after hers, past 0.6 by about step 100 and near 1 by the end, far above the 1/8 a Bob who ignores Alice could average); no health advisory says collapse.",
   seed: 1234,
   actors: [
     {
@@ -87,7 +87,9 @@ export const MULTI_AGENT_DEMO_SPEC_INPUT: RunSpecInput = {
       rewards: [{ reward: "letter_match", weight: 1 }],
     },
   ],
-  algorithm: { name: "grpo", groupSize: 8 },
+  // An entropy bonus keeps both tiny models exploring: without it Bob settled deterministically on half the
+  // letters (0.48 after 150 steps); with 0.05 he learns them all (0.98), measured at seed 1234.
+  algorithm: { name: "grpo", groupSize: 8, entropyCoef: 0.05 },
   trainer: { steps: 150, promptsPerStep: 8, episodesPerStep: 8, device: "cpu", cpuThreads: 1 },
   tags: ["demo", "multi-agent"],
 };
