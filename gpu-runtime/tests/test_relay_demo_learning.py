@@ -23,7 +23,7 @@ from troupe import EventWriter, run_spec
 PROMPT_BLIND_BEST = 1 / 8
 MIN_RISE = 0.15
 WINDOW = 20
-# Measured at seed 1234 on the 2-core CPU host (~9 min there under heavy load), 10-step means of reward/mean:
+# Measured at seed 1234 on the 2-core CPU host (this test: 217 s with the load average at ~17), 10-step means of reward/mean:
 #   alice 0.05 0.12 0.30 0.50 0.79 0.91 0.98 0.99 0.99 1.00 1.00 1.00 1.00 1.00 1.00  (first 20: 0.087, last 20: 0.998)
 #   bob   0.02 0.04 0.07 0.07 0.11 0.11 0.10 0.22 0.37 0.62 0.75 0.87 0.96 0.98 0.99  (first 20: 0.033, last 20: 0.984)
 # and in the last 20 steps' transcripts Bob's most common character was the secret in 160 of 160. Without the
