@@ -328,3 +328,25 @@ def test_each_actor_is_judged_on_its_own_turn_rewards_in_a_conversation():
 
     advisories = only(play(10, None, make), "zero_variance_groups")
     assert [a["actor"] for a in advisories] == ["bob"]
+
+
+def test_a_failing_detector_is_switched_off_with_a_warning_and_training_goes_on():
+    from troupe.advisories.registry import DETECTORS, register
+
+    @register("broken_for_test")
+    class Broken:
+        def check(self, history, settings):
+            raise ZeroDivisionError("boom")
+
+    try:
+        events = EventWriter(keep=True)
+        advisor = Advisor(detectors=["broken_for_test", "non_finite"])
+        events.watch(advisor)
+        for step in (1, 2, 3):
+            events.metric(step, {"loss": math.nan if step == 3 else 0.1}, actor="a")
+            advisor.report(events, step)
+        warnings = [e["message"] for e in events.events if e["type"] == "log" and "broken_for_test" in e["message"]]
+        assert warnings == ["health advisory 'broken_for_test' failed at step 1 and is off for the rest of the run: ZeroDivisionError: boom"]
+        assert [e["kind"] for e in events.events if e["type"] == "advisory"] == ["non_finite"]  # the others still run
+    finally:
+        DETECTORS.pop("broken_for_test")

@@ -37,6 +37,8 @@ class Advisor:
         self._episodes: dict[str, dict[int, list[EpisodeView]]] = defaultdict(lambda: defaultdict(list))
         self._active: set[tuple[str, str]] = set()
         self._quiet: dict[tuple[str, str], int] = defaultdict(int)
+        #: Detectors that raised, with the error: switched off for the rest of the run (reported once).
+        self.failed: dict[str, str] = {}
 
     @classmethod
     def for_spec(cls, spec: dict[str, Any]) -> "Advisor":
@@ -73,7 +75,13 @@ class Advisor:
             history.append(StepRecord(step, dict(metrics), tuple(sorted(bad)), tuple(episodes)))
             self._trim(history)
             for detector in self.detectors:
-                finding = detector.check(history, self.settings)
+                if detector.kind in self.failed:
+                    continue
+                try:
+                    finding = detector.check(history, self.settings)
+                except Exception as e:  # a health check must never end the training it watches
+                    self.failed[detector.kind] = f"{type(e).__name__}: {e}"
+                    continue
                 key = (actor, detector.kind)
                 if finding is None:
                     # Hysteresis: a condition ends after a whole window without it, so one that flickers
@@ -90,7 +98,11 @@ class Advisor:
 
     def report(self, events: EventWriter, step: int) -> None:
         """The training loop's hook: close the step and emit what started at it."""
-        for actor, kind, finding in self.close_step(step):
+        already = set(self.failed)
+        found = self.close_step(step)
+        for kind in sorted(set(self.failed) - already):
+            events.log("warning", f"health advisory {kind!r} failed at step {step} and is off for the rest of the run: {self.failed[kind]}")
+        for actor, kind, finding in found:
             events.advisory(step=step, kind=kind, severity=finding.severity, evidence=finding.evidence(), hint=finding.hint, actor=actor)
 
     def _trim(self, history: list[StepRecord]) -> None:
