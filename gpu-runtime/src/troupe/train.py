@@ -44,6 +44,7 @@ from .control import RunControl
 from .boundary import step_boundary
 from .transcripts import emit_episodes
 from .advisories import Advisor
+from .turn_metrics import turn_metrics
 from .system import memory_readings, reset_memory_peaks, resolve_device, seed_everything, set_cpu_threads
 from .evaluation import evaluate
 from .learners import family
@@ -528,6 +529,7 @@ def run_loop(
                 values[f"reward/{reward_name}/std"] = float(np.std(per_sample))
             values.update(update)
             values.update(environment_metrics(conversations, name))  # e.g. tools/calls (acting environments)
+            values.update(turn_metrics(conversations, name))  # per turn index of its conversations (turn_metrics.py)
             values["step_time_s"] = last_step_seconds
             events.metric(step, values, actor=name)
         trained_names = {name for name, a in actors.items() if a.trainable}
