@@ -122,3 +122,41 @@ def test_bad_settings_are_refused_with_the_field():
     with pytest.raises(SpecError):
         GameEnvironment.from_spec(spec, 2)
     assert "only for opponent" in dict(game_issues({"name": "g", "actors": ["a", "b"], "game": {"opponent": "actors", "actorPlays": "second"}}, 0))["environments.0.game.actorPlays"]
+
+
+def test_win_draw_loss_and_forfeit_rates_per_actor():
+    """Agents x turns (issue 31): each player's share of games won, drawn, lost (forfeits included), forfeited
+    and left unfinished, named per actor so the run reports each under its own actor."""
+    from types import SimpleNamespace
+
+    from troupe.acting import environment_metrics
+
+    duel = env({"name": "tic_tac_toe", "opponent": "actors"}, actors=("a", "b"))
+    games = []
+    # a wins: X takes the top row (1, 2, 3) while O plays 4, 5.
+    won = episode()
+    duel.reset(won)
+    for who, move in [("a", 1), ("b", 4), ("a", 2), ("b", 5), ("a", 3)]:
+        duel.step(won, Message(who, str(move), [], []))
+    games.append(won)
+    # b forfeits with an unreadable move.
+    forfeited = episode(1)
+    duel.reset(forfeited)
+    duel.step(forfeited, Message("a", "5", [], []))
+    duel.step(forfeited, Message("b", "pass", [], []))
+    games.append(forfeited)
+    # Cut off after one move: unfinished.
+    cut = episode(2)
+    duel.reset(cut)
+    duel.step(cut, Message("a", "5", [], []))
+    games.append(cut)
+    m = duel.metrics(games)
+    assert m["game/a/win"] == pytest.approx(2 / 3) and m["game/a/loss"] == 0 and m["game/a/unfinished"] == pytest.approx(1 / 3)
+    assert m["game/b/loss"] == pytest.approx(2 / 3) and m["game/b/forfeit"] == pytest.approx(1 / 3) and m["game/b/win"] == 0
+    # Reported per actor under plain names (acting.py), each actor its own.
+    from troupe.acting import ActingEnvironment
+
+    acting = ActingEnvironment(0, {"name": "duel"}, None, ["a", "b"], [], None, None, impl=duel)  # type: ignore[arg-type]
+    conv = SimpleNamespace(env=acting, episodes=games)
+    assert environment_metrics([conv], "b")["game/forfeit"] == pytest.approx(1 / 3)
+    assert environment_metrics([conv], "a")["game/win"] == pytest.approx(2 / 3)

@@ -78,6 +78,13 @@ def test_self_play_two_actors_each_trained_on_its_own_moves(tmp_path):
             assert sorted([red, yellow]) == [-1.0, 0.0]  # the offender -1, its opponent 0
         elif last.endswith("wins"):
             assert red == -yellow != 0
+    # Each player's outcome rates (issue 31), reported under its own actor: one's wins are the other's losses.
+    rates = {(e["actor"], e["step"]): e["values"] for e in result.events if e["type"] == "metric" and "game/win" in e["values"]}
+    assert {a for a, _ in rates} == {"red", "yellow"}
+    for step in (1, 2):
+        red, yellow = rates[("red", step)], rates[("yellow", step)]
+        assert sum(red[f"game/{k}"] for k in ("win", "draw", "loss", "unfinished")) == pytest.approx(1)
+        assert (red["game/win"], red["game/loss"], red["game/draw"]) == pytest.approx((yellow["game/loss"], yellow["game/win"], yellow["game/draw"]))
 
 
 @pytest.mark.slow

@@ -79,3 +79,16 @@ def test_groups_are_taken_round_robin_across_environments_and_conversations():
     assert [e["reward"] for e in chat] == [0.0, 1.0, 2.0]
     assert [e["advantage"] for e in chat] == [-0.5, 0.5, 1.5]
     assert chat[0]["messages"][0]["role"] == "user" and chat[0]["messages"][0]["actor"] == "topics"
+
+
+def test_each_turn_carries_its_index_and_its_speakers_reward_and_advantage(events_validator):
+    """Agents x turns (issue 31): a conversation's turns are numbered in order, each with its speaker's
+    reward and advantage (the other actor, untrained here, has none); a single-turn answer is turn 0."""
+    events = emitted([single_turn_part("echo", 1, 2, [1.0, 0.0])], [conversation_part("chat", 1, 2)], 2, 4)
+    for e in events:
+        assert not list(events_validator.iter_errors(e))
+    echo = [e for e in events if e["environment"] == "echo"]
+    assert [(m["turn"], m["reward"], m["advantage"]) for e in echo for m in e["messages"] if m["role"] == "assistant"] == [(0, 1.0, 0.5), (0, 0.0, -0.5)]
+    chat = [e for e in events if e["environment"] == "chat"][1]
+    turns = [m for m in chat["messages"] if m["role"] == "assistant"]
+    assert [(m["actor"], m["turn"], m.get("reward"), m.get("advantage")) for m in turns] == [("alice", 0, 1.0, 0.5), ("bob", 1, None, None)]

@@ -80,4 +80,12 @@ describe("metric groups", () => {
     expect(groups.map((g) => g.title)).toEqual(["Reward", "Policy", "Tools"]);
     expect(groups[2]!.names).toEqual(["tools/success_rate", "tools/calls", "tools/errors", "tools/answer_rate"]);
   });
+
+  it("gives games' outcome rates and the per-turn metrics sections of their own (issue 31)", () => {
+    const names = ["reward/mean", "turns/1/tokens", "game/win", "turns/0/share", "game/loss"];
+    const groups = Object.fromEntries(groupMetrics(names).map((g) => [g.title, g.names]));
+    expect(groups.Games?.sort()).toEqual(["game/loss", "game/win"]);
+    expect(groups.Turns?.sort()).toEqual(["turns/0/share", "turns/1/tokens"]);
+    expect(groups.Other ?? []).toEqual([]);
+  });
 });

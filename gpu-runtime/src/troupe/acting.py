@@ -129,11 +129,17 @@ class ActingEnvironment(CollaborativeEnvironment):
 
 def environment_metrics(conversations: Sequence[Any], actor: str) -> dict[str, float]:
     """The `metrics` of every acting environment `actor` played in this step (their mean where two
-    environments report the same name)."""
+    environments report the same name). A name `<area>/<an actor of the environment>/<what>` is that
+    actor's own: reported for it alone, as `<area>/<what>` (e.g. each player's win rate in a game)."""
     reported: dict[str, list[float]] = {}
     for conv in conversations:
         if isinstance(conv.env, ActingEnvironment) and actor in conv.env.actors:
             for name, value in conv.env.impl.metrics(conv.episodes).items():
+                parts = name.split("/")
+                if len(parts) == 3 and parts[1] in conv.env.actors:
+                    if parts[1] != actor:
+                        continue
+                    name = f"{parts[0]}/{parts[2]}"
                 reported.setdefault(name, []).append(float(value))
     return {name: sum(values) / len(values) for name, values in reported.items()}
 

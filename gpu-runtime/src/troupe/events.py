@@ -11,7 +11,7 @@ import json
 import math
 import sys
 import time
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Protocol, TextIO
 
 # Limits from packages/contracts/src/events.ts; longer text is cut (keeping the end of tracebacks).
 _MAX_STATUS_MESSAGE = 10_000
@@ -27,6 +27,16 @@ def _cut(text: str, limit: int, keep_end: bool = False) -> str:
     marker = "…[cut]…"
     room = limit - len(marker)
     return marker + text[-room:] if keep_end else text[:room] + marker
+
+
+class EventWatcher(Protocol):
+    """Sees every event as it is written (the health advisories watch metrics and episodes this way)."""
+
+    def seen(self, event: dict[str, Any]) -> None: ...
+
+    def non_finite(self, step: int, actor: str | None, names: list[str]) -> None:
+        """Metric names whose values were NaN/inf at a step (dropped from the event itself)."""
+        ...
 
 
 class EventWriter:
@@ -47,12 +57,16 @@ class EventWriter:
         self.echo = echo
         self._warned_nonfinite: set[str] = set()
         self.terminal_written = False
-        # Called with every event written or relayed (trackers/: W&B, TensorBoard mirrors).
-        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        # See every event written or relayed: the health advisories (advisories/), the trackers (trackers/).
+        self.watchers: list[EventWatcher] = []
+
+    def watch(self, watcher: EventWatcher) -> None:
+        self.watchers.append(watcher)
 
     def notify(self, event: dict[str, Any]) -> None:
-        for listener in list(self.listeners):
-            listener(event)
+        """Hands an event to every watcher (also one a supervisor relays from rank 0, launch/ranks.py)."""
+        for watcher in list(self.watchers):
+            watcher.seen(event)
 
     def emit(self, type_: str, **fields: Any) -> dict[str, Any]:
         if self.terminal_written:
@@ -78,14 +92,19 @@ class EventWriter:
         return event
 
     def metric(self, step: int, values: dict[str, float], actor: str | None = None) -> dict[str, Any] | None:
-        clean = {}
+        clean, dropped = {}, []
         for name, value in values.items():
             v = float(value)
             if math.isfinite(v):
                 clean[name] = v
-            elif name not in self._warned_nonfinite:
+                continue
+            dropped.append(name)
+            if name not in self._warned_nonfinite:
                 self._warned_nonfinite.add(name)
                 self.log("warning", f"metric {name} was {v} at step {step}; non-finite values are not reported")
+        if dropped:
+            for watcher in self.watchers:
+                watcher.non_finite(step, actor, dropped)
         return self.emit("metric", step=step, actor=actor, values=clean)
 
     def memory(self, step: int, phase: str, device: str, actor: str | None = None, **byte_counts: float) -> dict[str, Any]:
@@ -113,6 +132,16 @@ class EventWriter:
         return self.emit(
             "offload", step=step, actor=actor_name(actor), direction=direction, parts=parts, phase=phase, bytes=int(bytes), seconds=round(float(seconds), 6),
             gbPerSecond=round(bytes / seconds / 1e9, 3) if seconds > 0 else None,
+        )
+
+    def advisory(
+        self, step: int, kind: str, severity: str, evidence: dict[str, Any], hint: str, actor: str | None = None
+    ) -> dict[str, Any]:
+        """A health advisory (troupe/advisories): a condition a researcher would want to know about, with
+        the numbers, steps and transcripts that show it, and what to try."""
+        return self.emit(
+            "advisory", step=step, actor=actor_name(actor) if actor else None, kind=kind, severity=severity,
+            evidence=evidence, hint=_cut(hint, 2000),
         )
 
     def error(self, message: str, field: str | None = None, traceback: str | None = None) -> dict[str, Any]:

@@ -44,6 +44,8 @@ from .async_rollout import RolloutProducer, load_in_flight
 from .control import RunControl
 from .boundary import step_boundary
 from .transcripts import emit_episodes
+from .advisories import Advisor
+from .turn_metrics import turn_metrics
 from .system import memory_readings, reset_memory_peaks, resolve_device, seed_everything, set_cpu_threads
 from .evaluation import evaluate
 from .learners import family
@@ -253,6 +255,7 @@ def run_loop(
         events.log("info", f"resumed from {resume_from} (step {done} of {total_steps}): next step {done + 1}")
         first_step = done + 1
     report_memory(events, first_step - 1, "setup", device)
+    events.watch(advisor := Advisor.for_spec(spec))  # health advisories from the run's own events (advisories/)
     # algorithm.async: a producer process (async_process.py) or thread (async_rollout.py) samples the next
     # batches while this one trains.
     producer: RolloutProducer | ProcessRolloutProducer | None = None
@@ -537,6 +540,7 @@ def run_loop(
                 values[f"reward/{reward_name}/std"] = float(np.std(per_sample))
             values.update(update)
             values.update(environment_metrics(conversations, name))  # e.g. tools/calls (acting environments)
+            values.update(turn_metrics(conversations, name))  # per turn index of its conversations (turn_metrics.py)
             values["step_time_s"] = last_step_seconds
             values["time/offload_s"] = residency.moved_seconds - offload_mark
             events.metric(step, values, actor=name)
@@ -547,6 +551,7 @@ def run_loop(
         if trainer["evalEvery"] > 0 and (step % trainer["evalEvery"] == 0 or step == total_steps):
             with producer.quiesce() if producer is not None else contextlib.nullcontext():  # eval draws from the shared RNG
                 run_eval(step)
+        advisor.report(events, step)
 
         # -------------------------------------------------------------- checkpoint
         every = trainer["checkpointEvery"]

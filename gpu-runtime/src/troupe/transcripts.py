@@ -66,7 +66,9 @@ def single_turn_episode(part: "EnvRollout", g: int, s: int, group_size: int) -> 
     if prompt.system:
         messages.append({"actor": part.env.actor, "role": "system", "content": prompt.system, "trained": False})
     messages.append({"actor": part.env.dataset.name, "role": "user", "content": prompt.user, "trained": False})
-    messages.append({"actor": part.env.actor, "role": "assistant", "content": part.rollout.texts[k], "trained": True})
+    messages.append(
+        {"actor": part.env.actor, "role": "assistant", "content": part.rollout.texts[k], "trained": True, "turn": 0, "reward": part.rewards[k], "advantage": part.advantages[k]}
+    )
     return dict(
         environment=part.env.name,
         group=g,
@@ -85,11 +87,18 @@ def conversation_episode(conv: "ConversationPart", episode: Episode, trained_nam
     messages = [{"actor": a, "role": "system", "content": text, "trained": False} for a, text in episode.systems.items()]
     if episode.user:
         messages.append({"actor": conv.env.dataset.name, "role": "user", "content": episode.user, "trained": False})
-    for m in episode.messages:
+    # Each turn carries its index in the conversation (the round spec's position) and its speaker's reward
+    # and advantage for the episode, so a reader sees per turn who was rewarded for what.
+    for turn, m in enumerate(episode.messages):
         if m.role == "environment":  # the environment speaking: context, never trained on
-            messages.append({"actor": m.actor, "role": "environment", "content": m.text, "trained": False})
-        else:
-            messages.append({"actor": m.actor, "role": "assistant", "content": m.text, "trained": m.actor in trained_names})
+            messages.append({"actor": m.actor, "role": "environment", "content": m.text, "trained": False, "turn": turn})
+            continue
+        message: dict[str, Any] = {"actor": m.actor, "role": "assistant", "content": m.text, "trained": m.actor in trained_names, "turn": turn}
+        if m.actor in episode.rewards:
+            message["reward"] = float(episode.rewards[m.actor])
+        if m.actor in episode.advantages:
+            message["advantage"] = float(episode.advantages[m.actor])
+        messages.append(message)
     trained = [a for a in conv.env.actors if a in trained_names] or conv.env.actors
     if len(trained) == 1:
         components = episode.components[trained[0]]

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { ADVISORY_SEVERITIES, type AdvisorySeverity } from "@troupe/contracts";
 import { CliError } from "./exitCodes";
 import { parseThreshold, type Threshold } from "./thresholds";
 
@@ -7,9 +8,13 @@ export const USAGE = `usage: troupe <command> [options]
 commands:
   run SPEC.yaml|SPEC.json [--wait] [--fail-below METRIC=VALUE ...] [--fail-above METRIC=VALUE ...]
                 [--actor NAME] [--metrics-out FILE.csv] [--timeout SECONDS] [--idempotency-key KEY]
-                [--tag TAG ...] [--priority N] [--experiment ID]
+                [--tag TAG ...] [--priority N] [--experiment ID] [--fail-on-advisory[=SEVERITY]]
       Launch a run. Prints its id. With --wait, waits for the end, writes the metrics CSV, checks thresholds
       against each metric's final value (METRIC may use _ for /, e.g. reward_mean).
+  wait RUN_ID [--timeout SECONDS] [--fail-on-advisory[=SEVERITY]]
+                              Wait for a run to end; exit 2 unless it succeeded.
+      --fail-on-advisory: also exit 4 when the run raised a health advisory (collapse, KL blow-up, NaN, ...)
+      of at least SEVERITY (info, warning or critical; bare: warning); each is printed with its evidence.
   runs [--status S] [--tag T] [--experiment ID] [--limit N] [--json]
                               Recent runs, newest first: id, name, status, step, latest reward.
   status RUN_ID [--json]      Status, progress and latest reward of a run.
@@ -34,7 +39,7 @@ common options:
   --help
 
 exit codes: 0 ok; 1 a threshold was missed; 2 the run failed, was cancelled or stopped, or --timeout passed;
-            3 usage, connection, token or request error.`;
+            3 usage, connection, token or request error; 4 a health advisory (--fail-on-advisory).`;
 
 export interface Common {
   url: string;
@@ -56,7 +61,9 @@ export type Command =
       tags: string[];
       priority?: number;
       experimentId?: string;
+      failOnAdvisory?: AdvisorySeverity;
     }
+  | { name: "wait"; common: Common; runId: string; timeoutSeconds?: number; failOnAdvisory?: AdvisorySeverity }
   | { name: "runs"; common: Common; status?: string; tag?: string; experimentId?: string; limit?: number; json: boolean }
   | { name: "status"; common: Common; runId: string; json: boolean }
   | { name: "delete"; common: Common; runId: string }
@@ -105,8 +112,19 @@ function onePositional(positionals: string[], command: string, what: string): st
   return positionals[0]!;
 }
 
+/** `--fail-on-advisory` alone means `--fail-on-advisory=warning` (parseArgs has no optional values). */
+const BARE_ADVISORY_FLAG = "--fail-on-advisory";
+
+function advisoryFloor(raw: string | undefined): AdvisorySeverity | undefined {
+  if (raw === undefined) return undefined;
+  const found = ADVISORY_SEVERITIES.find((s) => s === raw);
+  if (!found) throw new CliError(`--fail-on-advisory "${raw}": must be one of ${ADVISORY_SEVERITIES.join(", ")}`);
+  return found;
+}
+
 export function parseCommand(argv: string[], env: Record<string, string | undefined>): Command {
-  const [name, ...rest] = argv;
+  const [name, ...given] = argv;
+  const rest = given.map((a) => (a === BARE_ADVISORY_FLAG ? `${BARE_ADVISORY_FLAG}=warning` : a));
   if (name === undefined || name === "--help" || name === "-h" || name === "help") return { name: "help" };
   const parse = <O extends Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }>>(options: O) => {
     try {
@@ -128,6 +146,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
         tag: { type: "string", multiple: true },
         priority: { type: "string" },
         experiment: { type: "string" },
+        "fail-on-advisory": { type: "string" },
       });
       if (values.help) return { name: "help" };
       const specPath = onePositional(positionals, "run", "the spec file (troupe run spec.yaml)");
@@ -136,8 +155,8 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
         ...((values["fail-above"] as string[] | undefined) ?? []).map((t) => parseThreshold(t, "above")),
       ];
       const wait = Boolean(values.wait);
-      if (!wait && (thresholds.length > 0 || values["metrics-out"] || values.timeout)) {
-        throw new CliError("troupe run: --fail-below, --fail-above, --metrics-out and --timeout need --wait");
+      if (!wait && (thresholds.length > 0 || values["metrics-out"] || values.timeout || values["fail-on-advisory"])) {
+        throw new CliError("troupe run: --fail-below, --fail-above, --fail-on-advisory, --metrics-out and --timeout need --wait");
       }
       return {
         name: "run",
@@ -152,6 +171,18 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
         tags: (values.tag as string[] | undefined) ?? [],
         priority: number(values.priority as string | undefined, "--priority", (n) => Number.isInteger(n) && n >= 0 && n <= 100, "a whole number from 0 to 100"),
         experimentId: values.experiment as string | undefined,
+        failOnAdvisory: advisoryFloor(values["fail-on-advisory"] as string | undefined),
+      };
+    }
+    case "wait": {
+      const { values, positionals } = parse({ timeout: { type: "string" }, "fail-on-advisory": { type: "string" } });
+      if (values.help) return { name: "help" };
+      return {
+        name: "wait",
+        common: common(values as Common, env),
+        runId: onePositional(positionals, "wait", "the run id"),
+        timeoutSeconds: number(values.timeout as string | undefined, "--timeout", (n) => n > 0, "a positive number of seconds"),
+        failOnAdvisory: advisoryFloor(values["fail-on-advisory"] as string | undefined),
       };
     }
     case "runs": {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { parseDocument } from "yaml";
-import { ApiCollectResult, ApiMetrics, ApiRun, ApiRunCancel, ApiRunControl, ApiRunDelete, ApiRunList, ApiRunWait, ApiRunWithSpec } from "@troupe/contracts";
+import { ApiAdvisoryList, type AdvisorySeverity, ApiCollectResult, ApiMetrics, ApiRun, ApiRunCancel, ApiRunControl, ApiRunDelete, ApiRunList, ApiRunWait, ApiRunWithSpec } from "@troupe/contracts";
 import type { Command } from "./args";
 import { ApiClient, ConnectionError, HttpError, parseAnswer } from "./client";
 import { CliError, EXIT } from "./exitCodes";
@@ -122,7 +122,7 @@ export async function runCommand(command: Extract<Command, { name: "run" }>, cli
     io.err(`troupe: run ${ended.id} ${ended.status}${ended.error ? `: ${ended.error.split("\n")[0]}` : ""}`);
     return EXIT.runFailed;
   }
-  if (command.thresholds.length === 0) return EXIT.ok;
+  if (command.thresholds.length === 0) return command.failOnAdvisory ? checkAdvisories(client, io, run.id, command.failOnAdvisory) : EXIT.ok;
 
   const metrics = await withRetries(io, "fetching metrics", () =>
     client.json(ApiMetrics, "GET", `/runs/${encodeURIComponent(run.id)}/metrics`, {
@@ -133,7 +133,39 @@ export async function runCommand(command: Extract<Command, { name: "run" }>, cli
   for (const r of results) io.err(`troupe: ${r.line}`);
   const code = exitForChecks(results);
   io.err(code === EXIT.ok ? "troupe: all thresholds met" : "troupe: a threshold was missed");
+  if (code === EXIT.ok && command.failOnAdvisory) return checkAdvisories(client, io, run.id, command.failOnAdvisory);
   return code;
+}
+
+/** `--fail-on-advisory`: each advisory at or above the floor, printed with its evidence; exit 4 if any. */
+async function checkAdvisories(client: ApiClient, io: Io, runId: string, floor: AdvisorySeverity): Promise<number> {
+  const list = await withRetries(io, "fetching advisories", () =>
+    client.json(ApiAdvisoryList, "GET", `/runs/${encodeURIComponent(runId)}/advisories`, { query: { severity: floor } }),
+  );
+  for (const a of list.items) {
+    io.err(`troupe: advisory ${a.severity} ${a.kind}${a.actor ? ` (${a.actor})` : ""} at step ${a.step}: ${a.evidence.summary}`);
+    io.err(`troupe:   try: ${a.hint}`);
+  }
+  if (list.items.length === 0) {
+    io.err(`troupe: no health advisory of severity ${floor} or above`);
+    return EXIT.ok;
+  }
+  io.err(`troupe: ${list.items.length} health ${list.items.length === 1 ? "advisory" : "advisories"} of severity ${floor} or above`);
+  return EXIT.advisory;
+}
+
+/** `troupe wait RUN_ID`: until the run ends; 2 unless it succeeded; with --fail-on-advisory, 4 on an advisory. */
+export async function waitCommand(command: Extract<Command, { name: "wait" }>, client: ApiClient, io: Io): Promise<number> {
+  const ended = await waitForEnd(client, io, command.runId, command.timeoutSeconds);
+  if (!ended) {
+    io.err(`troupe: --timeout ${command.timeoutSeconds}s passed; run ${command.runId} is still running (not cancelled)`);
+    return EXIT.runFailed;
+  }
+  if (ended.status !== "succeeded") {
+    io.err(`troupe: run ${ended.id} ${ended.status}${ended.error ? `: ${ended.error.split("\n")[0]}` : ""}`);
+    return EXIT.runFailed;
+  }
+  return command.failOnAdvisory ? checkAdvisories(client, io, ended.id, command.failOnAdvisory) : EXIT.ok;
 }
 
 export async function statusCommand(command: Extract<Command, { name: "status" }>, client: ApiClient, io: Io): Promise<number> {

@@ -8,6 +8,8 @@ export const EXIT = {
   runFailed: 2,
   /** Bad usage, unreachable server, rejected token or request (the run may not exist). */
   usage: 3,
+  /** The run succeeded (and its thresholds held) but raised a health advisory at or above `--fail-on-advisory`. */
+  advisory: 4,
 } as const;
 
 /** An error that ends the command with `code` after printing `message` as one line. */

@@ -1,6 +1,6 @@
 import { parseCommand, USAGE } from "./args";
 import { ApiClient } from "./client";
-import { cancelCommand, collectCommand, controlCommand, deleteCommand, metricsCommand, runCommand, runsCommand, statusCommand, type Io } from "./commands";
+import { cancelCommand, collectCommand, controlCommand, deleteCommand, metricsCommand, runCommand, runsCommand, statusCommand, waitCommand, type Io } from "./commands";
 import { CliError, EXIT } from "./exitCodes";
 
 export { EXIT } from "./exitCodes";
@@ -24,6 +24,8 @@ export async function main(argv: string[], env: Record<string, string | undefine
         return await runCommand(command, client, io);
       case "runs":
         return await runsCommand(command, client, io);
+      case "wait":
+        return await waitCommand(command, client, io);
       case "status":
         return await statusCommand(command, client, io);
       case "delete":

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { renderSchemas } from "../src/jsonSchema";
-import { DEMO_SPEC, DEMO_SPEC_INPUT } from "../src/demo";
+import { DEMO_SPEC, DEMO_SPEC_INPUT, MULTI_AGENT_DEMO_SPEC_INPUT } from "../src/demo";
 import { DEBATE_TEMPLATE_INPUT, MAJORITY_VOTE_TEMPLATE_INPUT } from "../src/templates";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -22,6 +22,8 @@ const outputs: [string, string][] = [
   ...Object.entries(renderSchemas()).flatMap(([file, text]) => targets.map((dir) => [resolve(dir, file), text] as [string, string])),
   [resolve(fixtures, "demo.input.json"), json(DEMO_SPEC_INPUT)],
   [resolve(fixtures, "demo.filled.json"), json(DEMO_SPEC)],
+  // The multi-agent relay demo: tests/test_relay_demo_learning.py checks that it learns.
+  [resolve(fixtures, "multi_agent_demo.input.json"), json(MULTI_AGENT_DEMO_SPEC_INPUT)],
   // The outcome templates: tests/test_outcome_templates.py runs each for a few steps.
   [resolve(fixtures, "template.majority_vote.json"), json(MAJORITY_VOTE_TEMPLATE_INPUT)],
   [resolve(fixtures, "template.debate.json"), json(DEBATE_TEMPLATE_INPUT)],

@@ -77,6 +77,11 @@ export const EpisodeMessage = z
     content: z.string(),
     /** True when the actor was trained on these tokens (its own completion). */
     trained: z.boolean(),
+    /** The turn's index in the conversation (0 = the first turn after the prompt): its round-spec position. */
+    turn: z.number().int().min(0).optional(),
+    /** The speaker's reward and advantage for this episode, on each of its turns (an actor's turns share them). */
+    reward: z.number().optional(),
+    advantage: z.number().optional(),
   })
   .strict();
 
@@ -164,6 +169,72 @@ export const OffloadEvent = z
   })
   .strict();
 
+/**
+ * Health advisories: what a researcher would want to know about a run while it trains (issue #31).
+ * The runtime's detectors (gpu-runtime `troupe/advisories`) compute them per actor and per step over a
+ * window of metrics and episodes; one event when a condition starts (not one per step while it lasts).
+ */
+export const ADVISORY_KINDS = [
+  "collapse",
+  "zero_variance_groups",
+  "entropy_collapse",
+  "length_explosion",
+  "truncation",
+  "kl_blowup",
+  "reward_hacking",
+  "non_finite",
+  "staleness",
+  "actor_stalled",
+] as const;
+export const AdvisoryKind = z.enum(ADVISORY_KINDS);
+export type AdvisoryKind = z.infer<typeof AdvisoryKind>;
+export const ADVISORY_SEVERITIES = ["info", "warning", "critical"] as const;
+export const AdvisorySeverity = z.enum(ADVISORY_SEVERITIES);
+export type AdvisorySeverity = z.infer<typeof AdvisorySeverity>;
+
+/** A transcript an advisory cites: the `episode` event of that step, environment, GRPO group (and sample). */
+export const AdvisoryEpisodeRef = z
+  .object({
+    step: z.number().int().min(0),
+    environment: z.string().max(64).optional(),
+    group: z.number().int().min(0),
+    sample: z.number().int().min(0).optional(),
+  })
+  .strict();
+
+export const AdvisoryEvidence = z
+  .object({
+    /** One sentence with the numbers, e.g. "7 of 8 completions per group are the same text over steps 81-85". */
+    summary: z.string().min(1).max(2000),
+    /** The steps the detector looked at (inclusive); the transcripts link filters to them. */
+    fromStep: z.number().int().min(0),
+    toStep: z.number().int().min(0),
+    /** The measurements behind it (names are the detector's, e.g. `distinct_share`, `baseline`). */
+    values: z.record(z.string().min(1).max(128), z.number()).default({}),
+    /** Transcripts that show it (at most 20). */
+    episodes: z.array(AdvisoryEpisodeRef).max(20).default([]),
+    /** Example completions, cut to 200 characters each (at most 5). */
+    examples: z.array(z.string().max(200)).max(5).default([]),
+  })
+  .strict();
+export type AdvisoryEvidence = z.infer<typeof AdvisoryEvidence>;
+
+export const AdvisoryEvent = z
+  .object({
+    ...base,
+    type: z.literal("advisory"),
+    /** The step at which the condition was detected. */
+    step: z.number().int().min(0),
+    /** The actor it is about; absent for a run-wide advisory. */
+    actor: z.string().max(64).optional(),
+    kind: AdvisoryKind,
+    severity: AdvisorySeverity,
+    evidence: AdvisoryEvidence,
+    /** What to try, in words. */
+    hint: z.string().min(1).max(2000),
+  })
+  .strict();
+
 export const ErrorEvent = z
   .object({
     ...base,
@@ -184,6 +255,7 @@ export const RunEvent = z.discriminatedUnion("type", [
   CheckpointEvent,
   CheckpointPrunedEvent,
   OffloadEvent,
+  AdvisoryEvent,
   ErrorEvent,
 ]);
 export type RunEvent = z.infer<typeof RunEvent>;
@@ -195,6 +267,7 @@ export type StatusEvent = z.infer<typeof StatusEvent>;
 export type CheckpointEvent = z.infer<typeof CheckpointEvent>;
 export type CheckpointPrunedEvent = z.infer<typeof CheckpointPrunedEvent>;
 export type OffloadEvent = z.infer<typeof OffloadEvent>;
+export type AdvisoryEvent = z.infer<typeof AdvisoryEvent>;
 
 /** Redis stream key of one run's live events; entries have id `<seq>-0` and field `event` (JSON). */
 export const runEventStreamKey = (runId: string) => `troupe:run:${runId}:events`;

@@ -18,3 +18,4 @@ export * from "./plainMessages";
 export * from "./runners";
 export * from "./hostPolicy";
 export * from "./memory";
+export * from "./advisories";

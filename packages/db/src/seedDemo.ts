@@ -4,7 +4,7 @@ import type { Db } from "./client";
 
 /** The demo experiment's fixed id: seeding upserts this one row and touches no other. */
 export const DEMO_EXPERIMENT_ID = "demo-echo-letter";
-/** The multi-agent demo's fixed id (two actors under a round spec, one learning). */
+/** The multi-agent demo's fixed id (the relay: two learning actors under a round spec; the id predates it). */
 export const MULTI_AGENT_DEMO_EXPERIMENT_ID = "demo-two-actors";
 
 interface Demo {

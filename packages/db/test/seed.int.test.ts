@@ -80,14 +80,14 @@ describe("seedDemo", () => {
     expect(await demoRows()).toHaveLength(DEMOS.length);
   });
 
-  it("seeds the multi-agent demo too (two actors under a round spec, one learning), in the dashboard's order after the single-actor one", async () => {
+  it("seeds the multi-agent demo too (the relay: two learning actors under a round spec), in the dashboard's order after the single-actor one", async () => {
     const outcomes = await seedDemos(db);
     expect(outcomes.map((o) => o.id)).toEqual([DEMO_EXPERIMENT_ID, MULTI_AGENT_DEMO_EXPERIMENT_ID]);
     const multi = await db.experiment.findUniqueOrThrow({ where: { id: MULTI_AGENT_DEMO_EXPERIMENT_ID } });
     expect(multi.isDemo).toBe(true);
     expect(multi.spec).toEqual(JSON.parse(JSON.stringify(MULTI_AGENT_DEMO_SPEC)));
     const spec = MULTI_AGENT_DEMO_SPEC;
-    expect(spec.actors.map((a) => [a.name, a.trainable])).toEqual([["student", true], ["partner", false]]);
-    expect(spec.environments[0]).toMatchObject({ kind: "collaborative", roundSpec: "student -> partner -> student" });
+    expect(spec.actors.map((a) => [a.name, a.trainable])).toEqual([["alice", true], ["bob", true]]);
+    expect(spec.environments[0]).toMatchObject({ kind: "collaborative", roundSpec: "alice -> bob", systemPrompts: { alice: "secret {{ letter * 8 }}" } });
   });
 });

@@ -30,6 +30,7 @@ const ROUTES: [RegExp, () => Promise<RouteModule>][] = [
   [/^\/api\/v1\/runs\/(?<id>[^/]+)\/wait$/, () => import("../../src/app/api/v1/runs/[id]/wait/route")],
   [/^\/api\/v1\/runs\/(?<id>[^/]+)\/metrics$/, () => import("../../src/app/api/v1/runs/[id]/metrics/route")],
   [/^\/api\/v1\/runs\/(?<id>[^/]+)\/episodes$/, () => import("../../src/app/api/v1/runs/[id]/episodes/route")],
+  [/^\/api\/v1\/runs\/(?<id>[^/]+)\/advisories$/, () => import("../../src/app/api/v1/runs/[id]/advisories/route")],
   [/^\/api\/v1\/runs\/(?<id>[^/]+)\/cancel$/, () => import("../../src/app/api/v1/runs/[id]/cancel/route")],
   [/^\/api\/v1\/runs\/(?<id>[^/]+)\/pause$/, () => import("../../src/app/api/v1/runs/[id]/pause/route")],
   [/^\/api\/v1\/runs\/(?<id>[^/]+)\/resume$/, () => import("../../src/app/api/v1/runs/[id]/resume/route")],

@@ -156,6 +156,35 @@ class GameEnvironment(Environment):
             return f"{text}{game.render()} {game.outcome_text()}"
         return f"{text}{game.render()}"
 
+    def metrics(self, episodes: Any) -> dict[str, float]:
+        """Per actor (named `game/<actor>/<what>`; acting.py reports each under its actor as `game/<what>`):
+        the share of its games it won, drew, lost (forfeits included), forfeited itself, and that were cut
+        off by maxTurns unfinished. Against the random player the other side is nobody's."""
+        counts: dict[str, dict[str, int]] = {}
+        for episode in episodes:
+            game: BoardGame | None = episode.state.get("game")
+            if game is None:
+                continue
+            for k, name in enumerate(episode.state["players"]):
+                if name is None:
+                    continue
+                c = counts.setdefault(name, {"games": 0, "win": 0, "draw": 0, "loss": 0, "forfeit": 0, "unfinished": 0})
+                c["games"] += 1
+                if game.result is None:
+                    c["unfinished"] += 1
+                elif game.forfeit == k:
+                    c["forfeit"] += 1
+                    c["loss"] += 1
+                elif game.forfeit is not None:
+                    c["win"] += 1  # the opponent forfeited: scored 0, counted as a win of the game
+                elif game.result[k] > 0:
+                    c["win"] += 1
+                elif game.result[k] < 0:
+                    c["loss"] += 1
+                else:
+                    c["draw"] += 1
+        return {f"game/{name}/{what}": c[what] / c["games"] for name, c in counts.items() for what in ("win", "draw", "loss", "forfeit", "unfinished") if c["games"]}
+
     def score(self, episode: Any) -> dict[str, float | dict[str, float]]:
         game: BoardGame = episode.state["game"]
         out: dict[str, float | dict[str, float]] = {}

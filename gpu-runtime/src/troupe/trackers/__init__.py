@@ -27,7 +27,7 @@ def attach_trackers(spec: Mapping[str, Any], events: EventWriter, work_dir: Path
         return None
     trackers = [TRACKERS[c["kind"]](c, spec, Path(work_dir)) for c in configs]
     found = TrackerSet(trackers, warn=lambda message: events.log("warning", message))
-    events.listeners.append(found)
+    events.watch(found)
     return found
 
 

@@ -98,6 +98,13 @@ class TrackerSet:
             self._closed = True
             self._each(lambda t: t.close(str(event["state"])))
 
+    def seen(self, event: Mapping[str, Any]) -> None:
+        """The EventWatcher side (events.py): every event the run writes or relays."""
+        self(event)
+
+    def non_finite(self, step: int, actor: str | None, names: list[str]) -> None:
+        """NaN/inf values never reach a tracker: the run's metric events drop them, and so do the mirrors."""
+
     def _flush_transcripts(self) -> None:
         self._pending = 0
         rows = list(self.rows)

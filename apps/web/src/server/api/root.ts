@@ -1,3 +1,4 @@
+import { advisoryRouter } from "../../features/advisories/server/router";
 import { authRouter, userRouter } from "../../features/auth/server/router";
 import { datasetRouter } from "../../features/datasets/server/router";
 import { partsRouter } from "../../features/designer/server/partsRouter";
@@ -5,11 +6,13 @@ import { experimentRouter } from "../../features/experiments/server/router";
 import { rewardRouter } from "../../features/rewards/server/router";
 import { runnerRouter } from "../../features/runners/server/router";
 import { runRouter } from "../../features/runs/server/router";
+import { timelineRouter } from "../../features/timeline/server/router";
 import { tokenRouter } from "../../features/tokens/server/router";
 import { createCallerFactory, createTRPCRouter } from "./trpc";
 
 /** One router per domain, merged here. */
 export const appRouter = createTRPCRouter({
+  advisory: advisoryRouter,
   auth: authRouter,
   dataset: datasetRouter,
   experiment: experimentRouter,
@@ -17,6 +20,7 @@ export const appRouter = createTRPCRouter({
   reward: rewardRouter,
   run: runRouter,
   runner: runnerRouter,
+  timeline: timelineRouter,
   token: tokenRouter,
   user: userRouter,
 });

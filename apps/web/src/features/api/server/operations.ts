@@ -1,5 +1,7 @@
 import type { z } from "zod";
 import {
+  ApiAdvisoriesQuery,
+  ApiAdvisoryList,
   ApiCollectBody,
   ApiCollectResult,
   ApiEpisodePage,
@@ -253,6 +255,23 @@ export const operations = {
     pathParams: ApiRunIdParams,
     query: ApiEpisodesQuery,
     responses: { 200: { description: "A page of episodes", schema: ApiEpisodePage } },
+  }),
+
+  runAdvisories: op({
+    operationId: "listRunAdvisories",
+    method: "get",
+    path: "/runs/{id}/advisories",
+    tag: "runs",
+    summary: "Health advisories of a run",
+    description:
+      "What the runtime's health checks raised while the run trained (collapse, zero-variance groups, entropy collapse, " +
+      "length explosion, truncation, KL blow-up, reward hacking, NaN/inf, staleness, a stalled actor), each with the " +
+      "step, actor, severity, evidence (numbers, steps and the transcripts that show it) and a hint. " +
+      "`troupe wait --fail-on-advisory` exits non-zero on them.",
+    auth: "viewer",
+    pathParams: ApiRunIdParams,
+    query: ApiAdvisoriesQuery,
+    responses: { 200: { description: "The run's advisories, oldest first", schema: ApiAdvisoryList } },
   }),
 
   cancelRun: runActionOp("cancel", {

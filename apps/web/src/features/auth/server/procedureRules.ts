@@ -51,6 +51,9 @@ export const PROCEDURE_ROLES: Readonly<Record<string, Role>> = {
   "run.offloads": "viewer",
   "run.transcripts": "viewer",
   "run.episodeSteps": "viewer",
+  "advisory.ofRun": "viewer",
+  "advisory.summaries": "viewer",
+  "timeline.ofRun": "viewer",
   "run.episodes": "viewer",
   "run.cancel": "editor",
   // removes an ended run's rows for good

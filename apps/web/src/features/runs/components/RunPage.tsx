@@ -4,6 +4,8 @@ import Link from "next/link";
 import dynamic from "next/dynamic";
 import { useCallback, useEffect, useState } from "react";
 import { errorMessage } from "../../../trpc/errors";
+import { AdvisoriesPanel } from "../../advisories/components/AdvisoriesPanel";
+import { GpuTimelinePanel } from "../../timeline/components/GpuTimelinePanel";
 import { useRunLive } from "../hooks/useRunLive";
 import { useRunViewParams } from "../hooks/useRunViewParams";
 import { RUN_TABS } from "../lib/runView";
@@ -88,6 +90,7 @@ export function RunPage({ runId, initialChartPoints = DEFAULT_CHART_POINTS }: { 
           <b>Cancelled:</b> {data.error}
         </div>
       )}
+      <AdvisoriesPanel runId={runId} live={!ended} />
       {historyError && <div className="form-error">Could not load chart history: {errorMessage(historyError)}</div>}
       <div className="tabs" role="tablist">
         {TABS.map((t) => (
@@ -115,6 +118,7 @@ export function RunPage({ runId, initialChartPoints = DEFAULT_CHART_POINTS }: { 
         />
         <h3 className="group-title">Memory</h3>
         <MemoryPanel runId={runId} history={memorySeries} live={live} version={version} spec={data.spec} />
+        <GpuTimelinePanel runId={runId} actors={actors} live={!ended} />
       </div>
       {tab === "transcripts" && <TranscriptBrowser runId={runId} actors={actors} environments={environments} live={!ended} episodesSeen={episodesSeen} />}
       {tab === "logs" && <LogsTab runId={runId} ended={ended} />}

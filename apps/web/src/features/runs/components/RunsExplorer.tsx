@@ -6,6 +6,8 @@ import Link from "next/link";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useState } from "react";
 import { StatusBadge } from "../../../components/StatusBadge";
+import { AdvisoryBadge } from "../../advisories/components/AdvisoryBadge";
+import { useAdvisorySummaries } from "../../advisories/hooks/useAdvisorySummaries";
 import { formatMetric, formatBytes, formatRelative, runDuration } from "../../../lib/format";
 import { useNow } from "../../../lib/useNow";
 import { errorMessage } from "../../../trpc/errors";
@@ -89,6 +91,7 @@ export function RunsExplorer() {
   } as const;
   const table = useQuery(trpc.run.table.queryOptions(input, { refetchInterval: 5000, placeholderData: (prev) => prev }));
   const experiments = useQuery(trpc.experiment.list.queryOptions({ limit: 100 }));
+  const advisories = useAdvisorySummaries((table.data?.items ?? []).map((r) => r.id));
   const invalidate = () => refetchAfterWrite(queryClient, { queryKey: trpc.run.table.queryKey() });
   const cancel = useMutation(trpc.run.cancel.mutationOptions({ onSettled: invalidate }));
   const rerun = useMutation(trpc.run.rerun.mutationOptions({ onSettled: invalidate }));
@@ -226,6 +229,7 @@ export function RunsExplorer() {
               {show("status") && (
                 <td>
                   <StatusBadge status={r.status} />
+                  <AdvisoryBadge summary={advisories.get(r.id)} />
                 </td>
               )}
               {show("run") && (

@@ -7,6 +7,8 @@ import { formatMetric, formatRelative, runDuration } from "../../../lib/format";
 import { useNow } from "../../../lib/useNow";
 import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
+import { AdvisoryBadge } from "../../advisories/components/AdvisoryBadge";
+import { useAdvisorySummaries } from "../../advisories/hooks/useAdvisorySummaries";
 
 /** Recent runs, newest first; refreshes every few seconds so statuses and steps move. */
 export function RunsTable({ experimentId, pageSize = 15 }: { experimentId?: string; pageSize?: number }) {
@@ -18,6 +20,7 @@ export function RunsTable({ experimentId, pageSize = 15 }: { experimentId?: stri
       { getNextPageParam: (page) => page.nextCursor, refetchInterval: 3000 },
     ),
   );
+  const advisories = useAdvisorySummaries(runs.data?.pages.flatMap((p) => p.items.map((r) => r.id)) ?? []);
 
   if (runs.isPending) return <p className="muted">Loading runs…</p>;
   if (runs.isError) return <div className="form-error">Could not load runs: {errorMessage(runs.error)}</div>;
@@ -50,6 +53,7 @@ export function RunsTable({ experimentId, pageSize = 15 }: { experimentId?: stri
             <tr key={run.id} data-testid="run-row" data-run-id={run.id}>
               <td>
                 <StatusBadge status={run.status} />
+                <AdvisoryBadge summary={advisories.get(run.id)} />
               </td>
               <td>
                 <Link href={`/runs/${run.id}`} data-testid="run-name">

@@ -1,11 +1,13 @@
 "use client";
 
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import { useSearchParams } from "next/navigation";
 import { useEffect, useRef, useState } from "react";
 import { formatMetric } from "../../../lib/format";
 import { useTRPC } from "../../../trpc/react";
 import { conversationShape, speakerLabel } from "../lib/conversationShape";
 import { actorColour } from "../lib/specNames";
+import { transcriptFiltersFromQuery } from "../lib/transcriptLink";
 import { groupKey, transcriptRows, type TranscriptGroup, type TranscriptRow } from "../lib/transcriptGroups";
 import type { EpisodeOut } from "../server/schemas";
 import { TranscriptGroupHeader } from "./TranscriptGroupHeader";
@@ -14,6 +16,8 @@ import { VirtualList } from "./VirtualList";
 
 export interface TranscriptFilters {
   step?: number;
+  fromStep?: number;
+  toStep?: number;
   group?: number;
   datasetRow?: number;
   actor?: string;
@@ -34,7 +38,9 @@ const numberOrUndefined = (v: string) => (v.trim() === "" || !Number.isFinite(Nu
  */
 export function TranscriptBrowser(props: { runId: string; actors: string[]; environments: string[]; live: boolean; episodesSeen: number }) {
   const trpc = useTRPC();
-  const [f, setF] = useState<TranscriptFilters>({});
+  // A link (e.g. from a health advisory) may open the tab with filters set: read once.
+  const query = useSearchParams();
+  const [f, setF] = useState<TranscriptFilters>(() => transcriptFiltersFromQuery(new URLSearchParams(query.toString())));
   const [text, setText] = useState("");
   const [selected, setSelected] = useState<EpisodeOut | null>(null);
   // Search as one types, without a query per keystroke.
@@ -115,6 +121,14 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
           Text
           <input type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="search turns" data-testid="filter-text" />
         </label>
+        {(f.fromStep !== undefined || f.toStep !== undefined) && (
+          <span className="chip" data-testid="filter-step-range">
+            steps {f.fromStep ?? 0}–{f.toStep ?? "end"}{" "}
+            <button type="button" className="secondary" style={{ padding: "0 0.3rem" }} onClick={() => set({ fromStep: undefined, toStep: undefined })} aria-label="clear the step range">
+              ×
+            </button>
+          </span>
+        )}
         {f.datasetRow !== undefined && (
           <span className="chip">
             dataset row {f.datasetRow}{" "}

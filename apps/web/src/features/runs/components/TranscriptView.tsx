@@ -54,6 +54,9 @@ export function TranscriptView({ episode, actors, group }: { episode: EpisodeOut
                 <span>{m.role}</span>
               )}
               {m.trained ? <span className="tag-trained">trained</span> : <span>context</span>}
+              {m.turn !== undefined && <span data-testid="turn-index">turn {m.turn}</span>}
+              {m.reward !== undefined && <span data-testid="turn-reward">reward {formatMetric(m.reward)}</span>}
+              {m.advantage !== undefined && <span data-testid="turn-advantage">adv {formatMetric(m.advantage)}</span>}
             </div>
             <pre>{m.content === "" ? "(empty)" : m.content}</pre>
           </div>

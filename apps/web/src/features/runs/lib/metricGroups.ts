@@ -18,6 +18,10 @@ const GROUPS: { title: string; match: (name: string) => boolean }[] = [
   { title: "Critic", match: anyOf(["value", "returns"]) },
   // Acting environments' own numbers (gpu-runtime tools_env.py: calls, errors, success and answer rates).
   { title: "Tools", match: anyOf(["tools"]) },
+  // Competitive environments: each player's outcome rates (gpu-runtime games/environment.py).
+  { title: "Games", match: anyOf(["game"]) },
+  // Agents x turns: each actor's messages by turn index (gpu-runtime turn_metrics.py).
+  { title: "Turns", match: anyOf(["turns"]) },
   { title: "Preferences and supervision", match: anyOf(["dpo", "sft"]) },
   { title: "Off-policy", match: anyOf(["staleness", "tis"]) },
   { title: "Optimiser", match: anyOf(["grad_norm", "lr"]) },

@@ -13,6 +13,9 @@ export const TranscriptsInput = z
   .object({
     runId: z.string().min(1),
     step: z.number().int().min(0).optional(),
+    /** A step range, inclusive (e.g. the window a health advisory looked at). */
+    fromStep: z.number().int().min(0).optional(),
+    toStep: z.number().int().min(0).optional(),
     group: z.number().int().min(0).optional(),
     datasetRow: z.number().int().min(0).optional(),
     /** Episodes in which this actor speaks. */
@@ -52,6 +55,8 @@ const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 export async function listTranscripts(db: Db, input: TranscriptsInput): Promise<z.infer<typeof TranscriptsOutput>> {
   const conditions: Prisma.Sql[] = [Prisma.sql`"runId" = ${input.runId}`];
   if (input.step !== undefined) conditions.push(Prisma.sql`step = ${input.step}`);
+  if (input.fromStep !== undefined) conditions.push(Prisma.sql`step >= ${input.fromStep}`);
+  if (input.toStep !== undefined) conditions.push(Prisma.sql`step <= ${input.toStep}`);
   if (input.group !== undefined) conditions.push(Prisma.sql`"groupIndex" = ${input.group}`);
   if (input.datasetRow !== undefined) conditions.push(Prisma.sql`"datasetRow" = ${input.datasetRow}`);
   if (input.environment !== undefined) conditions.push(Prisma.sql`environment = ${input.environment}`);

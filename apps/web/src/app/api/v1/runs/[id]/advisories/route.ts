@@ -1,0 +1,3 @@
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+export { listRunAdvisories as GET } from "../../../../../../features/advisories/server/rest";

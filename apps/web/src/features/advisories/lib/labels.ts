@@ -1,0 +1,17 @@
+import type { AdvisoryKind, AdvisorySeverity } from "@troupe/contracts";
+
+/** What each advisory kind is called in the UI (the contracts' kind names are for machines). */
+export const ADVISORY_TITLES: Record<AdvisoryKind, string> = {
+  collapse: "Answers collapsed",
+  zero_variance_groups: "GRPO groups with no reward spread",
+  entropy_collapse: "Entropy collapse",
+  length_explosion: "Length explosion",
+  truncation: "Completions truncated",
+  kl_blowup: "KL blow-up",
+  reward_hacking: "Reward hacking signs",
+  non_finite: "NaN or infinite values",
+  staleness: "Stale rollouts",
+  actor_stalled: "Actor stopped changing",
+};
+
+export const SEVERITY_WORDS: Record<AdvisorySeverity, string> = { info: "info", warning: "warning", critical: "critical" };
