@@ -15,6 +15,7 @@ import torch
 
 from .api_actor import ApiActor, build_api_actor
 from .backends import BackendSettings, TrainBackend, build_backend
+from .device_choice import assert_on_device
 from .distributed import RankContext
 from .grpo import effective_loss_type
 from .lora import apply_lora, has_lora
@@ -135,6 +136,8 @@ def build_actors(
         # What samples and is saved: the Hugging Face model (fsdp2 shards it in place; a DeepSpeed engine
         # wraps it, and its ZeRO-3 hooks on the model's own modules gather parameters for `generate`).
         loaded.model = getattr(backend, "model", backend.module)  # type: ignore[assignment]
+        if not (training["offload"]["params"] and training["backend"] != "torch"):  # host-resident by design
+            assert_on_device(backend.module, device, f'actor "{actor_spec["name"]}"')
         actors[actor_spec["name"]] = Actor(i, actor_spec, loaded, backend, reference, loss_type, device)
         if key is not None:
             shared_bases[key] = actor_spec["name"]

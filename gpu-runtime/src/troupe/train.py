@@ -43,6 +43,7 @@ from .async_rollout import RolloutProducer, load_in_flight
 from .control import RunControl
 from .boundary import step_boundary
 from .transcripts import emit_episodes
+from .device_choice import run_device_choice
 from .system import memory_readings, reset_memory_peaks, resolve_device, seed_everything, set_cpu_threads
 from .evaluation import evaluate
 from .learners import family
@@ -184,7 +185,7 @@ def run_loop(
     # ------------------------------------------------------------------ setup
     seed_everything(spec["seed"])
     set_cpu_threads(trainer["cpuThreads"])
-    device = resolve_device(trainer["device"], ctx.local_rank)
+    device = resolve_device(run_device_choice(spec), ctx.local_rank)
     events.log(
         "info",
         f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads, seed {spec['seed']}"
