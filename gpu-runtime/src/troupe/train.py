@@ -355,6 +355,10 @@ def run_loop(
             if step == first_step:
                 events.log("info", f'actor "{name}": {synced.tensors} tensors ({synced.bytes / 2**20:.1f} MiB) pushed to its vLLM engine in {synced.seconds:.2f}s')
         residency.for_rollout(a for a in samplers if actors[a].engine is None)
+        # The rollout's peak starts once its arrangement is made: the moves above hold at most the previous
+        # phase's state (offloads go first), which that phase already measured. Counting them here made
+        # a run with between-phase offload report the update's whole training state as the rollout's (#25).
+        reset_memory_peaks(device)
         gathered = contextlib.ExitStack()  # sharded actors hold full parameters while they sample
         for actor in actors.values():
             if actor.backend is not None and actor.engine is None:
