@@ -19,7 +19,7 @@ const WITHHELD = ["DATABASE_URL", "REDIS_URL"];
  * `TROUPE_PYTHON -m troupe run spec.json --events-fd 3 --seq-start N --work-dir DIR --control-fd 4
  * [--resume CHECKPOINT]`, the
  * runtime CLI of the common conventions. The child sees only its own GPUs (CUDA_VISIBLE_DEVICES,
- * empty for CPU runs), unbuffered Python output, and HF_HUB_OFFLINE as the runner has it.
+ * empty for CPU runs; TROUPE_GPU_IDS the same host indices, which the runtime maps placements through), unbuffered Python output, and HF_HUB_OFFLINE as the runner has it.
  */
 export function runtimeCommand(
   env: Pick<RunnerEnv, "python">,
@@ -39,6 +39,8 @@ export function runtimeCommand(
   Object.assign(childEnv, options.childEnv, {
     PYTHONUNBUFFERED: "1",
     CUDA_VISIBLE_DEVICES: options.gpuIds.join(","),
+    // The host numbers of the devices it sees (CUDA renumbers them from 0): `placement.gpus` names these.
+    TROUPE_GPU_IDS: options.gpuIds.join(","),
   });
   return {
     executable: env.python,
