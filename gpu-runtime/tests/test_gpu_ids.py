@@ -15,7 +15,7 @@ from runtime_helpers import small_spec
 
 from troupe.actors import actor_device
 from troupe.distributed import SINGLE, RankContext
-from troupe.gpu_ids import host_gpu_ids, local_index, placement_issue, spread_index
+from troupe.gpu_ids import granted_gpus_text, host_gpu_ids, local_index, spread_index, ungranted_gpus
 from troupe.spec import validate_spec
 from troupe.spec.support import support_issues
 
@@ -55,9 +55,10 @@ def test_host_ids_come_from_the_runner_and_map_to_cuda_order():
 
 def test_placement_on_the_runners_gpu_1_is_accepted_when_granted():
     # The process sees one GPU (the runner's GPU 1, renumbered 0): before #25 this was refused.
-    assert placement_issue([1], 1, {"TROUPE_GPU_IDS": "1"}) is None
-    assert "granted this run 1" in placement_issue([0], 1, {"TROUPE_GPU_IDS": "1"})
-    assert "this host has 1" in placement_issue([1], 1, {})
+    assert ungranted_gpus([1], {"TROUPE_GPU_IDS": "1"}) == []
+    assert ungranted_gpus([0, 1], {"TROUPE_GPU_IDS": "1"}) == [0]
+    assert ungranted_gpus([5], {}) == []  # no runner: the count check applies instead
+    assert granted_gpus_text({"TROUPE_GPU_IDS": ""}) == "none"
 
 
 def test_support_check_takes_the_runners_numbering(monkeypatch):
@@ -67,6 +68,10 @@ def test_support_check_takes_the_runners_numbering(monkeypatch):
     assert "actors.0.placement.gpus" in fields()
     monkeypatch.setenv("TROUPE_GPU_IDS", "1")
     assert "actors.0.placement.gpus" not in fields()
+    monkeypatch.setenv("TROUPE_GPU_IDS", "0")
+    assert [str(i) for i in support_issues(spec, cuda_available=True, gpu_count=1) if i.path == "actors.0.placement.gpus"] == [
+        "actors.0.placement.gpus: asks for GPU 1, but the runner granted this run GPU(s) 0 (indices are the runner's own)"
+    ]
 
 
 def test_a_placed_actor_runs_on_its_granted_gpu_renumbered(monkeypatch):

@@ -40,17 +40,15 @@ def local_index(host_id: int, environ: dict[str, str] | None = None) -> int:
     return ids.index(host_id)
 
 
-def placement_issue(gpus: list[int], gpu_count: int, environ: dict[str, str] | None = None) -> str | None:
-    """Why `placement.gpus` cannot run here (None: it can): a GPU this process does not see."""
+def ungranted_gpus(gpus: list[int], environ: dict[str, str] | None = None) -> list[int]:
+    """The placement's GPUs the runner did not grant this run (none when no runner said: CUDA's numbering)."""
     ids = host_gpu_ids(environ)
-    if ids is not None:
-        missing = [g for g in gpus if g not in ids]
-        if missing:
-            return f"asks for GPU {', '.join(map(str, missing))}, but the runner granted this run {', '.join(map(str, ids)) or 'no GPU'} (indices are the runner's own)"
-        return None
-    if max(gpus) >= gpu_count:
-        return f"asks for GPU {max(gpus)}, but this host has {gpu_count} (indices 0-{gpu_count - 1})"
-    return None
+    return [] if ids is None else [g for g in gpus if g not in ids]
+
+
+def granted_gpus_text(environ: dict[str, str] | None = None) -> str:
+    ids = host_gpu_ids(environ)
+    return ", ".join(map(str, ids)) if ids else "none"
 
 
 def spread_index(spec: dict[str, Any], actor_name: str, device_count: int) -> int | None:
