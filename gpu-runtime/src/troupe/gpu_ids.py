@@ -31,7 +31,7 @@ def host_gpu_ids(environ: dict[str, str] | None = None) -> list[int] | None:
 
 
 def local_index(host_id: int, environ: dict[str, str] | None = None) -> int:
-    """CUDA's index in this process of the host's GPU `host_id` (KeyError-free: check `placement_issue` first)."""
+    """CUDA's index in this process of the host's GPU `host_id` (the spec check refuses ungranted ones first)."""
     ids = host_gpu_ids(environ)
     if ids is None:
         return host_id
