@@ -16,6 +16,7 @@ import pytest
 from runtime_helpers import FIXTURES, small_spec
 
 from troupe import EventWriter, run_spec
+from troupe.launch import ranks as ranks_module
 
 pytestmark = pytest.mark.slow
 
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.slow
 def test_cpu_ranks_stay_on_cpu_when_torch_sees_cuda_stand_in(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FIXTURES / "cuda_seen"), os.environ.get("PYTHONPATH", "")]))
     monkeypatch.setenv("TROUPE_TEST_CUDA_SEEN", "1")
+    monkeypatch.setattr(ranks_module, "_has_cuda", lambda: True)  # the launcher's own view, the same stand-in
     spec = small_spec(steps=2, device="auto")
     spec["actors"][0]["training"]["backend"] = "fsdp2"
     spec["actors"][0]["placement"] = {"processes": 2}
@@ -30,6 +32,8 @@ def test_cpu_ranks_stay_on_cpu_when_torch_sees_cuda_stand_in(tmp_path: Path, mon
     assert result.state == "succeeded", result.message
     devices = [e["message"] for e in result.events if e["type"] == "log" and e["message"].startswith("device ")]
     assert devices and all(m.startswith("device cpu") for m in devices), devices
+    launched = [e["message"] for e in result.events if e["type"] == "log" and e["message"].startswith("launching 2 ranks")]
+    assert launched and "gloo" in launched[0], launched
 
 
 def test_the_stand_in_really_makes_torch_see_cuda(tmp_path: Path):
