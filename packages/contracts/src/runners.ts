@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { gpusOnRunner } from "./gpuClaim";
+import { gpusOnRunner, storedGpuClaim } from "./gpuClaim";
 import type { FieldIssue } from "./issues";
 
 /**
@@ -323,8 +323,15 @@ export function waitingReason(
   }
   if (able.some((r) => takes(r)! > 0)) {
     const free = (r: RunnerOffer) => r.gpus.filter((g) => g.runId === null).length;
-    const waitsFor = (r: RunnerOffer) => takes(r)! - free(r);
-    if (able.every((r) => waitsFor(r) > 0)) {
+    // A placement names its GPUs: those must be free, not just as many (gpuClaim.ts).
+    const claim = storedGpuClaim(run.spec, run.gpus);
+    const named = claim.kind === "ids" ? claim.ids : [];
+    const namedHeld = (r: RunnerOffer) => named.some((id) => r.gpus.find((g) => g.index === id)?.runId !== null);
+    const waits = (r: RunnerOffer) => takes(r)! > 0 && (takes(r)! > free(r) || namedHeld(r));
+    if (able.every(waits)) {
+      if (named.length > 0 && able.some((r) => takes(r)! <= free(r))) {
+        return `waits for GPU${named.length > 1 ? "s" : ""} ${named.join(", ")} (actors.*.placement.gpus), held by another run`;
+      }
       const maxFree = Math.max(...able.map(free));
       const shorts = [...new Set(needs.filter((n) => n.requirement.id !== "gpus" && n.requirement.id !== "cudaDevice").map((n) => n.requirement.short))];
       const withWhat = shorts.length > 0 ? ` with ${shorts.join(" and ")}` : "";

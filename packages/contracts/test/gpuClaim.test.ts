@@ -66,5 +66,13 @@ describe("the GPUs a run claims", () => {
     expect(waitingReason({ spec: two, gpus: 2 }, [gpuRunner], 0, now)).toBe("next in the queue: a runner takes it at its next poll");
     const held = { ...gpuRunner, gpus: [{ ...gpuRunner.gpus[0]!, runId: "other" }] };
     expect(waitingReason({ spec: two, gpus: 2 }, [held], 0, now)).toBe("needs 2 GPUs; the largest free host has 0");
+    // Placed on GPU 1 of a 2-GPU runner whose GPU 1 is held: it waits for that one, though GPU 0 is free.
+    const twoGpus = { ...gpuRunner, capabilities: { ...gpuRunner.capabilities!, gpus: [0, 1].map((index) => ({ ...gpuRunner.capabilities!.gpus[0]!, index })) },
+      gpus: [{ ...gpuRunner.gpus[0]!, index: 0 }, { ...gpuRunner.gpus[0]!, index: 1, runId: "other" }] };
+    const placed = spec([{ ...actor!, placement: { gpus: [1] } }]);
+    expect(waitingReason({ spec: placed, gpus: 1 }, [twoGpus], 0, now)).toBe("waits for GPU 1 (actors.*.placement.gpus), held by another run");
+    expect(waitingReason({ spec: placed, gpus: 1 }, [{ ...twoGpus, gpus: twoGpus.gpus.map((g) => ({ ...g, runId: null })) }], 0, now)).toBe(
+      "next in the queue: a runner takes it at its next poll",
+    );
   });
 });
