@@ -3,7 +3,8 @@
 # the GPU-marked runtime tests (bf16 steps, offload freeing device memory, two actors sharing one GPU,
 # the residency books against torch.cuda.memory_allocated, the CUDA path, the memory estimate against
 # measured CUDA peaks), the kernels' tests on CUDA,
-# and the training-engines benchmark. Uses the machine's own torch/transformers (never installs them);
+# the training-engines benchmark, and bench/runtime/gpu_scale.py, whose table of ratios to the measured
+# limits (HBM bandwidth, bf16 matmul, pinned copy) ends the output. Uses the machine's own torch/transformers (never installs them);
 # pure-Python wheels it lacks (jsonschema, ...) may travel in .whl/ (see README "GPU check").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,4 +31,6 @@ status=0
 (cd gpu-runtime && "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_gpu_engines.py tests/test_cuda.py tests/test_deepspeed_backend.py tests/test_memory_estimate.py::test_estimate_matches_measured_cuda_memory tests/test_vllm_gpu.py tests/test_static_decode.py tests/test_host_buffers.py) || status=1
 (cd kernels && "$PY" -m pytest -q -rs -p no:cacheprovider tests) || status=1
 "$PY" bench/runtime/engines.py --steps 4 || status=1
+# Last, so the output ends with its one table: Troupe's paths against the limits measured in the same run (#25).
+"$PY" bench/runtime/gpu_scale.py --json "${TROUPE_GPU_SCALE_JSON:-/tmp/troupe-gpu-scale.json}" || status=1
 exit $status

@@ -66,7 +66,7 @@ test("runners: a choice no live runner can honour is disabled with why, and a la
   await shot(page, "runners-refused-launch");
 });
 
-test("runners page: every runner with its GPUs, engines and heartbeat, and GPU memory per host", async ({ page }) => {
+test("runners page: every runner with its GPUs, engines and heartbeat, and GPU memory per host", async ({ page, request }) => {
   const folder = mkdtempSync(join(tmpdir(), "troupe-e2e-runner-"));
   const caps = join(folder, "caps.json");
   writeFileSync(
@@ -123,6 +123,20 @@ test("runners page: every runner with its GPUs, engines and heartbeat, and GPU m
     await expect(chart.locator(".recharts-bar-rectangle").first()).toBeVisible();
     await expect(chart).toContainText(`${id}:0`);
     await shot(page, "runners-page");
+
+    // Issue #25: a spec with no placement that needs CUDA claims a GPU of the GPU runner (the CPU runner hands it
+    // over); the run page says which one it holds, in the runner's numbering.
+    const cudaSpec = { ...vllmSpec(`gpu_claim_${suffix}`), actors: [{ ...vllmSpec("x").actors[0], model: { source: "tiny", preset: "tiny-char-2l" }, backend: "hf" }], trainer: { steps: 2, device: "cuda" } };
+    const created = await request.post("/api/trpc/experiment.create", { data: { json: { spec: cudaSpec } } });
+    expect(created.ok(), await created.text()).toBe(true);
+    const experimentId = ((await created.json()) as { result: { data: { json: { id: string } } } }).result.data.json.id;
+    const launched = await request.post("/api/trpc/experiment.launch", { data: { json: { experimentId, priority: 0 } } });
+    expect(launched.ok(), await launched.text()).toBe(true);
+    const runId = ((await launched.json()) as { result: { data: { json: { runId: string } } } }).result.data.json.runId;
+    await page.goto(`/runs/${runId}`);
+    await expect(page.getByTestId("run-gpus")).toHaveText(/^GPU\s*0$/, { timeout: 60_000 });
+    await shot(page, "run-page-gpus");
+    await page.goto("/runners");
 
     // The runner stops cleanly: shown as stopped, no longer counted live.
     runner.kill("SIGTERM");

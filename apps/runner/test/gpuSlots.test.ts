@@ -44,4 +44,31 @@ describe("GpuSlots", () => {
     slots.release(held);
     expect(await next).toEqual([0]);
   });
+
+  it("grants a placement's own GPU indices, the host's numbering (issue #25)", async () => {
+    const slots = new GpuSlots(2);
+    expect(await slots.acquire(1, undefined, "a", [1])).toEqual([1]);
+    expect(slots.occupancy()).toEqual([{ index: 0, runId: null }, { index: 1, runId: "a" }]);
+    expect(await slots.acquire(1, undefined, "b")).toEqual([0]);
+    slots.release([0]);
+    // More than the placement names: its GPUs plus the lowest free others.
+    slots.release([1]);
+    expect(await slots.acquire(2, undefined, "c", [1])).toEqual([0, 1]);
+  });
+
+  it("makes a run naming a held GPU wait for that one, not any free one", async () => {
+    const slots = new GpuSlots(2);
+    expect(await slots.acquire(1, undefined, "a", [1])).toEqual([1]);
+    let got: number[] | null = null;
+    const waiting = slots.acquire(1, undefined, "b", [1]).then((ids) => (got = ids));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(got).toBeNull(); // GPU 0 is free, but the run is placed on 1
+    slots.release([1]);
+    expect(await waiting).toEqual([1]);
+  });
+
+  it("refuses at once a GPU the host does not have", async () => {
+    await expect(new GpuSlots(2).acquire(1, undefined, "a", [2])).rejects.toThrow(/names GPU 2 but this runner has 2 \(indices 0-1\)/);
+  });
 });
+

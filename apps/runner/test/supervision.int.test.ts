@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RunEvent } from "@troupe/contracts";
+import { defaultGpuCount, DEMO_SPEC_INPUT, RunSpec, type RunEvent } from "@troupe/contracts";
 import { listEventsAfter } from "@troupe/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlSubscriber } from "../src/control/controlSubscriber";
@@ -186,4 +186,64 @@ describe("supervising the runtime process", () => {
     expect(invocation.env.CUDA_VISIBLE_DEVICES).toBe("0");
     expect(ctx.gpus.freeCount).toBe(2);
   });
+
+  // Issue #25: a spec with trainer.device "auto" and no placement claimed 0 GPUs and trained on the CPU of a
+  // GPU host; placement.gpus [1] on a 2-GPU runner was refused. The Run row's `gpus` is what the web stores
+  // (contracts defaultGpuCount); TROUPE_RUNNER_GPUS=2 (testContext's `gpus`) simulates the 2-GPU runner.
+  const gpuSpec = (actors: Record<string, unknown>[], device = "auto") =>
+    RunSpec.parse({ ...DEMO_SPEC_INPUT, actors, trainer: { ...DEMO_SPEC_INPUT.trainer, device } });
+  const withFixture = (spec: RunSpec) => ({ ...spec, fixture: { mode: "succeed", steps: 1 } });
+  const [demoActor] = DEMO_SPEC_INPUT.actors;
+  const invocationOf = (ctx: { env: { workDir: string } }, runId: string) =>
+    JSON.parse(readFileSync(join(ctx.env.workDir, runId, "invocation.json"), "utf8")) as { env: Record<string, string> };
+
+  it("an unplaced auto spec on a 2-GPU runner claims one GPU per model, and the runtime is handed them", async () => {
+    const { ctx } = testContext(services, { gpus: 2 });
+    const spec = gpuSpec([demoActor!, { ...demoActor!, name: "rival" }]);
+    const runId = await createQueuedRun(services, withFixture(spec), { gpus: defaultGpuCount(spec) });
+    expect(defaultGpuCount(spec)).toBe(2);
+    expect(await runJob(ctx, runId)).toEqual({ kind: "finished", status: "succeeded" });
+    const { env } = invocationOf(ctx, runId);
+    expect({ cuda: env.CUDA_VISIBLE_DEVICES, ids: env.TROUPE_GPU_IDS }).toEqual({ cuda: "0,1", ids: "0,1" });
+    expect((await getRun(runId)).gpuIds).toEqual([0, 1]);
+    expect(ctx.gpus.freeCount).toBe(2);
+  });
+
+  it("an unplaced auto spec takes what a smaller runner has, and a CPU-only runner runs it on its CPU", async () => {
+    const spec = gpuSpec([demoActor!, { ...demoActor!, name: "rival" }]);
+    const one = testContext(services, { gpus: 1 }).ctx;
+    const onOne = await createQueuedRun(services, withFixture(spec), { gpus: defaultGpuCount(spec) });
+    expect(await runJob(one, onOne)).toEqual({ kind: "finished", status: "succeeded" });
+    expect(invocationOf(one, onOne).env.CUDA_VISIBLE_DEVICES).toBe("0");
+    const cpu = testContext(services, { gpus: 0 }).ctx;
+    const onCpu = await createQueuedRun(services, withFixture(spec), { gpus: defaultGpuCount(spec) });
+    expect(await runJob(cpu, onCpu)).toEqual({ kind: "finished", status: "succeeded" });
+    expect(invocationOf(cpu, onCpu).env.CUDA_VISIBLE_DEVICES).toBe("");
+    expect((await getRun(onCpu)).gpuIds).toEqual([]);
+  });
+
+  it("placement.gpus [1] on a 2-GPU runner gets the runner's GPU 1 (seen by the runtime as its only device)", async () => {
+    const { ctx } = testContext(services, { gpus: 2 });
+    const spec = gpuSpec([{ ...demoActor!, placement: { gpus: [1] } }]);
+    const runId = await createQueuedRun(services, withFixture(spec), { gpus: defaultGpuCount(spec) });
+    expect(await runJob(ctx, runId)).toEqual({ kind: "finished", status: "succeeded" });
+    const { env } = invocationOf(ctx, runId);
+    expect({ cuda: env.CUDA_VISIBLE_DEVICES, ids: env.TROUPE_GPU_IDS }).toEqual({ cuda: "1", ids: "1" });
+    expect((await getRun(runId)).gpuIds).toEqual([1]);
+  });
+
+  it('a "cuda" spec on a runner without GPUs, or one placed on a GPU it lacks, fails unclaimed with the reason', async () => {
+    const cpu = testContext(services, { gpus: 0 }).ctx;
+    const cudaSpec = gpuSpec([demoActor!], "cuda");
+    const cudaRun = await createQueuedRun(services, withFixture(cudaSpec), { gpus: defaultGpuCount(cudaSpec) });
+    expect(await runJob(cpu, cudaRun)).toEqual({ kind: "finished", status: "failed" });
+    expect((await getRun(cudaRun)).error).toMatch(/trainer.device is "cuda", but this runner has no GPUs/);
+    const two = testContext(services, { gpus: 2 }).ctx;
+    const placed = gpuSpec([{ ...demoActor!, placement: { gpus: [3] } }]);
+    const placedRun = await createQueuedRun(services, withFixture(placed), { gpus: defaultGpuCount(placed) });
+    expect(await runJob(two, placedRun)).toEqual({ kind: "finished", status: "failed" });
+    expect(await getRun(placedRun)).toMatchObject({ status: "failed", runnerId: null });
+    expect((await getRun(placedRun)).error).toMatch(/placed on GPU 3 .* this runner has 2 GPU\(s\) \(indices 0-1\)/);
+  });
 });
+

@@ -122,6 +122,19 @@ describe("auth", () => {
 });
 
 describe("POST /runs", () => {
+  it('a default launch (trainer.device "auto", no placement) claims one GPU per local model, through both doors (issue #25)', async () => {
+    const [actor] = DEMO_SPEC_INPUT.actors;
+    const auto = spec({ trainer: { ...DEMO_SPEC_INPUT.trainer, device: "auto" }, actors: [actor, { ...actor, name: "rival" }] });
+    const r = await launch(auto);
+    expect(r.status).toBe(201);
+    const run = r.json as { id: string; gpus: number; gpuIds: number[] };
+    expect(run).toMatchObject({ gpus: 2, gpuIds: [] }); // which ones: once a runner claims it
+    expect((await server.queue.getJob(run.id))?.data).toEqual({ runId: run.id, gpus: 2 });
+    const experimentId = await createExperiment(services, auto);
+    const { runId } = await services.caller.experiment.launch({ experimentId });
+    expect(await services.db.run.findUniqueOrThrow({ where: { id: runId } })).toMatchObject({ gpus: 2, gpuIds: [] });
+  });
+
   it("launches a bare JSON RunSpec exactly like the UI: frozen spec, queued event seq 1 (Postgres and stream), job id = run id", async () => {
     const r = await launch(spec());
     expect(r.status).toBe(201);

@@ -5,7 +5,8 @@ import { parseCursor, sseMessage } from "../src/features/live/server/sse";
 import { applyOverrides, gpusFor } from "../src/features/experiments/server/launch";
 import { bucketByStep } from "../src/lib/buckets";
 import { formatBytes } from "../src/lib/format";
-import { DEMO_SPEC } from "@troupe/contracts";
+import { DEMO_SPEC, RunSpec } from "@troupe/contracts";
+import { claimedGpus } from "../src/features/runs/server/createRun";
 
 const pt = (step: number, value: number) => ({ step, value, min: value, max: value });
 
@@ -92,6 +93,19 @@ describe("launch helpers", () => {
   });
   it("asks for no GPU on CPU", () => {
     expect(gpusFor(DEMO_SPEC)).toBe(0);
+  });
+  it('asks for one GPU per local model when trainer.device is "auto" and nothing is placed (issue #25: it asked for none)', () => {
+    const auto = RunSpec.parse({ ...DEMO_SPEC, trainer: { ...DEMO_SPEC.trainer, device: "auto" } });
+    expect(gpusFor(auto)).toBe(1);
+    const twoActors = RunSpec.parse({ ...auto, actors: [auto.actors[0], { ...auto.actors[0], name: "rival" }] });
+    expect(gpusFor(twoActors)).toBe(2);
+    // The launcher may claim fewer (they share) or none (CPU) for an unplaced auto run, not for a placed one.
+    expect(claimedGpus(twoActors, 1)).toBe(1);
+    expect(claimedGpus(twoActors, 0)).toBe(0);
+    const placed = RunSpec.parse({ ...auto, actors: [{ ...auto.actors[0], placement: { gpus: [1] } }] });
+    expect(gpusFor(placed)).toBe(1);
+    expect(() => claimedGpus(placed, 0)).toThrow(/invalid launch/);
+    expect(() => claimedGpus(DEMO_SPEC, 1)).toThrow(/invalid launch/);
   });
 });
 

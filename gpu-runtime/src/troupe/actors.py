@@ -15,7 +15,9 @@ import torch
 
 from .api_actor import ApiActor, build_api_actor
 from .backends import BackendSettings, TrainBackend, build_backend
+from .device_choice import assert_on_device
 from .distributed import RankContext
+from .gpu_ids import local_index, spread_index
 from .grpo import effective_loss_type
 from .lora import apply_lora, has_lora
 from .models import LoadedModel, load_actor_model
@@ -58,11 +60,16 @@ class Actor:
         return isinstance(self.loaded.model, AdapterBound)
 
 
-def actor_device(actor_spec: dict[str, Any], run_device: torch.device, ctx: RankContext) -> torch.device:
-    """`placement.gpus[rank]` on a GPU host; else the run's device (this rank's GPU, or the CPU)."""
+def actor_device(actor_spec: dict[str, Any], run_device: torch.device, ctx: RankContext, spec: dict[str, Any] | None = None) -> torch.device:
+    """`placement.gpus[rank]` on a GPU host (the runner's numbering, gpu_ids.py); without placements one GPU
+    per local model when one process sees several; else the run's device (this rank's GPU, or the CPU)."""
     gpus = actor_spec["placement"]["gpus"]
     if gpus and run_device.type == "cuda":
-        return torch.device("cuda", gpus[ctx.rank] if ctx.rank < len(gpus) else gpus[0])
+        return torch.device("cuda", local_index(gpus[ctx.rank] if ctx.rank < len(gpus) else gpus[0]))
+    if run_device.type == "cuda" and spec is not None and not ctx.distributed:
+        index = spread_index(spec, actor_spec["name"], torch.cuda.device_count())
+        if index is not None:
+            return torch.device("cuda", index)
     return run_device
 
 
@@ -79,7 +86,7 @@ def build_actors(
             log("info", f'actor "{actor_spec["name"]}": {actor_spec["api"]["model"]} at {actor_spec["api"]["baseUrl"]} (OpenAI-compatible API, frozen)')
             continue
         training = actor_spec["training"]
-        device = actor_device(actor_spec, run_device, ctx)
+        device = actor_device(actor_spec, run_device, ctx, spec)
         settings = BackendSettings(actor_spec["name"], training, device, ctx, micro)
         loss_type = effective_loss_type(spec["algorithm"]["name"], training["lossType"])
         engine = f'backend {training["backend"]}, {training["precision"]}, world size {ctx.world_size}'
@@ -135,6 +142,8 @@ def build_actors(
         # What samples and is saved: the Hugging Face model (fsdp2 shards it in place; a DeepSpeed engine
         # wraps it, and its ZeRO-3 hooks on the model's own modules gather parameters for `generate`).
         loaded.model = getattr(backend, "model", backend.module)  # type: ignore[assignment]
+        if not (training["offload"]["params"] and training["backend"] != "torch"):  # host-resident by design
+            assert_on_device(backend.module, device, f'actor "{actor_spec["name"]}"')
         actors[actor_spec["name"]] = Actor(i, actor_spec, loaded, backend, reference, loss_type, device)
         if key is not None:
             shared_bases[key] = actor_spec["name"]

@@ -109,13 +109,14 @@ def run_spec(
 
             return launch_ranks(validated, events, work_dir, stop, control, resume)
         from .checkpointing import resolve_resume
+        from .device_choice import run_device_choice
         from .system import resolve_device
         from .train import train  # heavy imports (transformers) only once the spec is known to be good
 
         ctx = ctx or SINGLE
         resume_from = resolve_resume(work_dir, str(resume)) if resume is not None else None
         needs_group = any(a["training"]["backend"] == "fsdp2" and a["trainable"] for a in validated["actors"])
-        created = init_process_group(ctx, resolve_device(validated["trainer"]["device"], ctx.local_rank), needs_group)
+        created = init_process_group(ctx, resolve_device(run_device_choice(validated), ctx.local_rank), needs_group)
         try:
             state, message, steps_done = train(validated, events, work_dir, stop, control, resume_from, library_rewards, ctx)
         finally:

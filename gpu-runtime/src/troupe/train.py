@@ -46,6 +46,7 @@ from .boundary import step_boundary
 from .transcripts import emit_episodes
 from .advisories import Advisor
 from .turn_metrics import turn_metrics
+from .device_choice import run_device_choice
 from .system import memory_readings, reset_memory_peaks, resolve_device, seed_everything, set_cpu_threads
 from .evaluation import evaluate
 from .learners import family
@@ -195,7 +196,7 @@ def run_loop(
     # ------------------------------------------------------------------ setup
     seed_everything(spec["seed"])
     set_cpu_threads(trainer["cpuThreads"])
-    device = resolve_device(trainer["device"], ctx.local_rank)
+    device = resolve_device(run_device_choice(spec), ctx.local_rank)
     events.log(
         "info",
         f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads, seed {spec['seed']}"
@@ -368,6 +369,10 @@ def run_loop(
             if step == first_step:
                 events.log("info", f'actor "{name}": {synced.tensors} tensors ({synced.bytes / 2**20:.1f} MiB) pushed to its vLLM engine in {synced.seconds:.2f}s')
         residency.for_rollout(a for a in samplers if actors[a].engine is None)
+        # The rollout's peak starts once its arrangement is made: the moves above hold at most the previous
+        # phase's state (offloads go first), which that phase already measured. Counting them here made
+        # a run with between-phase offload report the update's whole training state as the rollout's (#25).
+        reset_memory_peaks(device)
         gathered = contextlib.ExitStack()  # sharded actors hold full parameters while they sample
         for actor in actors.values():
             if actor.backend is not None and actor.engine is None:

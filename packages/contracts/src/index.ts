@@ -19,3 +19,4 @@ export * from "./runners";
 export * from "./hostPolicy";
 export * from "./memory";
 export * from "./advisories";
+export * from "./gpuClaim";

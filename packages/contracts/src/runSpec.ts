@@ -176,7 +176,11 @@ export const ActorSpec = z
     evalSampling: SamplingSpec.optional(),
     placement: z
       .object({
-        /** GPU indices on the runner host; the actor is sharded (fsdp2, deepspeed) or replicated (torch) over them. */
+        /**
+         * GPU indices on the runner host, in its own numbering (as /runners lists them); the actor is sharded
+         * (fsdp2, deepspeed) or replicated (torch) over them. Empty: one GPU per local model of the run, at most
+         * the runner's (packages/contracts/src/gpuClaim.ts); none on a runner without GPUs (trainer.device auto).
+         */
         gpus: z.array(z.number().int().min(0)).default([]),
         /** CPU ranks (gloo) when the actor runs on no GPU: how the distributed path runs without GPUs (CI). */
         processes: z.number().int().min(1).max(64).optional(),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { HostPolicy, hostPolicyIssues, secretIssues } from "./hostPolicy";
+import { gpusOnRunner, storedGpuClaim } from "./gpuClaim";
 import type { FieldIssue } from "./issues";
 
 /**
@@ -351,16 +352,26 @@ export function waitingReason(
     return `no live runner${gone > 0 ? ` (${gone} gone or stopped)` : ""}: start one with npm run -w @troupe/runner start`;
   }
   const needs = specRequirements(run.spec);
-  const able = offered.filter((r) => needs.every((n) => meets(r, n)) && r.gpus.length >= run.gpus);
+  // What the run takes on each runner (an "auto" claim takes at most what a runner has: gpuClaim.ts).
+  const takes = (r: RunnerOffer) => gpusOnRunner(run.spec, run.gpus, r.gpus.length);
+  const able = offered.filter((r) => needs.every((n) => meets(r, n)) && takes(r) !== null);
   if (able.length === 0) {
     const issue = runnerIssues(run.spec, runners, now)[0];
     if (issue) return `no live runner can run it: ${issue.path}: ${issue.message}`;
     return `needs ${run.gpus} GPU${run.gpus === 1 ? "" : "s"}; the largest live runner has ${mostGpus(runners, now)}`;
   }
-  if (run.gpus > 0) {
+  if (able.some((r) => takes(r)! > 0)) {
     const free = (r: RunnerOffer) => r.gpus.filter((g) => g.runId === null).length;
-    const maxFree = Math.max(...able.map(free));
-    if (maxFree < run.gpus) {
+    // A placement names its GPUs: those must be free, not just as many (gpuClaim.ts).
+    const claim = storedGpuClaim(run.spec, run.gpus);
+    const named = claim.kind === "ids" ? claim.ids : [];
+    const namedHeld = (r: RunnerOffer) => named.some((id) => r.gpus.find((g) => g.index === id)?.runId !== null);
+    const waits = (r: RunnerOffer) => takes(r)! > 0 && (takes(r)! > free(r) || namedHeld(r));
+    if (able.every(waits)) {
+      if (named.length > 0 && able.some((r) => takes(r)! <= free(r))) {
+        return `waits for GPU${named.length > 1 ? "s" : ""} ${named.join(", ")} (actors.*.placement.gpus), held by another run`;
+      }
+      const maxFree = Math.max(...able.map(free));
       const shorts = [...new Set(needs.filter((n) => n.requirement.id !== "gpus" && n.requirement.id !== "cudaDevice").map((n) => n.requirement.short))];
       const withWhat = shorts.length > 0 ? ` with ${shorts.join(" and ")}` : "";
       return `needs ${run.gpus} GPU${run.gpus === 1 ? "" : "s"}${withWhat}; the largest free host has ${maxFree}`;

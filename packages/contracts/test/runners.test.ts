@@ -41,7 +41,7 @@ function runner(id: string, c: RunnerCapabilities | null, over: Partial<RunnerOf
 
 const hf = { source: "huggingface", id: "Qwen/Qwen2.5-0.5B-Instruct" };
 const vllmSpec = (gpus: number[] = [0]) =>
-  RunSpec.parse({ ...DEMO_SPEC_INPUT, actors: [{ ...DEMO_SPEC_INPUT.actors[0], model: hf, backend: "vllm", placement: { gpus } }] });
+  RunSpec.parse({ ...DEMO_SPEC_INPUT, actors: [{ ...DEMO_SPEC_INPUT.actors[0], model: hf, backend: "vllm", placement: { gpus } }], trainer: { ...DEMO_SPEC_INPUT.trainer, device: "auto" } });
 
 describe("runner requirements", () => {
   it("user code needs a runner whose sandbox works: Python rewards, code and tools environments are refused where none does", () => {

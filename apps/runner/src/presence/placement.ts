@@ -1,4 +1,4 @@
-import { meets, offeredRunners, runnerOffer, specRequirements, type RunnerOffer } from "@troupe/contracts";
+import { gpusOnRunner, meets, offeredRunners, runnerOffer, specRequirements, type RunnerOffer } from "@troupe/contracts";
 import type { RunnerContext } from "../context";
 
 /**
@@ -11,10 +11,12 @@ export async function betterRunnerFor(ctx: RunnerContext, run: { spec: unknown; 
   const rows = await ctx.db.runner.findMany();
   const offers: RunnerOffer[] = rows.map((row) => runnerOffer(row, 0));
   const needs = specRequirements(run.spec);
-  const fits = (r: RunnerOffer) => r.gpus.length >= run.gpus && needs.every((n) => meets(r, n));
+  // What the run takes of each runner's GPUs (an "auto" claim: at most what it has; gpuClaim.ts).
+  const gpusFit = (total: number) => gpusOnRunner(run.spec, run.gpus, total) !== null;
+  const fits = (r: RunnerOffer) => gpusFit(r.gpus.length) && needs.every((n) => meets(r, n));
   const self = offers.find((r) => r.id === ctx.env.runnerId);
   // Unknown about itself (capabilities not probed yet): only the GPU count is certain.
-  const selfFits = self?.capabilities ? fits(self) : ctx.gpus.total >= run.gpus;
+  const selfFits = self?.capabilities ? fits(self) : gpusFit(ctx.gpus.total);
   if (selfFits) return null;
   return offeredRunners(offers).find((r) => r.id !== ctx.env.runnerId && fits(r))?.id ?? null;
 }

@@ -17,7 +17,7 @@ export interface RuntimeCommand {
  * `TROUPE_PYTHON -m troupe run spec.json --events-fd 3 --seq-start N --work-dir DIR --control-fd 4
  * [--resume CHECKPOINT]`, the
  * runtime CLI of the common conventions. The child sees only its own GPUs (CUDA_VISIBLE_DEVICES,
- * empty for CPU runs), unbuffered Python output, and an environment built from an allowlist (childEnv.ts).
+ * empty for CPU runs; TROUPE_GPU_IDS the same host indices, which the runtime maps placements through), unbuffered Python output, and an environment built from an allowlist (childEnv.ts).
  */
 export function runtimeCommand(
   env: Pick<RunnerEnv, "python">,
@@ -32,7 +32,13 @@ export function runtimeCommand(
   },
   parentEnv: NodeJS.ProcessEnv = process.env,
 ): RuntimeCommand {
-  const childEnv = runtimeEnv(parentEnv, { ...options.childEnv, PYTHONUNBUFFERED: "1", CUDA_VISIBLE_DEVICES: options.gpuIds.join(",") });
+  const childEnv = runtimeEnv(parentEnv, {
+    ...options.childEnv,
+    PYTHONUNBUFFERED: "1",
+    CUDA_VISIBLE_DEVICES: options.gpuIds.join(","),
+    // The host numbers of the devices it sees (CUDA renumbers them from 0): `placement.gpus` names these.
+    TROUPE_GPU_IDS: options.gpuIds.join(","),
+  });
   return {
     executable: env.python,
     args: [

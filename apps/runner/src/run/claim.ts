@@ -9,7 +9,7 @@ export type ClaimResult =
 
 /**
  * Claims a queued run for this runner: queued → running with runnerId, startedAt, heartbeatAt,
- * attempt + 1 and the work folder, and the `running` status event (seq = lastSeq + 1). The
+ * attempt + 1, the work folder and the GPUs granted, and the `running` status event (seq = lastSeq + 1). The
  * runtime then numbers its events from the next seq.
  *
  * When the run is not queued:
@@ -20,14 +20,15 @@ export type ClaimResult =
  *   scratch on top of the dead attempt's. Re-running it is one click for the user;
  * - running elsewhere with a fresh heartbeat → skipped (a duplicate delivery).
  */
-export async function claimRun(ctx: RunnerContext, runId: string, workDir: string): Promise<ClaimResult> {
+export async function claimRun(ctx: RunnerContext, runId: string, workDir: string, gpuIds: readonly number[] = []): Promise<ClaimResult> {
   const now = new Date();
   const { runnerId } = ctx.env;
   const event = await transitionRun(ctx.db, runId, {
     from: ["queued"],
     to: "running",
     message: `claimed by runner ${runnerId}`,
-    extra: { runnerId, startedAt: now, heartbeatAt: now, attempt: { increment: 1 }, workDir, pid: null },
+    // gpuIds: the runner's own GPU indices it holds, for the run page (issue #25).
+    extra: { runnerId, startedAt: now, heartbeatAt: now, attempt: { increment: 1 }, workDir, pid: null, gpuIds: [...gpuIds] },
     now,
   });
   if (event) {

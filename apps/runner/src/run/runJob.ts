@@ -1,3 +1,4 @@
+import { claimOnRunner, storedGpuClaim } from "@troupe/contracts";
 import { appendToStream, expireStream, rewindRunAfterStep, transitionRun } from "@troupe/db";
 import type { RunnerContext } from "../context";
 import { errorLine, retryWhileDatabaseUnavailable } from "../io/dbRetry";
@@ -35,16 +36,20 @@ export async function runJob(ctx: RunnerContext, runId: string, shutdown?: Abort
   const better = await betterRunnerFor(ctx, { spec: row.spec, gpus: row.gpus }).catch(() => null);
   if (better) return { kind: "deferred", reason: `this runner cannot run it and runner ${better} can` };
 
+  // The spec says how it claims this runner's GPUs (contracts gpuClaim.ts): none, the placement's own
+  // indices, or one per model up to what this runner has ("auto": none on a CPU-only runner).
+  const onHere = claimOnRunner(storedGpuClaim(row.spec, row.gpus), ctx.gpus.total);
+  if ("refused" in onHere) return failUnplaceable(ctx, runId, onHere.refused);
   let gpuIds: number[];
   try {
-    gpuIds = await ctx.gpus.acquire(row.gpus, shutdown, runId);
+    gpuIds = await ctx.gpus.acquire(onHere.count, shutdown, runId, onHere.ids);
   } catch (error) {
     if (shutdown?.aborted) return { kind: "deferred", reason: "runner is shutting down" };
     return failUnplaceable(ctx, runId, errorLine(error));
   }
 
   try {
-    const claim = await claimRun(ctx, runId, files.workDir);
+    const claim = await claimRun(ctx, runId, files.workDir, gpuIds);
     if (claim.kind !== "claimed") return claim;
     const resumeFrom = row.resumeStep !== null ? await resumeFolder(ctx, runId, files.workDir, row.resumeStep) : undefined;
     const status = await superviseClaimed(ctx, runId, files, row.spec, claim.seqStart, gpuIds, shutdown, resumeFrom);

@@ -23,6 +23,7 @@ from torch.distributed.checkpoint.state_dict import (
     set_optimizer_state_dict,
 )
 from torch.distributed.fsdp import CPUOffloadPolicy, FSDPModule, MixedPrecisionPolicy, fully_shard
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor
 
 from .base import BackendSettings, TrainBackend, make_optimizer
@@ -36,6 +37,9 @@ def shard_model(model: torch.nn.Module, settings: BackendSettings, trainable: bo
     if trainable and settings.training["offload"]["params"]:
         # pin_memory asks for an accelerator: only on CUDA hosts (ENVIRONMENT.md, FSDP2 on CPU).
         kwargs["offload_policy"] = CPUOffloadPolicy(pin_memory=settings.device.type == "cuda")
+    # The mesh on the rank's own device type: torch's default follows the host's accelerator, so CPU
+    # ranks on a GPU host would shard onto cuda:0 (issue #25).
+    kwargs["mesh"] = init_device_mesh(settings.device.type, (settings.ctx.world_size,))
     block_names = set(getattr(model, "_no_split_modules", None) or [])
     for module in model.modules():
         if type(module).__name__ in block_names:

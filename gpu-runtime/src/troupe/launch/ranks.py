@@ -145,6 +145,7 @@ def prepare_rank_dir(spec: dict[str, Any], work_dir: Path) -> Path:
 
 
 def launch_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: Any, control: Any, resume: Any) -> Any:
+    from ..device_choice import run_device_choice
     from ..distributed import run_ranks
     from ..run import RunResult, exit_code_of
 
@@ -163,7 +164,7 @@ def launch_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
         "PYTHONUNBUFFERED": "1",
     }
-    events.log("info", f"launching {world} ranks (torch.distributed.run, {'NCCL' if spec['trainer']['device'] != 'cpu' and _has_cuda() else 'gloo'}); rank 0 reports")
+    events.log("info", f"launching {world} ranks (torch.distributed.run, {'NCCL' if run_device_choice(spec) != 'cpu' and _has_cuda() else 'gloo'}); rank 0 reports")
     # Rank 0 numbers its events on from here (after the line above).
     command = torchrun_command(world, rank_dir, events_path, control_path, work_dir.resolve(), events.next_seq, str(resume) if resume is not None else None)
     log_path = rank_dir / "torchrun.log"

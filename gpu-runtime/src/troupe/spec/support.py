@@ -12,6 +12,7 @@ from typing import Any
 import jinja2
 
 from ..collaborative import MULTI_ACTOR_KINDS, round_spec_issues
+from ..gpu_ids import granted_gpus_text, host_gpu_ids, ungranted_gpus
 from ..lora import peft_available
 from ..grpo import SUPPORTED_LOSS_TYPES, loss_type_issue
 from ..learners import SUPPORTED_ALGORITHMS
@@ -113,7 +114,9 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
                 no(f"{p}.{path}", message)
         if actor["placement"]["gpus"] and not cuda_available:
             no(f"{p}.placement.gpus", f"asks for GPUs {actor['placement']['gpus']}, but this host has no CUDA device; use placement.processes for CPU ranks")
-        elif actor["placement"]["gpus"] and max(actor["placement"]["gpus"]) >= gpu_count:
+        elif actor["placement"]["gpus"] and (missing := ungranted_gpus(actor["placement"]["gpus"])):
+            no(f"{p}.placement.gpus", f"asks for GPU {', '.join(map(str, missing))}, but the runner granted this run GPU(s) {granted_gpus_text()} (indices are the runner's own)")
+        elif actor["placement"]["gpus"] and host_gpu_ids() is None and max(actor["placement"]["gpus"]) >= gpu_count:
             no(f"{p}.placement.gpus", f"asks for GPU {max(actor['placement']['gpus'])}, but this host has {gpu_count} (indices 0-{gpu_count - 1})")
         if training["precision"] == "bf16" and cuda_available and not bf16_supported:
             no(f"{p}.training.precision", "bf16 needs a GPU with bf16 support (Ampere or newer); this one has none: use fp32")

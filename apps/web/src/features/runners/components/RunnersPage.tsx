@@ -172,7 +172,7 @@ function RunnerCard({ runner: r, now }: { runner: RunnerView; now: number }) {
               <span key={run.id}>
                 {i > 0 ? ", " : ""}
                 <Link href={`/runs/${run.id}`}>{run.name}</Link> ({run.status}
-                {run.gpus > 0 ? `, ${run.gpus} GPU${run.gpus > 1 ? "s" : ""}` : ""})
+                {run.gpuIds.length > 0 ? <span data-testid={`runner-run-gpus-${run.id}`}>{`, GPU${run.gpuIds.length > 1 ? "s" : ""} ${run.gpuIds.join(", ")}`}</span> : ", CPU"})
               </span>
             ))}
       </div>

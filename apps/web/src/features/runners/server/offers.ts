@@ -1,4 +1,4 @@
-import { describeRunner, mostGpus, offeredRunners, runnerIssues, runnerOffer, type FieldIssue, type RunnerOffer } from "@troupe/contracts";
+import { describeRunner, storedGpuClaim, mostGpus, offeredRunners, runnerIssues, runnerOffer, type FieldIssue, type RunnerOffer } from "@troupe/contracts";
 import type { Db } from "../../../server/db";
 
 export interface RunnerRow extends RunnerOffer {
@@ -42,7 +42,9 @@ export async function runnerLaunchIssues(db: Db, spec: unknown, claimedGpus = 0)
   // The GPUs the launch claims (the launch form's "GPUs" may ask for more than the placement uses).
   const offered = offeredRunners(runners);
   const most = mostGpus(runners);
-  if (issues.length === 0 && offered.length > 0 && claimedGpus > most) {
+  // An unplaced "auto" run takes at most what a runner has (gpuClaim.ts): only a fixed claim can be too big.
+  const fixed = storedGpuClaim(spec, claimedGpus).kind !== "auto";
+  if (issues.length === 0 && offered.length > 0 && fixed && claimedGpus > most) {
     issues.push({ path: "gpus", message: `claims ${claimedGpus} GPUs, but the largest live runner has ${most}; runners: ${offered.map(describeRunner).join(", ")}` });
   }
   return issues;

@@ -31,7 +31,7 @@ export const RunnerView = z.object({
   clusterKinds: z.array(z.string()),
   sandbox: z.string().nullable(),
   gpus: z.array(RunnerGpuView),
-  runs: z.array(z.object({ id: z.string(), name: z.string(), status: z.string(), gpus: z.number() })),
+  runs: z.array(z.object({ id: z.string(), name: z.string(), status: z.string(), gpuIds: z.array(z.number()) })),
 });
 export type RunnerView = z.infer<typeof RunnerView>;
 
@@ -60,7 +60,7 @@ export async function loadRunnersPage(db: Db, now: Date = new Date()): Promise<R
   const [active, queued] = await Promise.all([
     db.run.findMany({
       where: { status: { in: ["running", "paused"] }, runnerId: { in: runners.map((r) => r.id) } },
-      select: { id: true, displayName: true, status: true, gpus: true, runnerId: true },
+      select: { id: true, displayName: true, status: true, gpuIds: true, runnerId: true },
       orderBy: { startedAt: "asc" },
     }),
     db.run.findMany({
@@ -97,7 +97,7 @@ export async function loadRunnersPage(db: Db, now: Date = new Date()): Promise<R
       clusterKinds: caps?.clusterKinds ?? [],
       sandbox: caps ? (caps.sandbox.usable ? (caps.sandbox.mode ?? "yes") : "none") : null,
       gpus: r.gpus.map((g: RunnerGpu) => ({ ...g, runName: g.runId ? (names.get(g.runId) ?? null) : null })),
-      runs: active.filter((run) => run.runnerId === r.id).map(({ id, displayName, status, gpus }) => ({ id, name: displayName, status, gpus })),
+      runs: active.filter((run) => run.runnerId === r.id).map(({ id, displayName, status, gpuIds }) => ({ id, name: displayName, status, gpuIds })),
     };
   });
   views.sort((a, b) => order[a.state] - order[b.state] || a.id.localeCompare(b.id));

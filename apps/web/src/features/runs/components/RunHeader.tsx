@@ -131,6 +131,12 @@ export function RunHeader({
               {run.runnerId}
             </span>
           )}
+          {run.runnerId && (
+            <span data-testid="run-gpus" title="The runner's own GPU indices (as /runners and nvidia-smi number them)">
+              <b>{run.gpuIds.length === 1 ? "GPU" : "GPUs"}</b>
+              {run.gpuIds.length > 0 ? run.gpuIds.join(", ") : "none (CPU)"}
+            </span>
+          )}
         </div>
         {status === "queued" && <WaitingReason runId={run.id} />}
       </div>

@@ -93,7 +93,7 @@ export function EngineFields({
         <div className="form-grid">
           <ListField
             label="GPUs"
-            hint="Comma-separated GPU indices on the runner host; several shard (fsdp2, deepspeed) or replicate (torch) the actor. Empty: the runner's GPUs."
+            hint="Comma-separated GPU indices on the runner host; several shard (fsdp2, deepspeed) or replicate (torch) the actor. Empty: one of the runner's GPUs per local model (they share when it has fewer; a runner without GPUs trains a device-auto run on its CPU). Indices are the runner's own, as /runners lists them."
             value={val("placement.gpus")}
             onChange={set("placement.gpus")}
             error={err("placement.gpus") ?? err("placement.gpus.0")}
