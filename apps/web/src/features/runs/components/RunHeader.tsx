@@ -17,6 +17,7 @@ import { confirmCancel } from "../lib/confirmCancel";
 import { confirmDelete } from "../lib/confirmDelete";
 import { refetchAfterWrite } from "../../../trpc/refetch";
 import { WaitingReason } from "./WaitingReason";
+import { useRoleRefusal } from "../../auth/components/CurrentUser";
 
 export function RunHeader({
   run,
@@ -48,6 +49,9 @@ export function RunHeader({
       },
     }),
   );
+  const rerunRefused = useRoleRefusal("run.rerun");
+  const cancelRefused = useRoleRefusal("run.cancel");
+  const deleteRefused = useRoleRefusal("run.delete");
   const cancellable = status === "queued" || status === "running" || status === "paused";
   const liveIsNewer = latest !== undefined && latest.step >= (run.lastStep ?? 0);
   const step = liveIsNewer ? latest.step : (run.lastStep ?? 0);
@@ -135,7 +139,7 @@ export function RunHeader({
         {status === "queued" && <WaitingReason runId={run.id} />}
       </div>
       <div style={{ textAlign: "right", display: "flex", gap: "0.5rem", alignItems: "flex-start", flexWrap: "wrap", justifyContent: "flex-end" }}>
-        <button type="button" className="secondary" onClick={() => rerun.mutate({ runId: run.id })} disabled={rerun.isPending} data-testid="run-rerun" title="A new run with this run's frozen spec">
+        <button type="button" className="secondary" onClick={() => rerun.mutate({ runId: run.id })} disabled={rerun.isPending || rerunRefused !== null} data-testid="run-rerun" title={rerunRefused ?? "A new run with this run's frozen spec"}>
           {rerun.isPending ? "Queuing…" : "Re-run"}
         </button>
         <CloneRunButton runId={run.id} />
@@ -145,7 +149,8 @@ export function RunHeader({
           type="button"
           className="danger"
           onClick={() => confirmCancel({ ...run, status }) && cancel.mutate({ runId: run.id })}
-          disabled={!cancellable || cancel.isPending || cancelRequested}
+          disabled={!cancellable || cancel.isPending || cancelRequested || cancelRefused !== null}
+          title={cancelRefused ?? undefined}
           data-testid="run-cancel"
         >
           {cancelRequested ? "Cancelling…" : cancel.isPending ? "Cancelling…" : "Cancel run"}
@@ -154,12 +159,17 @@ export function RunHeader({
           type="button"
           className="danger"
           onClick={() => confirmDelete(run) && remove.mutate({ runId: run.id })}
-          disabled={!isTerminal(status) || remove.isPending}
-          title={isTerminal(status) ? "Delete this run and its stored data" : "A queued or running run cannot be deleted: cancel it first"}
+          disabled={!isTerminal(status) || remove.isPending || deleteRefused !== null}
+          title={deleteRefused ?? (isTerminal(status) ? "Delete this run and its stored data" : "A queued or running run cannot be deleted: cancel it first")}
           data-testid="run-delete"
         >
           {remove.isPending ? "Deleting…" : "Delete"}
         </button>
+        {(rerunRefused ?? deleteRefused) && (
+          <div className="hint muted small" data-testid="run-role-note" style={{ flexBasis: "100%" }}>
+            {deleteRefused ?? rerunRefused}; re-run, clone and delete are disabled.
+          </div>
+        )}
         {rerun.error && (
           <div className="field-error" role="alert">
             {errorMessage(rerun.error)}

@@ -4,6 +4,7 @@ import type { RunSpec } from "@troupe/contracts";
 import { useState } from "react";
 import { errorMessage, fieldIssuesOf } from "../../../../trpc/errors";
 import { estimateSpecMemory, type MemoryAssumptions } from "../../lib/specMemory";
+import { useRoleRefusal } from "../../../auth/components/CurrentUser";
 
 /** Priority, GPU count and the launch button; refuses while the spec has problems and warns when memory will not fit. */
 export function LaunchPanel(props: {
@@ -22,7 +23,8 @@ export function LaunchPanel(props: {
     spec !== null && spec.trainer.device !== "cpu" && estimateSpecMemory(spec, props.assumptions).devices.some((g) => !g.fits);
   const issues = fieldIssuesOf(props.error);
   const gpuIssue = issues.find((i) => i.path === "gpus");
-  const blocked = !spec || (tooBig && !anyway) || props.pending;
+  const refused = useRoleRefusal("experiment.launch");
+  const blocked = !spec || (tooBig && !anyway) || props.pending || refused !== null;
 
   return (
     <section className="panel" aria-label="Launch">
@@ -56,6 +58,11 @@ export function LaunchPanel(props: {
         </label>
       )}
       {!spec && <p className="draft-note">Fix the problems listed above to launch.</p>}
+      {refused && (
+        <p className="draft-note" data-testid="launch-refused">
+          {refused}
+        </p>
+      )}
       {Boolean(props.error) && !gpuIssue && (
         <div className="form-error" role="alert">
           {errorMessage(props.error)}
@@ -64,6 +71,7 @@ export function LaunchPanel(props: {
       <button
         type="button"
         disabled={blocked}
+        title={refused ?? undefined}
         data-testid="compose-launch"
         onClick={() => props.onLaunch({ priority: Number(priority) || 0, ...(gpus.trim() !== "" ? { gpus: Number(gpus) } : {}) })}
       >
