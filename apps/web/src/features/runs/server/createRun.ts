@@ -8,27 +8,18 @@ import { assertRunSourcesExist } from "./runSources";
 import { launchIssuesOf } from "../lib/launchCheck";
 import { runnerLaunchIssues } from "../../runners/server/offers";
 
-/** GPUs the run asks a runner for: the distinct devices its actors are placed on (none on CPU). */
-export const gpusFor = (spec: RunSpec) =>
-  spec.trainer.device === "cpu" ? 0 : new Set(spec.actors.flatMap((a) => a.placement.gpus)).size;
+import { claimedGpusIssue, gpusFor } from "../lib/gpusFor";
+
+export { gpusFor };
 
 /**
  * The GPUs a run claims: what its placement needs, or more when the launcher asks (e.g. to keep a
  * whole node for it). Fewer than the placement uses, or any on a CPU run, is refused at `gpus`.
  */
 export function claimedGpus(spec: RunSpec, requested: number | undefined): number {
-  const needed = gpusFor(spec);
-  if (requested === undefined) return needed;
-  if (spec.trainer.device === "cpu" && requested > 0) {
-    throw badRequest([{ path: "gpus", message: "this run trains on the CPU (trainer.device is cpu): it claims no GPUs" }], "invalid launch");
-  }
-  if (requested < needed) {
-    throw badRequest(
-      [{ path: "gpus", message: `the actors are placed on ${needed} distinct GPUs (actors.*.placement.gpus): ask for at least ${needed}` }],
-      "invalid launch",
-    );
-  }
-  return requested;
+  const issue = claimedGpusIssue(spec, requested);
+  if (issue) throw badRequest([issue], "invalid launch");
+  return requested ?? gpusFor(spec);
 }
 
 /**
