@@ -6,6 +6,7 @@ import { formatMetric } from "../../../lib/format";
 import { useTRPC } from "../../../trpc/react";
 import { conversationShape, speakerLabel } from "../lib/conversationShape";
 import { actorColour } from "../lib/specNames";
+import { useTranscriptRefresh } from "../hooks/useTranscriptRefresh";
 import { groupKey, transcriptRows, type TranscriptGroup, type TranscriptRow } from "../lib/transcriptGroups";
 import type { EpisodeOut } from "../server/schemas";
 import { TranscriptGroupHeader } from "./TranscriptGroupHeader";
@@ -53,6 +54,10 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
       refetchInterval: props.live ? 5000 : false,
     }),
   );
+  useTranscriptRefresh(props.live, props.episodesSeen, () => {
+    void steps.refetch();
+    void list.refetch();
+  });
   const items = list.data?.pages.flatMap((p) => p.items) ?? [];
   const groups = new Map<string, TranscriptGroup>(list.data?.pages.flatMap((p) => p.groups.map((g) => [groupKey(g), g] as const)) ?? []);
   const rows = transcriptRows(items, groups);
