@@ -49,4 +49,16 @@ describe("the launch's runner check, run in the composer", () => {
     const { spec } = validateDraft(onGpu0());
     expect(claimedGpusIssue(spec!, 0)?.message).toMatch(/ask for at least 1/);
   });
+
+  it("offloading on a CPU host is refused before launch (it used to be saved, launched and do nothing)", () => {
+    const { spec, issues } = validateDraft({
+      ...DEMO_SPEC_INPUT,
+      trainer: { ...DEMO_SPEC_INPUT.trainer, device: "auto" },
+      actors: DEMO_SPEC_INPUT.actors.map((a) => ({ ...a, training: { ...(a as { training?: object }).training, offload: { params: true, optimizer: true } } })),
+    });
+    expect(issues).toEqual([]);
+    const refused = launchIssuesAgainst(spec!, [cpuRunner()], gpusFor(spec!));
+    expect(refused.map((i) => i.path).sort()).toEqual(["actors.0.training.offload.optimizer", "actors.0.training.offload.params"]);
+    expect(refused[0]!.message).toMatch(/no runner has a CUDA GPU to offload/);
+  });
 });
