@@ -17,3 +17,4 @@ export * from "./specOrder";
 export * from "./plainMessages";
 export * from "./runners";
 export * from "./memory";
+export * from "./runtimeExit";
