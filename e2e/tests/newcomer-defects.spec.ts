@@ -109,4 +109,12 @@ test("transcripts: the live tab reaches the last step when the run ends", async 
   await page.getByTestId("filter-step").selectOption(String(steps));
   await expect(page.getByTestId("transcripts-count")).not.toHaveText(/^0 /);
   await shot(page, "transcripts-last-step");
+
+  // Every filter has a name a screen reader can say.
+  for (const name of ["Filter transcripts by step", "Filter transcripts by actor"]) await expect(page.getByRole("combobox", { name })).toBeVisible();
+  for (const name of ["Filter transcripts by GRPO group", "Lowest reward", "Highest reward"]) await expect(page.getByRole("spinbutton", { name })).toBeVisible();
+  await page.goto("/runs");
+  for (const name of ["Filter runs by status", "Filter runs by tag", "Filter runs by experiment", "Filter runs by source"]) {
+    await expect(page.getByRole("combobox", { name })).toBeVisible();
+  }
 });

@@ -118,7 +118,7 @@ export function RunsExplorer() {
         </label>
         <label>
           Status
-          <select value={status[0] ?? ""} onChange={(e) => setParams({ status: e.target.value || undefined })} data-testid="runs-status">
+          <select value={status[0] ?? ""} onChange={(e) => setParams({ status: e.target.value || undefined })} data-testid="runs-status" aria-label="Filter runs by status">
             <option value="">any</option>
             {RUN_STATES.map((s) => (
               <option key={s} value={s}>
@@ -129,7 +129,7 @@ export function RunsExplorer() {
         </label>
         <label>
           Tag
-          <select value={get("tag") ?? ""} onChange={(e) => setParams({ tag: e.target.value || undefined })} data-testid="runs-tag">
+          <select value={get("tag") ?? ""} onChange={(e) => setParams({ tag: e.target.value || undefined })} data-testid="runs-tag" aria-label="Filter runs by tag">
             <option value="">any</option>
             {(table.data?.tags ?? []).map((t) => (
               <option key={t} value={t}>
@@ -140,7 +140,7 @@ export function RunsExplorer() {
         </label>
         <label>
           Experiment
-          <select value={get("experiment") ?? ""} onChange={(e) => setParams({ experiment: e.target.value || undefined })}>
+          <select value={get("experiment") ?? ""} onChange={(e) => setParams({ experiment: e.target.value || undefined })} aria-label="Filter runs by experiment">
             <option value="">any</option>
             {(experiments.data?.items ?? []).map((x) => (
               <option key={x.id} value={x.id}>
@@ -151,7 +151,7 @@ export function RunsExplorer() {
         </label>
         <label>
           Source
-          <select value={source ?? ""} onChange={(e) => setParams({ source: e.target.value || undefined })}>
+          <select value={source ?? ""} onChange={(e) => setParams({ source: e.target.value || undefined })} aria-label="Filter runs by source">
             <option value="">any</option>
             <option value="ui">UI</option>
             <option value="api">API</option>
@@ -161,7 +161,7 @@ export function RunsExplorer() {
         {METRIC_SORTS.has(sort) && (
           <label title="A metric column sorts by this actor's latest value">
             Sort by actor
-            <select value={get("actor") ?? ""} onChange={(e) => setParams({ actor: e.target.value || undefined })} data-testid="runs-sort-actor">
+            <select value={get("actor") ?? ""} onChange={(e) => setParams({ actor: e.target.value || undefined })} data-testid="runs-sort-actor" aria-label="Sort metric columns by actor">
               <option value="">first of each run</option>
               {metricActors.map((a) => (
                 <option key={a} value={a}>

@@ -74,7 +74,7 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
       <div className="toolbar">
         <label>
           Step
-          <select value={f.step ?? ""} onChange={(e) => set({ step: numberOrUndefined(e.target.value) })} data-testid="filter-step">
+          <select value={f.step ?? ""} onChange={(e) => set({ step: numberOrUndefined(e.target.value) })} data-testid="filter-step" aria-label="Filter transcripts by step">
             <option value="">all</option>
             {(steps.data?.steps ?? []).map((s) => (
               <option key={s} value={s}>
@@ -85,11 +85,11 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
         </label>
         <label>
           Group
-          <input type="number" min={0} style={{ width: "4.5rem" }} value={f.group ?? ""} onChange={(e) => set({ group: numberOrUndefined(e.target.value) })} data-testid="filter-group" />
+          <input type="number" min={0} style={{ width: "4.5rem" }} value={f.group ?? ""} onChange={(e) => set({ group: numberOrUndefined(e.target.value) })} data-testid="filter-group" aria-label="Filter transcripts by GRPO group" />
         </label>
         <label>
           Actor
-          <select value={f.actor ?? ""} onChange={(e) => set({ actor: e.target.value || undefined })} data-testid="filter-actor">
+          <select value={f.actor ?? ""} onChange={(e) => set({ actor: e.target.value || undefined })} data-testid="filter-actor" aria-label="Filter transcripts by actor">
             <option value="">any</option>
             {actors.map((a) => (
               <option key={a} value={a}>
@@ -101,7 +101,7 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
         {props.environments.length > 1 && (
           <label>
             Environment
-            <select value={f.environment ?? ""} onChange={(e) => set({ environment: e.target.value || undefined })} data-testid="filter-environment">
+            <select value={f.environment ?? ""} onChange={(e) => set({ environment: e.target.value || undefined })} data-testid="filter-environment" aria-label="Filter transcripts by environment">
               <option value="">any</option>
               {props.environments.map((a) => (
                 <option key={a} value={a}>
@@ -113,12 +113,12 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
         )}
         <label>
           Reward
-          <input type="number" step="any" style={{ width: "5rem" }} placeholder="min" value={f.minReward ?? ""} onChange={(e) => set({ minReward: numberOrUndefined(e.target.value) })} data-testid="filter-min-reward" />
-          <input type="number" step="any" style={{ width: "5rem" }} placeholder="max" value={f.maxReward ?? ""} onChange={(e) => set({ maxReward: numberOrUndefined(e.target.value) })} data-testid="filter-max-reward" />
+          <input type="number" step="any" style={{ width: "5rem" }} placeholder="min" value={f.minReward ?? ""} onChange={(e) => set({ minReward: numberOrUndefined(e.target.value) })} data-testid="filter-min-reward" aria-label="Lowest reward" />
+          <input type="number" step="any" style={{ width: "5rem" }} placeholder="max" value={f.maxReward ?? ""} onChange={(e) => set({ maxReward: numberOrUndefined(e.target.value) })} data-testid="filter-max-reward" aria-label="Highest reward" />
         </label>
         <label>
           Text
-          <input type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="search turns" data-testid="filter-text" />
+          <input type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="search turns" data-testid="filter-text" aria-label="Search transcript turns" />
         </label>
         {f.datasetRow !== undefined && (
           <span className="chip">
