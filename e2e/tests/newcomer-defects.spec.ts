@@ -99,7 +99,17 @@ test("transcripts: the live tab reaches the last step when the run ends", async 
   expect(launched.ok(), await launched.text()).toBe(true);
   const runId = ((await launched.json()) as { result: { data: { json: { runId: string } } } }).result.data.json.runId;
 
+  const hydration: string[] = [];
+  page.on("pageerror", (e) => {
+    if (/#418|#423|#425|hydrat/i.test(e.message)) hydration.push(e.message);
+  });
+  page.on("console", (m) => {
+    if (m.type() === "error" && /#418|#423|#425|hydrat/i.test(m.text())) hydration.push(m.text());
+  });
   await page.goto(`/runs/${runId}`);
+  await expect(page.getByTestId("run-name")).toBeVisible();
+  await page.waitForLoadState("networkidle").catch(() => undefined);
+  expect(hydration, "React hydration errors on the run page").toEqual([]);
   await page.getByTestId("tab-transcripts").click();
   await expect(page.getByTestId("transcripts")).toBeVisible();
   await expect(page.getByTestId("run-status")).toHaveText("succeeded", { timeout: 180_000 });

@@ -7,6 +7,7 @@ import { useRouter } from "next/navigation";
 import { StatusBadge } from "../../../components/StatusBadge";
 import { formatDateTime, formatMetric, runDuration } from "../../../lib/format";
 import { useNow } from "../../../lib/useNow";
+import { stableDateTime, useHydrated } from "../../../lib/useHydrated";
 import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import type { RunDetail } from "../server/schemas";
@@ -34,6 +35,9 @@ export function RunHeader({
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const now = useNow(1000);
+  // Browser-dependent text (local time zone, the running clock) only after hydration: React error #418.
+  const hydrated = useHydrated();
+  const when = (date: Date | null) => (date && !hydrated ? stableDateTime(date) : formatDateTime(date));
   const cancel = useMutation(
     trpc.run.cancel.mutationOptions({
       onSettled: () => refetchAfterWrite(queryClient, { queryKey: trpc.run.byId.queryKey({ runId: run.id }) }),
@@ -108,19 +112,19 @@ export function RunHeader({
           </span>
           <span>
             <b>created</b>
-            {formatDateTime(run.createdAt)}
+            {when(run.createdAt)}
           </span>
           <span>
             <b>started</b>
-            {formatDateTime(run.startedAt)}
+            {when(run.startedAt)}
           </span>
           <span data-testid="run-finished">
             <b>finished</b>
-            {formatDateTime(run.finishedAt)}
+            {when(run.finishedAt)}
           </span>
           <span>
             <b>duration</b>
-            {runDuration(run, now)}
+            {hydrated || run.finishedAt ? runDuration(run, now) : "—"}
           </span>
           {startedFrom(run.spec).map((s) => (
             <span key={s.actor} data-testid="run-started-from">

@@ -8,6 +8,7 @@ import { useState } from "react";
 import { StatusBadge } from "../../../components/StatusBadge";
 import { formatMetric, formatBytes, formatRelative, runDuration } from "../../../lib/format";
 import { useNow } from "../../../lib/useNow";
+import { stableDateTime, useHydrated } from "../../../lib/useHydrated";
 import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { KEY_METRICS, RUN_SORTS } from "../server/table";
@@ -58,6 +59,7 @@ export function RunsExplorer() {
   const pathname = usePathname();
   const params = useSearchParams();
   const now = useNow(1000);
+  const hydrated = useHydrated(); // no browser clock or time zone in server-rendered text (React error #418)
   const [selected, setSelected] = useState<string[]>([]);
 
   const get = (k: string) => params.get(k) ?? undefined;
@@ -252,8 +254,8 @@ export function RunsExplorer() {
                   </div>
                 </td>
               )}
-              {show("created") && <td title={r.createdAt.toLocaleString()}>{formatRelative(r.createdAt, now)}</td>}
-              {show("duration") && <td className="num">{runDuration(r, now)}</td>}
+              {show("created") && <td title={hydrated ? r.createdAt.toLocaleString() : stableDateTime(r.createdAt)}>{hydrated ? formatRelative(r.createdAt, now) : stableDateTime(r.createdAt)}</td>}
+              {show("duration") && <td className="num">{hydrated || r.finishedAt ? runDuration(r, now) : "—"}</td>}
               {show("step") && (
                 <td className="num">
                   {r.lastStep ?? 0}
