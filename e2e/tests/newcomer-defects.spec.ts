@@ -128,3 +128,36 @@ test("transcripts: the live tab reaches the last step when the run ends", async 
     await expect(page.getByRole("combobox", { name })).toBeVisible();
   }
 });
+
+test("round-spec graph: the selection stays put when the text redraws the graph, and + Repeat goes under it", async ({ page, request }) => {
+  const bob = `Rb_${suffix}`;
+  const alice = `Ra_${suffix}`;
+  for (const name of [bob, alice]) {
+    const r = await request.post("/api/trpc/part.create", { data: { json: { kind: "actor", spec: { name, model: { source: "tiny" } }, description: "" } } });
+    expect(r.ok(), await r.text()).toBe(true);
+  }
+  await page.goto("/designer/environments");
+  await page.getByLabel("Name", { exact: true }).fill(`graph_${suffix}`);
+  await page.getByRole("checkbox", { name: bob }).check();
+  await page.getByRole("checkbox", { name: alice }).check();
+  const text = page.getByRole("textbox", { name: "Round spec text" });
+  const typeText = async (t: string) => {
+    await text.focus();
+    await page.keyboard.press("ControlOrMeta+A");
+    await page.keyboard.press("Delete");
+    await page.keyboard.insertText(t);
+  };
+  await typeText(`(${bob} & ${alice}) -> ${bob}*2`);
+  await expect(page.getByTestId("rs-node-parallel")).toHaveCount(1);
+  await page.getByTestId("rs-node-parallel").click();
+  await expect(page.getByTestId("rs-selected")).toContainText("parallel");
+
+  // The text changes elsewhere: the graph is redrawn (new node ids); the parallel node stays selected.
+  await typeText(`(${bob} & ${alice}) -> ${bob}*3`);
+  await expect(page.getByTestId("rs-node-repeat")).toHaveCount(1);
+  await expect(page.getByTestId("rs-selected")).toContainText("parallel");
+  await page.getByRole("button", { name: "+ Repeat" }).click();
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  await expect(page.getByTestId("rs-node-repeat")).toHaveCount(2);
+  await shot(page, "round-spec-selection-kept");
+});

@@ -14,7 +14,7 @@ import {
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { useEffect, useMemo, useRef, useState } from "react";
-import { appendChild, edgeId, type FlowEdge, type FlowNode, type RoundNodeData } from "../../lib/roundSpecFlow";
+import { appendChild, carrySelection, edgeId, type FlowEdge, type FlowNode, type RoundNodeData } from "../../lib/roundSpecFlow";
 import { EDGE_TYPES, NODE_TYPES, RoundGraphContext, type RoundGraphEditing } from "./RoundSpecNodes";
 
 export interface FlowState {
@@ -48,7 +48,14 @@ export function RoundSpecGraph(props: {
   const [selectedId, setSelectedId] = useState<string>("start");
   const [actorToAdd, setActorToAdd] = useState<string>("");
   const [addError, setAddError] = useState<string | null>(null);
-  const selected = flow.nodes.find((n) => n.id === selectedId) ?? flow.nodes[0];
+  // The text redraws the graph with new node ids: keep the selection at the same place in the tree.
+  const lastFlow = useRef(flow);
+  const carried = carrySelection(lastFlow.current, flow, selectedId);
+  const selected = flow.nodes.find((n) => n.id === carried) ?? flow.nodes[0];
+  useEffect(() => {
+    lastFlow.current = flow;
+    if (selected && selected.id !== selectedId) setSelectedId(selected.id);
+  }, [flow, selected, selectedId]);
   const firstActor = actorToAdd || props.actors[0] || "*";
 
   const editing: RoundGraphEditing = useMemo(
