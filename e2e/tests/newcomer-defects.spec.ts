@@ -157,7 +157,7 @@ test("round-spec graph: the selection stays put when the text redraws the graph,
   await expect(page.getByTestId("rs-node-repeat")).toHaveCount(1);
   await expect(page.getByTestId("rs-selected")).toContainText("parallel");
   await page.getByRole("button", { name: "+ Repeat" }).click();
-  await expect(page.getByRole("alert")).toHaveCount(0);
+  await expect(page.getByTestId("rs-add-error")).toHaveCount(0);
   await expect(page.getByTestId("rs-node-repeat")).toHaveCount(2);
   await shot(page, "round-spec-selection-kept");
 });

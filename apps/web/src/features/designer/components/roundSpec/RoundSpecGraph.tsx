@@ -150,7 +150,7 @@ export function RoundSpecGraph(props: {
         </button>
       </div>
       {addError && (
-        <div className="form-error" role="alert">
+        <div className="form-error" role="alert" data-testid="rs-add-error">
           {addError}
         </div>
       )}
