@@ -161,3 +161,20 @@ test("round-spec graph: the selection stays put when the text redraws the graph,
   await expect(page.getByTestId("rs-node-repeat")).toHaveCount(2);
   await shot(page, "round-spec-selection-kept");
 });
+
+test('actors: "New actor" after a refused save opens a blank form', async ({ page, request }) => {
+  const taken = `taken_${suffix}`;
+  const r = await request.post("/api/trpc/part.create", { data: { json: { kind: "actor", spec: { name: taken, model: { source: "tiny" } }, description: "" } } });
+  expect(r.ok(), await r.text()).toBe(true);
+  await page.goto("/designer/actors");
+  await page.getByTestId("actor-name").fill(taken);
+  await page.getByTestId("part-save").click();
+  await expect(page.getByText(`named "${taken}" already exists`)).toBeVisible();
+  await page.getByRole("button", { name: "New actor" }).click();
+  await expect(page.getByTestId("actor-name")).toHaveValue("");
+  // And after visiting a saved actor, "New actor" is blank too (the refused draft is not restored).
+  await page.getByTestId("actors-list").getByRole("button", { name: new RegExp(taken) }).click();
+  await expect(page.getByTestId("actor-name")).toHaveValue(taken);
+  await page.getByRole("button", { name: "New actor" }).click();
+  await expect(page.getByTestId("actor-name")).toHaveValue("");
+});
