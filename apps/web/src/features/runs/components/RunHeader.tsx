@@ -18,6 +18,7 @@ import { confirmCancel } from "../lib/confirmCancel";
 import { confirmDelete } from "../lib/confirmDelete";
 import { refetchAfterWrite } from "../../../trpc/refetch";
 import { WaitingReason } from "./WaitingReason";
+import { RewardSummary } from "./RewardSummary";
 import { useRoleRefusal } from "../../auth/components/CurrentUser";
 
 export function RunHeader({
@@ -25,12 +26,15 @@ export function RunHeader({
   status,
   connected,
   latest,
+  rewards,
 }: {
   run: RunDetail;
   status: RunState;
   connected: boolean;
   /** The newest reward point drawn (live), which may be ahead of the loaded run row. */
   latest: { step: number; value: number } | undefined;
+  /** reward/mean per actor, as charted: the header shows each smoothed and named. */
+  rewards?: { actor: string; points: { step: number; value: number }[] }[];
 }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -102,10 +106,7 @@ export function RunHeader({
               </>
             )}
           </span>
-          <span>
-            <b>last reward</b>
-            {formatMetric(lastReward)}
-          </span>
+          <RewardSummary series={rewards ?? []} fallback={lastReward} />
           <span>
             <b>seed</b>
             {run.seed}
