@@ -113,6 +113,10 @@ test("transcripts: the live tab reaches the last step when the run ends", async 
   await page.getByTestId("tab-transcripts").click();
   await expect(page.getByTestId("transcripts")).toBeVisible();
   await expect(page.getByTestId("run-status")).toHaveText("succeeded", { timeout: 180_000 });
+  // The header names the actor its smoothed reward belongs to; the Policy charts say KL is off (klBeta 0).
+  await expect(page.getByTestId("run-reward").first()).toHaveAttribute("data-actor", "student");
+  await expect(page.getByTestId("run-rewards")).toContainText("student");
+  await expect(page.getByTestId("chart-kl-off")).toContainText("KL is off for student");
   // No reload: the open tab itself lists the last step once the run has ended.
   const stepOptions = page.getByTestId("filter-step").locator("option");
   await expect.poll(async () => Math.max(...(await stepOptions.allTextContents()).map(Number).filter(Number.isFinite)), { timeout: 10_000 }).toBe(steps);
