@@ -83,14 +83,6 @@ def _cuda_device(d: dict[str, Any]) -> None:
     d["trainer"]["device"] = "cuda"
 
 
-def _offload_params(d: dict[str, Any]) -> None:
-    d["actors"][0]["training"]["offload"] = {"params": True, "optimizer": False}
-
-
-def _offload_optimizer(d: dict[str, Any]) -> None:
-    d["actors"][0]["training"]["offload"] = {"params": False, "optimizer": True}
-
-
 def _game(d: dict[str, Any]) -> None:
     # Until the `game` kind (#17) is in the schema the example cannot validate: see _spec's skip.
     d["environments"][0]["kind"] = "game"
@@ -126,8 +118,6 @@ EXAMPLES: dict[str, Callable[[dict[str, Any]], None]] = {
     "bf16": _bf16,
     "ray": _ray,
     "cudaDevice": _cuda_device,
-    "offloadParams": _offload_params,
-    "offloadOptimizer": _offload_optimizer,
     "pettingzoo": _game,
     "grpc": _grpc,
     "pythonReward": _python_reward,

@@ -59,6 +59,12 @@ describe("the launch's runner check, run in the composer", () => {
     expect(issues).toEqual([]);
     const refused = launchIssuesAgainst(spec!, [cpuRunner()], gpusFor(spec!));
     expect(refused.map((i) => i.path).sort()).toEqual(["actors.0.training.offload.optimizer", "actors.0.training.offload.params"]);
-    expect(refused[0]!.message).toMatch(/no runner has a CUDA GPU to offload/);
+    expect(refused[0]!.message).toMatch(/offloading moves .* out of GPU memory, but no live runner has a CUDA GPU, so it trains on the CPU; runners: cpu-host/);
+    // On trainer.device cpu it is refused whatever the runners; on a GPU runner with device auto it is fine.
+    const onCpu = validateDraft({ ...DEMO_SPEC_INPUT, actors: DEMO_SPEC_INPUT.actors.map((a) => ({ ...a, training: { ...(a as { training?: object }).training, offload: { params: false, optimizer: true } } })) });
+    expect(onCpu.spec!.trainer.device).toBe("cpu");
+    expect(launchIssuesAgainst(onCpu.spec!, [], 0).map((i) => i.path)).toEqual(["actors.0.training.offload.optimizer"]);
+    const gpuHost = { ...cpuRunner(), id: "gpu-host", capabilities: { ...cpuRunner().capabilities!, cuda: "12.8", gpus: [{ index: 0, name: "H100", totalBytes: 80 * GIB, freeBytes: 80 * GIB, bf16: true }] }, gpus: [{ index: 0, name: "H100", totalBytes: 80 * GIB, freeBytes: 80 * GIB, bf16: true }] } as RunnerOffer;
+    expect(launchIssuesAgainst(spec!, [gpuHost], 0)).toEqual([]);
   });
 });

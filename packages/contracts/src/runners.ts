@@ -110,7 +110,7 @@ export function runnerState(r: Pick<RunnerOffer, "heartbeatMs" | "lastHeartbeatA
  */
 export type CapabilityKey = "cuda" | "sandbox" | `engines.${string}` | `clusterKinds.${string}` | `precisions.${string}`;
 
-export type RequirementWhen = { equals: string | boolean } | { startsWith: string } | { nonEmpty: true } | { present: true };
+export type RequirementWhen = { equals: string } | { startsWith: string } | { nonEmpty: true } | { present: true };
 
 export interface RunnerRequirement {
   id: string;
@@ -148,24 +148,6 @@ export const RUNNER_REQUIREMENTS: RunnerRequirement[] = [
   { id: "bf16", field: "actors.*.training.precision", when: { equals: "bf16" }, needs: ["precisions.bf16"], label: "GPUs with bf16", short: "bf16" },
   { id: "ray", field: "cluster.kind", when: { equals: "ray" }, needs: ["clusterKinds.ray"], label: "Ray", short: "Ray" },
   { id: "cudaDevice", field: "trainer.device", when: { equals: "cuda" }, needs: ["cuda"], label: "a CUDA GPU", short: "CUDA" },
-  // Offloading moves a model's state from GPU memory to host memory; on a host without a GPU there is nothing to
-  // move, so it was saved, launched, and silently did nothing.
-  {
-    id: "offloadParams",
-    field: "actors.*.training.offload.params",
-    when: { equals: true },
-    needs: ["cuda"],
-    label: "a CUDA GPU to offload parameters from (on a CPU they already live in host memory)",
-    short: "CUDA",
-  },
-  {
-    id: "offloadOptimizer",
-    field: "actors.*.training.offload.optimizer",
-    when: { equals: true },
-    needs: ["cuda"],
-    label: "a CUDA GPU to offload optimizer state from (on a CPU it already lives in host memory)",
-    short: "CUDA",
-  },
   {
     id: "pettingzoo",
     field: "environments.*.kind",

@@ -102,9 +102,6 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
             between = effective_offload_between_phases(spec, cuda_available)
             for path, message in deepspeed_actor_issues(training, deepspeed_installed=True, cuda_available=True, offload_between_phases=between):
                 no(f"{p}.{path}", message)
-        for part, what in (("params", "parameters"), ("optimizer", "optimizer state")):
-            if training["offload"][part] and not cuda_available:
-                no(f"{p}.training.offload.{part}", f"offloading moves {what} from GPU memory to host memory; this host has no CUDA device, so it would do nothing: turn it off")
         if actor["placement"]["gpus"] and not cuda_available:
             no(f"{p}.placement.gpus", f"asks for GPUs {actor['placement']['gpus']}, but this host has no CUDA device; use placement.processes for CPU ranks")
         elif actor["placement"]["gpus"] and max(actor["placement"]["gpus"]) >= gpu_count:
