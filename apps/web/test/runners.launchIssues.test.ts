@@ -64,7 +64,7 @@ describe("the launch's runner check, run in the composer", () => {
     const onCpu = validateDraft({ ...DEMO_SPEC_INPUT, actors: DEMO_SPEC_INPUT.actors.map((a) => ({ ...a, training: { ...(a as { training?: object }).training, offload: { params: false, optimizer: true } } })) });
     expect(onCpu.spec!.trainer.device).toBe("cpu");
     expect(launchIssuesAgainst(onCpu.spec!, [], 0).map((i) => i.path)).toEqual(["actors.0.training.offload.optimizer"]);
-    const gpuHost = { ...cpuRunner(), id: "gpu-host", capabilities: { ...cpuRunner().capabilities!, cuda: "12.8", gpus: [{ index: 0, name: "H100", totalBytes: 80 * GIB, freeBytes: 80 * GIB, bf16: true }] }, gpus: [{ index: 0, name: "H100", totalBytes: 80 * GIB, freeBytes: 80 * GIB, bf16: true }] } as RunnerOffer;
+    const gpuHost = { ...cpuRunner(), id: "gpu-host", capabilities: { ...cpuRunner().capabilities!, cuda: "12.8", gpus: [{ index: 0, name: "H100", totalBytes: 80 * GIB, freeBytes: 80 * GIB, bf16: true }] }, gpus: [{ index: 0, name: "H100", totalBytes: 80 * GIB, freeBytes: 80 * GIB, runId: null }] } as RunnerOffer;
     expect(launchIssuesAgainst(spec!, [gpuHost], 0)).toEqual([]);
   });
 });
