@@ -43,11 +43,12 @@ test("composer: tags typed `walk, relay` are two tags, and GPUs on a GPU-less ho
   await page.keyboard.type("walk, relay", { delay: 40 });
   await expect(tags).toHaveValue("walk, relay");
   await page.getByTestId("compose-save").click();
-  await expect(page.getByTestId("compose-save")).toBeDisabled();
-  const saved = await request.get(`/api/trpc/experiment.byId?input=${encodeURIComponent(JSON.stringify({ json: { id } }))}`);
-  expect(saved.ok(), await saved.text()).toBe(true);
-  const body = (await saved.json()) as { result: { data: { json: { spec: { tags?: string[] } } } } };
-  expect(body.result.data.json.spec.tags).toEqual(["walk", "relay"]);
+  const savedTags = async () => {
+    const saved = await request.get(`/api/trpc/experiment.byId?input=${encodeURIComponent(JSON.stringify({ json: { id } }))}`);
+    expect(saved.ok(), await saved.text()).toBe(true);
+    return ((await saved.json()) as { result: { data: { json: { spec: { tags?: string[] } } } } }).result.data.json.spec.tags;
+  };
+  await expect.poll(savedTags, { timeout: 15_000 }).toEqual(["walk", "relay"]);
 
   // The same spec placed on GPU 0 (the e2e runner has no GPU): invalid in the composer, in the launch's words.
   const gpuId = await createExperiment(request, tinySpec(`gpu_${suffix}`, 2, { actors: [{ ...tinySpec("", 2).actors[0], placement: { gpus: [0] } }] }));
@@ -68,6 +69,8 @@ test("reward editor: the squiggle sits on the line and column the message names"
   await page.keyboard.press("ControlOrMeta+A");
   await page.keyboard.press("Delete");
   await page.keyboard.insertText(code);
+  // The save checks the code's syntax and answers at source.code with the line and column.
+  await page.getByTestId("part-save").click();
   const message = page.getByText(/line 3, column \d+: invalid Python syntax/).first();
   await expect(message).toBeVisible();
   const column = Number(/column (\d+)/.exec((await message.textContent()) ?? "")![1]);

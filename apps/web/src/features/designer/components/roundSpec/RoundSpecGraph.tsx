@@ -48,14 +48,17 @@ export function RoundSpecGraph(props: {
   const [selectedId, setSelectedId] = useState<string>("start");
   const [actorToAdd, setActorToAdd] = useState<string>("");
   const [addError, setAddError] = useState<string | null>(null);
-  // The text redraws the graph with new node ids: keep the selection at the same place in the tree.
-  const lastFlow = useRef(flow);
-  const carried = carrySelection(lastFlow.current, flow, selectedId);
+  // The text redraws the graph with new node ids: keep the selection at the same place in the tree. The anchor
+  // is the last drawing the selection was found in, so a text that briefly has no such place (cleared before
+  // retyping) does not lose it.
+  const anchor = useRef({ flow, id: selectedId });
+  const carried = flow.nodes.some((n) => n.id === selectedId) ? selectedId : carrySelection(anchor.current.flow, flow, anchor.current.id);
   const selected = flow.nodes.find((n) => n.id === carried) ?? flow.nodes[0];
   useEffect(() => {
-    lastFlow.current = flow;
-    if (selected && selected.id !== selectedId) setSelectedId(selected.id);
-  }, [flow, selected, selectedId]);
+    if (carried === null) return;
+    anchor.current = { flow, id: carried };
+    if (carried !== selectedId) setSelectedId(carried);
+  }, [flow, carried, selectedId]);
   const firstActor = actorToAdd || props.actors[0] || "*";
 
   const editing: RoundGraphEditing = useMemo(
