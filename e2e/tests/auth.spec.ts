@@ -65,6 +65,7 @@ test("an admin invites a viewer, who can watch but not launch", async ({ page, b
   // The admin, on the same page, has them enabled.
   await page.goto(`/runs/${runId}`);
   await expect(page.getByTestId("run-delete")).toBeEnabled();
+  await page.goto("/settings/users");
 
   // The admin disables the viewer: their session stops working at once.
   await page.getByTestId("user-row").filter({ hasText: email }).getByTestId("user-disable").click();
