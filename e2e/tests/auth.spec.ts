@@ -61,6 +61,9 @@ test("an admin invites a viewer, who can watch but not launch", async ({ page, b
   await expect(viewerPage.getByTestId("run-delete")).toBeDisabled();
   await expect(viewerPage.getByTestId("run-delete")).toHaveAttribute("title", "Viewers cannot delete runs: ask an editor or admin");
   await expect(viewerPage.getByTestId("run-role-note")).toContainText("Viewers cannot delete runs: ask an editor or admin");
+  await expect(viewerPage.getByTestId("run-collect")).toBeDisabled();
+  await expect(viewerPage.getByTestId("run-collect")).toHaveAttribute("title", "Viewers cannot collect datasets from runs: ask an editor or admin");
+  await expect(viewerPage.getByTestId("run-resume-checkpoint-wrap")).toHaveAttribute("title", "Viewers cannot resume runs from a checkpoint: ask an editor or admin");
   if (process.env.TROUPE_E2E_SCREENSHOTS) await viewerPage.screenshot({ path: `${process.env.TROUPE_E2E_SCREENSHOTS}/viewer-run-page.png` });
   // The admin, on the same page, has them enabled.
   await page.goto(`/runs/${runId}`);
