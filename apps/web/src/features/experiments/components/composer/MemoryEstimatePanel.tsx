@@ -90,7 +90,7 @@ export function MemoryEstimatePanel(props: { spec: RunSpec; assumptions: MemoryA
           ))}
           <tr>
             <td>
-              <b>Worst phase, alone on a GPU</b>
+              <b>{onCpu ? "Worst phase, alone in host memory" : "Worst phase, alone on a GPU"}</b>
             </td>
             {estimate.actors.map((x) => (
               <td key={x.name}>
