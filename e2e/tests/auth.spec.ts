@@ -34,17 +34,41 @@ test("an admin invites a viewer, who can watch but not launch", async ({ page, b
   const runsBefore = await viewerPage.request.get("/api/trpc/run.list?input=" + encodeURIComponent(JSON.stringify({ json: {} })));
   expect(runsBefore.status()).toBe(200);
 
-  // Launching does not: the server refuses (403) and the form says why; no run page opens.
-  await card.getByTestId("launch-open").click();
-  await card.getByTestId("launch-steps").fill("2");
-  await card.getByTestId("launch-submit").click();
-  await expect(card.getByTestId("launch-error")).toContainText("needs the editor role");
-  expect(viewerPage.url()).not.toMatch(/\/runs\/[^/]+$/);
+  // Launching does not: the button is disabled with the reason in words, and the server refuses (403)
+  // with the same sentence, so a request made anyway reads the same; no run page opens.
+  await expect(card.getByTestId("launch-open")).toBeDisabled();
+  await expect(card.getByTestId("launch-refused")).toHaveText("Viewers cannot launch runs: ask an editor or admin");
   const direct = await viewerPage.request.post("/api/trpc/experiment.launch", {
     headers: { origin: baseURL! },
     data: { json: { experimentId: "demo-echo-letter" } },
   });
   expect(direct.status()).toBe(403);
+  const refusal = ((await direct.json()) as { error: { json: { message: string } } }).error.json.message;
+  expect(refusal).toBe("Viewers cannot launch runs: ask an editor or admin");
+
+  // On a run page (a run the admin launched and cancelled), Re-run, Clone and Delete are disabled for
+  // the viewer, each with the reason, before any click.
+  const launched = await page.request.post("/api/trpc/experiment.launch", { data: { json: { experimentId: "demo-echo-letter", overrides: { steps: 1 } } } });
+  expect(launched.ok(), await launched.text()).toBe(true);
+  const runId = ((await launched.json()) as { result: { data: { json: { runId: string } } } }).result.data.json.runId;
+  expect((await page.request.post("/api/trpc/run.cancel", { data: { json: { runId } } })).ok()).toBe(true);
+  await viewerPage.goto(`/runs/${runId}`);
+  await expect(viewerPage.getByTestId("run-status")).toHaveText(/cancelled|succeeded|failed/, { timeout: 60_000 });
+  await expect(viewerPage.getByTestId("run-rerun")).toBeDisabled();
+  await expect(viewerPage.getByTestId("run-rerun")).toHaveAttribute("title", "Viewers cannot re-run runs: ask an editor or admin");
+  await expect(viewerPage.getByTestId("run-clone-spec")).toBeDisabled();
+  await expect(viewerPage.getByTestId("run-clone-spec")).toHaveAttribute("title", "Viewers cannot clone a run's spec into an experiment: ask an editor or admin");
+  await expect(viewerPage.getByTestId("run-delete")).toBeDisabled();
+  await expect(viewerPage.getByTestId("run-delete")).toHaveAttribute("title", "Viewers cannot delete runs: ask an editor or admin");
+  await expect(viewerPage.getByTestId("run-role-note")).toContainText("Viewers cannot delete runs: ask an editor or admin");
+  await expect(viewerPage.getByTestId("run-collect")).toBeDisabled();
+  await expect(viewerPage.getByTestId("run-collect")).toHaveAttribute("title", "Viewers cannot collect datasets from runs: ask an editor or admin");
+  await expect(viewerPage.getByTestId("run-resume-checkpoint-wrap")).toHaveAttribute("title", "Viewers cannot resume runs from a checkpoint: ask an editor or admin");
+  if (process.env.TROUPE_E2E_SCREENSHOTS) await viewerPage.screenshot({ path: `${process.env.TROUPE_E2E_SCREENSHOTS}/viewer-run-page.png` });
+  // The admin, on the same page, has them enabled.
+  await page.goto(`/runs/${runId}`);
+  await expect(page.getByTestId("run-delete")).toBeEnabled();
+  await page.goto("/settings/users");
 
   // The admin disables the viewer: their session stops working at once.
   await page.getByTestId("user-row").filter({ hasText: email }).getByTestId("user-disable").click();

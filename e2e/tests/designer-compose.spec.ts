@@ -121,7 +121,9 @@ test("compose an experiment from parts, launch it, see it train, clone its spec"
   await page.keyboard.type("6");
   await expect(page.getByTestId("spec-valid")).toBeVisible();
   await expect(page.getByTestId("memory-estimate")).toContainText(student);
-  await expect(page.getByTestId("gpu-load-0")).toContainText("GPU 0");
+  // trainer.device is cpu: the estimate is of host memory, not "GPU 0 … of 80 GiB" (issue 31).
+  await expect(page.getByTestId("host-load")).toContainText("Host memory");
+  await expect(page.getByTestId("memory-estimate-target")).toContainText("trainer.device is cpu");
 
   // Export as YAML shows the spec as text.
   await page.getByTestId("spec-export-open").click();

@@ -57,13 +57,18 @@ test("runners: a choice no live runner can honour is disabled with why, and a la
   await page.goto(`/designer/experiments/${experimentId}`);
   // The composer shows the same reason beside the actor, and the launch is refused before anything is queued.
   await expect(page.getByTestId("actor-backend-unavailable-0")).toContainText("vllm cannot run: no live runner has vLLM");
-  await expect(page.getByTestId("spec-valid")).toBeVisible();
-  await page.getByTestId("compose-launch").click();
-  const refusal = page.locator(".form-error[role=alert]");
-  await expect(refusal).toContainText("no live runner can run this spec: actors.0.backend: no runner has vLLM and a CUDA GPU; runners: ");
-  await expect(page).toHaveURL(new RegExp(`/designer/experiments/${experimentId}$`));
-  await refusal.scrollIntoViewIfNeeded();
+  // Before any click, the launch's own runner check lists it as a problem of the spec (it said "✓ The spec is
+  // valid" and was refused only at launch, issue 31), so Launch is disabled.
+  await expect(page.getByTestId("spec-issues")).toContainText("no runner has vLLM and a CUDA GPU; runners: ");
+  await expect(page.getByTestId("spec-valid")).toHaveCount(0);
+  await expect(page.getByTestId("compose-launch")).toBeDisabled();
+  await page.getByTestId("spec-issues").scrollIntoViewIfNeeded();
   await shot(page, "runners-refused-launch");
+  // A launch made anyway is refused naming the field, before anything is queued.
+  const launched = await request.post("/api/trpc/experiment.launch", { data: { json: { experimentId } } });
+  expect(launched.status()).toBe(400);
+  expect(await launched.text()).toContain("actors.0.backend: no runner has vLLM and a CUDA GPU");
+  await expect(page).toHaveURL(new RegExp(`/designer/experiments/${experimentId}$`));
 });
 
 test("runners page: every runner with its GPUs, engines and heartbeat, and GPU memory per host", async ({ page, request }) => {

@@ -1,6 +1,6 @@
 import type { StatusEvent } from "@troupe/contracts";
 import { describe, expect, it } from "vitest";
-import { decideOutcome, type OutcomeFacts } from "../src/run/outcome";
+import { decideOutcome, describeExit, type OutcomeFacts } from "../src/run/outcome";
 
 const facts = (over: Partial<OutcomeFacts> = {}): OutcomeFacts => ({
   runnerId: "r1",
@@ -71,5 +71,16 @@ describe("decideOutcome", () => {
 
   it("a runtime that could not be started says why", () => {
     expect(decideOutcome(facts({ exit: { code: null, signal: null, spawnError: "spawn nope ENOENT" } })).error).toContain("could not be started (spawn nope ENOENT)");
+  });
+});
+
+describe("runtime exit codes in words", () => {
+  it("a known code says what it means; an unknown one stays a number", () => {
+    expect(describeExit({ exit: { code: 4, signal: null }, killedAfterGrace: false, cancelGraceMs: 1000 } as never)).toBe(
+      "exited with code 4 (stopped on request after saving a checkpoint; resume continues from it)",
+    );
+    expect(describeExit({ exit: { code: 2, signal: null }, killedAfterGrace: false, cancelGraceMs: 1000 } as never)).toMatch(/code 2 \(refused the spec/);
+    expect(describeExit({ exit: { code: 7, signal: null }, killedAfterGrace: false, cancelGraceMs: 1000 } as never)).toBe("exited with code 7");
+    expect(describeExit({ exit: { code: 0, signal: null }, killedAfterGrace: false, cancelGraceMs: 1000 } as never)).toBe("exited with code 0");
   });
 });

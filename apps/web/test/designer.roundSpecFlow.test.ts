@@ -50,3 +50,36 @@ describe("round-spec graph as drawn", () => {
     expect("error" in r2 && r2.error).toMatch(/actor node has no children/);
   });
 });
+
+describe("the graph's selection survives the text redrawing it", () => {
+  it("a selected node keeps its place in the tree when the ids change, so the next add goes under it", async () => {
+    const { carrySelection, idAtPath, pathOf } = await import("../src/features/designer/lib/roundSpecFlow");
+    // Drawn by hand: start → sequence(g2) → Bob, then a choice(g4) under the sequence, selected.
+    let drawn = emptyFlow();
+    const step = (parent: string, data: Parameters<typeof appendChild>[3]) => {
+      const r = appendChild(drawn.nodes, drawn.edges, parent, data);
+      if ("error" in r) throw new Error(r.error);
+      drawn = { nodes: r.nodes, edges: r.edges };
+      return r.id;
+    };
+    const seq = step("start", { kind: "sequence" });
+    step(seq, { kind: "actor", name: "Bob" });
+    const choice = step(seq, { kind: "choice" });
+    step(choice, { kind: "actor", name: "Alice" });
+    step(choice, { kind: "actor", name: "Bob" });
+    expect(pathOf(drawn, choice)).toEqual([0, 1]);
+
+    // The text syncs back: the dsl redraws the same tree with its own ids.
+    const text = format(fromGraph(graphFromFlow(drawn.nodes, drawn.edges)));
+    const rebuilt = flowFromSpec(astOf(text));
+    const carried = carrySelection(drawn, rebuilt, choice);
+    expect(carried).not.toBeNull();
+    expect(carried).not.toBe("start");
+    expect(rebuilt.nodes.find((n) => n.id === carried)?.data.kind).toBe("choice");
+    expect(idAtPath(rebuilt, [0, 1])).toBe(carried);
+    // "+ Repeat" under it works (under start it was refused: start takes one child).
+    const added = appendChild(rebuilt.nodes, rebuilt.edges, carried!, { kind: "repeat", min: 1, max: 3 });
+    expect("error" in added).toBe(false);
+    expect("error" in appendChild(rebuilt.nodes, rebuilt.edges, "start", { kind: "repeat", min: 1, max: 3 })).toBe(true);
+  });
+});

@@ -6,6 +6,7 @@ import { ApiAdvisoryList, type AdvisorySeverity, ApiCollectResult, ApiMetrics, A
 import type { Command } from "./args";
 import { ApiClient, ConnectionError, HttpError, parseAnswer } from "./client";
 import { CliError, EXIT } from "./exitCodes";
+import { formatNumber } from "./format";
 import { checkThresholds, exitForChecks } from "./thresholds";
 
 export interface Io {
@@ -17,7 +18,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function describe(run: ApiRun): string {
   const progress = run.lastStep !== null ? ` step ${run.lastStep}${run.totalSteps !== null ? `/${run.totalSteps}` : ""}` : "";
-  const reward = run.lastReward !== null ? ` reward/mean ${run.lastReward}` : "";
+  const reward = run.lastReward !== null ? ` reward/mean ${formatNumber(run.lastReward)}` : "";
   return `run ${run.id} (${run.name}) ${run.status}${progress}${reward}`;
 }
 
@@ -191,7 +192,7 @@ export async function runsCommand(command: Extract<Command, { name: "runs" }>, c
     r.name,
     r.status,
     r.lastStep !== null ? `${r.lastStep}${r.totalSteps !== null ? `/${r.totalSteps}` : ""}` : "-",
-    r.lastReward !== null ? String(r.lastReward) : "-",
+    r.lastReward !== null ? formatNumber(r.lastReward) : "-",
     r.createdAt,
     r.specName,
   ]);

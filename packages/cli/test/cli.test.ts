@@ -175,3 +175,15 @@ describe("answers", () => {
     }
   });
 });
+
+describe("numbers in terminal output", () => {
+  it("rewards print with four significant digits, not a float's 17", async () => {
+    const { formatNumber } = await import("../src/format");
+    expect(formatNumber(0.12345678901234567)).toBe("0.1235");
+    expect(formatNumber(0.30000000000000004)).toBe("0.3");
+    expect(formatNumber(12.3456)).toBe("12.35");
+    expect(formatNumber(-0.0000001234567)).toBe("-1.235e-7");
+    expect(formatNumber(0)).toBe("0");
+    expect(formatNumber(Number.NaN)).toBe("NaN");
+  });
+});

@@ -20,3 +20,4 @@ export * from "./hostPolicy";
 export * from "./memory";
 export * from "./advisories";
 export * from "./gpuClaim";
+export * from "./runtimeExit";

@@ -1,4 +1,4 @@
-import type { RunEvent, StatusEvent } from "@troupe/contracts";
+import { describeRuntimeExitCode, type RunEvent, type StatusEvent } from "@troupe/contracts";
 import type { StopReason } from "../context";
 import type { ChildExit } from "../process/runtimeProcess";
 
@@ -85,7 +85,7 @@ export function describeExit(f: Pick<OutcomeFacts, "exit" | "killedAfterGrace" |
   if (exit.spawnError) return `could not be started (${exit.spawnError})`;
   if (f.killedAfterGrace) return `was killed with SIGKILL after not stopping within ${f.cancelGraceMs} ms of SIGTERM`;
   if (exit.signal) return `was killed by ${exit.signal}`;
-  return `exited with code ${exit.code}`;
+  return describeRuntimeExitCode(exit.code);
 }
 
 function tailBlock(tail: string): string {

@@ -1,4 +1,4 @@
-import type { RuntimeControlCommand, RuntimeControlCommandName } from "@troupe/contracts";
+import { describeRuntimeExitCode, type RuntimeControlCommand, type RuntimeControlCommandName } from "@troupe/contracts";
 import { errorLine } from "../io/dbRetry";
 import type { ActiveRun, RunnerContext, StopReason } from "../context";
 import { takeControlRequest } from "../control/takeControlRequest";
@@ -159,6 +159,6 @@ export class RunSupervisor implements ActiveRun {
 
 function exitLine(exit: ChildExit, pid: number | undefined): string {
   if (exit.spawnError) return `runtime could not be started: ${exit.spawnError}`;
-  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  const how = exit.signal ? `was killed by ${exit.signal}` : describeRuntimeExitCode(exit.code);
   return `runtime (pid ${pid}) ${how}${exit.pipesCut ? "; its output pipes were still open and were cut" : ""}`;
 }

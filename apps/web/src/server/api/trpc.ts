@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import { ZodError } from "zod";
 import { fieldIssues, type FieldIssue } from "@troupe/contracts";
 import { hasRole } from "../../features/auth/lib/roles";
+import { actionWords, roleRefusal } from "../../features/auth/lib/actionWords";
 import { PROCEDURE_ROLES } from "../../features/auth/server/procedureRules";
 import type { RequestAuth } from "../../features/auth/server/requestAuth";
 import type { Db } from "../db";
@@ -65,7 +66,7 @@ const authorised = t.middleware(({ ctx, path, next }) => {
   const needed = PROCEDURE_ROLES[path];
   if (!needed) throw new TRPCError({ code: "FORBIDDEN", message: `${path} has no access rule` });
   if (!hasRole(ctx.auth.user.role, needed)) {
-    throw new TRPCError({ code: "FORBIDDEN", message: `${path} needs the ${needed} role (you are ${ctx.auth.user.role})` });
+    throw new TRPCError({ code: "FORBIDDEN", message: roleRefusal(ctx.auth.user.role, needed, actionWords(path)) });
   }
   return next({ ctx: { ...ctx, auth: ctx.auth } });
 });

@@ -1,7 +1,9 @@
 "use client";
 
 import { createContext, useContext, type ReactNode } from "react";
+import { actionWords, roleRefusal } from "../lib/actionWords";
 import { hasRole, type Role } from "../lib/roles";
+import { PROCEDURE_ROLES } from "../server/procedureRules";
 
 export interface CurrentUser {
   id: string;
@@ -28,4 +30,15 @@ export function useCurrentUser(): CurrentUser | null {
 export function useHasRole(role: Role): boolean {
   const user = useCurrentUser();
   return user !== null && hasRole(user.role, role);
+}
+
+/**
+ * Why the signed-in user may not call `procedure` (in words, the server's own sentence), or null when
+ * they may: a button that would be refused is disabled with this as its reason, before the click.
+ */
+export function useRoleRefusal(procedure: string): string | null {
+  const user = useCurrentUser();
+  const needed = PROCEDURE_ROLES[procedure] ?? "admin";
+  if (user === null || hasRole(user.role, needed)) return null;
+  return roleRefusal(user.role, needed, actionWords(procedure));
 }

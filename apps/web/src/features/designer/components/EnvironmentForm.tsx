@@ -271,8 +271,8 @@ export function EnvironmentForm(props: {
           </div>
         ))}
         <p className="hint muted small">
-          Previews render in the browser with nunjucks (Jinja-compatible, a missing field is an error as in the runtime). The run renders
-          with Python&apos;s jinja2: Python-only expressions and jinja2-only filters such as <code>tojson</code> render only there.
+          Previews render in the browser with jinja2&apos;s meaning (a missing field is an error, values print as Python prints them); the
+          run renders with Python&apos;s jinja2. Macros, includes and rare filters render only there: the preview says so.
           {sampleRow ? "" : " Choose a dataset with rows to see a preview."}
         </p>
       </fieldset>

@@ -10,8 +10,22 @@ import { useCallback, useEffect, useState } from "react";
  * it differs from `saved`, whether it was restored from an earlier visit, and `reset` (after a save,
  * or to discard).
  */
+export function draftStorageKey(key: string): string {
+  return `troupe:draft:${key}`;
+}
+
+/**
+ * Forgets the draft left under `key` (e.g. "New actor" asks for a blank form: the refused draft of the last
+ * new part came back instead). Returns whether there was one.
+ */
+export function forgetDraft(storage: Pick<Storage, "getItem" | "removeItem">, key: string): boolean {
+  const had = storage.getItem(draftStorageKey(key)) !== null;
+  storage.removeItem(draftStorageKey(key));
+  return had;
+}
+
 export function useDraft<T>(key: string, saved: T) {
-  const storageKey = `troupe:draft:${key}`;
+  const storageKey = draftStorageKey(key);
   const [state, setState] = useState<{ key: string; value: T; restored: boolean }>(() => ({ key, value: saved, restored: false }));
 
   // On a new key (another part selected), load its draft if one was left behind.

@@ -7,7 +7,7 @@ import { errorMessage, fieldIssuesOf } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { issuesByPath, type SpecObject } from "../lib/specPath";
 import type { PartKind } from "../server/partSchemas";
-import { useDraft } from "./useDraft";
+import { forgetDraft, useDraft } from "./useDraft";
 import { refetchAfterWrite } from "../../../trpc/refetch";
 
 interface Draft {
@@ -65,9 +65,18 @@ export function usePartEditor(kind: PartKind, schema: z.ZodType, blank: SpecObje
     list,
     selected,
     selectedId,
+    /** Open a part, or (null) a blank new one: "New" never brings back an earlier unsaved or refused draft. */
     select(id: string | null) {
       create.reset();
       update.reset();
+      if (id === null) {
+        try {
+          forgetDraft(sessionStorage, `${kind}:new`);
+        } catch {
+          /* storage disabled: nothing was kept */
+        }
+        if (selectedId === null) draft.reset({ spec: blank, description: "" });
+      }
       setSelectedId(id);
     },
     spec: draft.value.spec,

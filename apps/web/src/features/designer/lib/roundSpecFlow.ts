@@ -178,3 +178,54 @@ export function appendChild(
 export function emptyFlow(): { nodes: FlowNode[]; edges: FlowEdge[] } {
   return { nodes: [{ id: START_ID, type: "round", position: { x: 0, y: 0 }, data: { kind: "start" }, deletable: false }], edges: [] };
 }
+
+type FlowLike = { nodes: readonly FlowNode[]; edges: readonly FlowEdge[] };
+
+/** A node's children in spec order (as graphFromFlow reads them: drawn top to bottom, then left to right). */
+function childrenOf(flow: FlowLike, id: string): string[] {
+  const byId = new Map(flow.nodes.map((n) => [n.id, n]));
+  return flow.edges
+    .filter((e) => e.source === id)
+    .map((e) => e.target)
+    .sort((a, b) => {
+      const pa = byId.get(a)?.position ?? { x: 0, y: 0 };
+      const pb = byId.get(b)?.position ?? { x: 0, y: 0 };
+      return pa.y - pb.y || pa.x - pb.x;
+    });
+}
+
+/**
+ * Where a node sits in the tree: the child index at each level from start. When the drawing is rebuilt from
+ * the text its node ids change; the selection follows this path instead of falling back to `start` (after
+ * which the next "+ Repeat" was refused: start takes one child).
+ */
+export function pathOf(flow: FlowLike, id: string): number[] | null {
+  const walk = (at: string, path: number[]): number[] | null => {
+    if (at === id) return path;
+    const kids = childrenOf(flow, at);
+    for (let i = 0; i < kids.length; i++) {
+      const found = walk(kids[i]!, [...path, i]);
+      if (found) return found;
+    }
+    return null;
+  };
+  return walk(START_ID, []);
+}
+
+/** The node at a path (see pathOf), or null when the tree has no such place now. */
+export function idAtPath(flow: FlowLike, path: readonly number[]): string | null {
+  let at = START_ID;
+  for (const i of path) {
+    const next = childrenOf(flow, at)[i];
+    if (next === undefined) return null;
+    at = next;
+  }
+  return at;
+}
+
+/** The selection carried from one drawing to its rebuilt form: same id if it survives, else same place. */
+export function carrySelection(before: FlowLike, after: FlowLike, selectedId: string): string | null {
+  if (after.nodes.some((n) => n.id === selectedId)) return selectedId;
+  const path = pathOf(before, selectedId);
+  return path ? idAtPath(after, path) : null;
+}

@@ -35,6 +35,9 @@ export function unavailableOptions(support: LiveRunnerSupport | undefined) {
     pythonReward: u.pythonReward ?? null,
     /** Placing an actor on GPUs: a note beside the GPU list (no live runner has a CUDA GPU). */
     gpus: u.gpus ?? null,
+    /** Offloading parameters / optimizer state: a note beside the checkbox (no live runner has a GPU to offload from). */
+    offloadParams: u.cudaDevice ?? null,
+    offloadOptimizer: u.cudaDevice ?? null,
     /** LoRA adapters: a note beside the checkbox (no live runner has PEFT). */
     lora: u.lora ?? null,
     /** A remote environment's grpc:// url: a note beside the URL (no live runner has grpcio and protobuf). */

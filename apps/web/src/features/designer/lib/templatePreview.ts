@@ -1,25 +1,39 @@
-import nunjucks from "nunjucks";
+import parser from "nunjucks/src/parser";
+import { Renderer } from "./jinja/evaluate";
 
 /**
- * Renders a system-prompt or prompt template on a sample row in the browser with nunjucks, a
- * Jinja-compatible engine, so the preview updates on every key press (a runner round trip per key
- * would not). The runtime renders with Python's jinja2 (StrictUndefined); nunjucks is set up the
- * same way (a missing field is an error, no HTML escaping). Where they differ: Python-only
- * expressions and methods (`x.split()`, list comprehensions), jinja2-only filters (`tojson`,
- * `items` on dicts) and whitespace control details. The run uses jinja2; a template that renders
- * here and not there fails the run's spec check with the field named.
+ * Renders a system-prompt or prompt template on a sample row in the browser, so the preview updates on
+ * every key press (a runner round trip per key would not). The runtime renders with Python's jinja2
+ * (StrictUndefined, keep_trailing_newline); the preview parses with nunjucks' parser (the same Jinja
+ * grammar) and walks the tree itself with jinja2's meaning (./jinja), because nunjucks' renderer compiles
+ * to `new Function`, which the page's CSP forbids. packages/contracts/fixtures/template-cases.json holds
+ * cases checked against jinja2 (gpu-runtime/tests) and against this function (apps/web/test), so the two
+ * print the same text. What the preview does not know (macros, includes, rare filters) it says so.
  */
-const env = new nunjucks.Environment(null, { throwOnUndefined: true, autoescape: false });
-
 export type RenderResult = { ok: true; text: string } | { ok: false; error: string };
 
+type Located = { lineno?: unknown; colno?: unknown; message: string };
+
+/** nunjucks' parse errors carry a 1-based line and column, except at the end of the text (none: use the end). */
+function where(error: Located, template: string): string {
+  const lines = template.split("\n");
+  const line = typeof error.lineno === "number" ? error.lineno : lines.length;
+  const column = typeof error.colno === "number" ? error.colno : lines[lines.length - 1]!.length + 1;
+  return `line ${line}, column ${column}: `;
+}
+
 export function renderTemplate(template: string, row: Record<string, unknown>): RenderResult {
+  let tree;
   try {
-    return { ok: true, text: env.renderString(template, row) };
+    tree = parser.parse(template);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    // nunjucks prefixes "(unknown path)" since a string template has no file; drop it.
-    return { ok: false, error: message.replace(/^\(unknown path\)\s*/, "").replace(/\s+/g, " ").trim() };
+    const e = error instanceof Error ? (error as Error & Located) : { message: String(error) };
+    return { ok: false, error: `${where(e, template)}${e.message}`.replace(/\s+/g, " ").trim() };
+  }
+  try {
+    return { ok: true, text: new Renderer(row).render(tree) };
+  } catch (error) {
+    return { ok: false, error: (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ").trim() };
   }
 }
 

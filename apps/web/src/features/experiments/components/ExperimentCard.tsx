@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useState } from "react";
 import type { ExperimentListItem } from "../server/schemas";
 import { LaunchForm } from "./LaunchForm";
+import { LaunchOpenButton } from "./LaunchOpenButton";
 import { DescriptionText } from "./DescriptionText";
 
 export function ExperimentCard({ experiment }: { experiment: ExperimentListItem }) {
@@ -56,9 +57,7 @@ export function ExperimentCard({ experiment }: { experiment: ExperimentListItem 
         />
       ) : (
         <div className="card-actions">
-          <button type="button" onClick={() => setLaunching(true)} data-testid="launch-open">
-            Launch
-          </button>
+          <LaunchOpenButton onOpen={() => setLaunching(true)} label="Launch" />
         </div>
       )}
     </article>

@@ -7,6 +7,7 @@ import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { RunsTable } from "../../runs/components/RunsTable";
 import { LaunchForm } from "./LaunchForm";
+import { LaunchOpenButton } from "./LaunchOpenButton";
 import { DescriptionText } from "./DescriptionText";
 
 export function ExperimentPage({ experimentId }: { experimentId: string }) {
@@ -50,9 +51,7 @@ export function ExperimentPage({ experimentId }: { experimentId: string }) {
               onCancel={() => setLaunching(false)}
             />
           ) : (
-            <button type="button" onClick={() => setLaunching(true)} data-testid="launch-open">
-              Launch a run
-            </button>
+            <LaunchOpenButton onOpen={() => setLaunching(true)} label="Launch a run" />
           )}
         </div>
       </section>

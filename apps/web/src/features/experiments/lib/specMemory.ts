@@ -18,9 +18,9 @@ export function turnsOf(spec: RunSpec, actor: string): number {
 
 /**
  * The contracts' estimate (packages/contracts/src/memory) with turns read from each environment's round
- * spec. Always for GPUs here: the designer asks "will it fit on the runner's GPUs"; a CPU run's host
- * memory estimate is drawn on its run page.
+ * spec, for GPUs (the default: "will it fit on the runner's GPUs") or for host memory (`device` "cpu": where the
+ * run will train on the CPU, see runs/lib/memoryTarget.ts).
  */
-export function estimateSpecMemory(spec: RunSpec, a: MemoryAssumptions): RunMemoryEstimate {
-  return estimateRunMemory(spec, a, (actor) => turnsOf(spec, actor), "gpu");
+export function estimateSpecMemory(spec: RunSpec, a: MemoryAssumptions, device: "cpu" | "gpu" = "gpu"): RunMemoryEstimate {
+  return estimateRunMemory(spec, a, (actor) => turnsOf(spec, actor), device);
 }

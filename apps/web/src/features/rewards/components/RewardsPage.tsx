@@ -12,6 +12,7 @@ import { useRunnerSupport } from "../../designer/hooks/useRunnerSupport";
 import { getAt, setAt, type SpecObject } from "../../designer/lib/specPath";
 import { CodeEditor, type CodeEditorMarker } from "../../editor/CodeEditor";
 import { JudgeRewardFields } from "./JudgeRewardFields";
+import { messagePosition } from "../lib/messagePosition";
 import { RewardArguments } from "./RewardArguments";
 import { RewardTestPanel, type TestMarker } from "./RewardTestPanel";
 import { COMPLETION_TEMPLATE, CONVERSATION_TEMPLATE } from "./rewardTemplates";
@@ -43,7 +44,7 @@ export function RewardsPage() {
   const noSandbox = useRunnerSupport().pythonReward;
   const markers: CodeEditorMarker[] = [
     ...testMarkers.map((m) => ({ line: m.line, column: 1, endColumn: 1000, message: m.message, severity: "error" as const })),
-    ...(codeError ? [{ line: 1, column: 1, message: codeError, severity: "error" as const }] : []),
+    ...(codeError ? [{ ...messagePosition(codeError), message: codeError, severity: "error" as const }] : []),
   ];
   const items = (editor.list.data?.items ?? []).map((p) => ({
     id: p.id,

@@ -1,4 +1,5 @@
-import { describeRunner, storedGpuClaim, mostGpus, offeredRunners, runnerIssues, runnerOffer, type FieldIssue, type RunnerOffer } from "@troupe/contracts";
+import { runnerOffer, type FieldIssue, type RunnerOffer } from "@troupe/contracts";
+import { launchIssuesAgainst } from "../lib/launchIssues";
 import type { Db } from "../../../server/db";
 
 export interface RunnerRow extends RunnerOffer {
@@ -31,21 +32,7 @@ export async function loadRunners(db: Db): Promise<RunnerRow[]> {
   });
 }
 
-/**
- * The launch check against the live runners (contracts `runnerIssues`): the spec's demands (vLLM, DeepSpeed,
- * GPUs, Ray, bf16, …) against what each live runner reported. With no live runner that reported its
- * capabilities, nothing is refused (the run waits, and says so); see runnerIssues.
- */
+/** The launch check against the live runners (see launchIssuesAgainst; the composer runs the same one). */
 export async function runnerLaunchIssues(db: Db, spec: unknown, claimedGpus = 0): Promise<FieldIssue[]> {
-  const runners = await loadRunners(db);
-  const issues = runnerIssues(spec, runners);
-  // The GPUs the launch claims (the launch form's "GPUs" may ask for more than the placement uses).
-  const offered = offeredRunners(runners);
-  const most = mostGpus(runners);
-  // An unplaced "auto" run takes at most what a runner has (gpuClaim.ts): only a fixed claim can be too big.
-  const fixed = storedGpuClaim(spec, claimedGpus).kind !== "auto";
-  if (issues.length === 0 && offered.length > 0 && fixed && claimedGpus > most) {
-    issues.push({ path: "gpus", message: `claims ${claimedGpus} GPUs, but the largest live runner has ${most}; runners: ${offered.map(describeRunner).join(", ")}` });
-  }
-  return issues;
+  return launchIssuesAgainst(spec, await loadRunners(db), claimedGpus);
 }

@@ -1,4 +1,4 @@
-import { queuedRunOrder, runnerState, unavailableChoices, waitingReason, type RunnerGpu } from "@troupe/contracts";
+import { offeredRunners, queuedRunOrder, RunnerCapabilities, RunnerGpu as RunnerGpuSchema, runnerState, unavailableChoices, waitingReason, type RunnerGpu } from "@troupe/contracts";
 import { z } from "zod";
 import type { Db } from "../../../server/db";
 import { loadRunners } from "./offers";
@@ -49,6 +49,20 @@ export const RunnerSupportOutput = z.object({
   live: z.number(),
   /** Requirement id (contracts RUNNER_REQUIREMENTS) → why no live runner can honour it, or null. */
   unavailable: z.record(z.string(), z.string().nullable()),
+  /** The live runners' offers, so the composer runs the launch's own runner check before the click. */
+  offers: z.array(
+    z.object({
+      id: z.string(),
+      host: z.string(),
+      capabilities: RunnerCapabilities.nullable(),
+      gpus: z.array(RunnerGpuSchema),
+      concurrency: z.number(),
+      heartbeatMs: z.number(),
+      lastHeartbeatAt: z.date(),
+      stoppedAt: z.date().nullable(),
+      runningRuns: z.number(),
+    }),
+  ),
 });
 
 const QUEUED_SHOWN = 200;
@@ -144,5 +158,16 @@ export async function loadRunnerSupport(db: Db, now: Date = new Date()) {
   const runners = await loadRunners(db);
   const unavailable = unavailableChoices(runners, now);
   const live = runners.filter((r) => runnerState(r, now) === "live" && r.capabilities !== null).length;
-  return { live, unavailable };
+  const offers = offeredRunners(runners, now).map((r) => ({
+    id: r.id,
+    host: r.host,
+    capabilities: r.capabilities,
+    gpus: r.gpus,
+    concurrency: r.concurrency,
+    heartbeatMs: r.heartbeatMs,
+    lastHeartbeatAt: r.lastHeartbeatAt,
+    stoppedAt: r.stoppedAt,
+    runningRuns: r.runningRuns,
+  }));
+  return { live, unavailable, offers };
 }

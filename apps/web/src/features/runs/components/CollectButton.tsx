@@ -6,6 +6,7 @@ import Link from "next/link";
 import { useState } from "react";
 import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
+import { useRoleRefusal } from "../../auth/components/CurrentUser";
 
 /**
  * "Collect": the run's recorded episodes at or above a reward threshold become a dataset in the library
@@ -20,7 +21,8 @@ export function CollectButton({ runId, status, storedStatus, runName }: { runId:
   // The stream reports the end before the runner has settled the row (its process is still exiting); the server
   // collects from the row's status, so wait for both.
   const finished = isTerminal(status) && isTerminal(storedStatus);
-  const why = !isTerminal(status) ? "only a finished run can be collected" : !finished ? "waiting for the runner to finish the run…" : null;
+  const refused = useRoleRefusal("run.collect");
+  const why = refused ?? (!isTerminal(status) ? "only a finished run can be collected" : !finished ? "waiting for the runner to finish the run…" : null);
   const threshold = Number(minReward);
   return (
     <div className="collect">
@@ -28,14 +30,14 @@ export function CollectButton({ runId, status, storedStatus, runName }: { runId:
         type="button"
         className="secondary"
         onClick={() => setOpen(!open)}
-        disabled={!finished}
+        disabled={!finished || refused !== null}
         title={why ?? "Save the episodes at or above a reward as a dataset (prompt / completion)"}
         data-testid="run-collect"
       >
         Collect…
       </button>
-      {why && <span className="hint"> {why}</span>}
-      {open && finished && (
+      {why && !refused && <span className="hint"> {why}</span>}
+      {open && finished && !refused && (
         <form
           className="collect-form"
           onSubmit={(e) => {

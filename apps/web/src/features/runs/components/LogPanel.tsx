@@ -1,6 +1,7 @@
 "use client";
 
 import { useEffect, useRef } from "react";
+import { terminalLine } from "../lib/terminalLine";
 
 /**
  * Python logs to stderr by default, so the stream says little about severity: colour by what the line says.
@@ -35,7 +36,7 @@ export function LogPanel({
             : "No output yet."
           : lines.map((l) => (
               <span key={l.lineNo} className={lineClass(l.text)} title={l.stream}>
-                {l.text}
+                {terminalLine(l.text)}
                 {"\n"}
               </span>
             ))}

@@ -3,7 +3,10 @@
 import { useMemo, useState } from "react";
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatBytes } from "../../../lib/format";
+import { RunSpec } from "@troupe/contracts";
+import { useLiveRunnerGpus } from "../../runners/hooks/useLiveRunnerGpus";
 import { compareMemory, estimateForRun, type MeasuredPeak } from "../lib/memoryComparison";
+import { memoryTarget } from "../lib/memoryTarget";
 
 const MIB = 1024 ** 2;
 const label = (phase: string, actor: string) => (actor ? `${phase} · ${actor}` : phase);
@@ -15,7 +18,14 @@ const label = (phase: string, actor: string) => (actor ? `${phase} · ${actor}` 
  */
 export function MemoryEstimateComparison(props: { spec: unknown; peaks: readonly MeasuredPeak[] | undefined }) {
   const [promptTokens, setPromptTokens] = useState(256);
-  const estimate = useMemo(() => estimateForRun(props.spec, promptTokens), [props.spec, promptTokens]);
+  // For the memory it ran on (measured devices), else the runners it can run on: never cuda:0 on a CPU host.
+  const liveRunners = useLiveRunnerGpus();
+  const measuredDevices = useMemo(() => [...new Set((props.peaks ?? []).map((p) => p.device))], [props.peaks]);
+  const target = useMemo(() => {
+    const parsed = RunSpec.safeParse(props.spec);
+    return parsed.success ? memoryTarget(parsed.data, { measuredDevices, ...(liveRunners ? { liveRunners } : {}) }) : null;
+  }, [props.spec, measuredDevices, liveRunners]);
+  const estimate = useMemo(() => estimateForRun(props.spec, promptTokens, target?.device), [props.spec, promptTokens, target?.device]);
   const rows = useMemo(() => compareMemory(estimate, props.peaks ?? []), [estimate, props.peaks]);
   const unknown = estimate?.actors.filter((a) => a.memory === null && a.basis === "unknown").map((a) => a.name) ?? [];
   const devices = [...new Set(rows.map((r) => r.device))];
@@ -36,13 +46,20 @@ export function MemoryEstimateComparison(props: { spec: unknown; peaks: readonly
         </label>
         <span className="muted small">The spec does not know its prompts&apos; length: the estimate assumes this many tokens.</span>
       </div>
+      {target && (
+        <p className="muted small" data-testid="memory-estimate-target">
+          Estimated for {target.device === "cpu" ? "host memory" : "GPU memory"}: {target.why}.
+        </p>
+      )}
       {rows.length === 0 ? (
         <p className="muted small">
           {estimate === null
             ? "This run's spec predates the estimate."
             : unknown.length
               ? `No estimate: the shape of ${unknown.join(", ")} is not known here (a local model or an id outside the catalog).`
-              : "No local model to estimate."}
+              : estimate.actors.some((a) => a.memory !== null)
+                ? "Nothing measured yet on the devices the estimate is for."
+                : "No local model to estimate."}
         </p>
       ) : (
         devices.map((device) => {

@@ -58,7 +58,7 @@ function MemoryPanelView(props: { runId: string; history: MemorySeries[] | undef
           <div className="toolbar">
             <label>
               {device}
-              <select value={field} onChange={(e) => setField(e.target.value as MemoryField)}>
+              <select value={field} onChange={(e) => setField(e.target.value as MemoryField)} aria-label={`Memory measure shown for ${device}`}>
                 {FIELDS.map((f) => (
                   <option key={f.field} value={f.field}>
                     {f.label}

@@ -5,6 +5,7 @@ import type { LiveRunData } from "../../live/liveRunData";
 import { useElementWidth } from "../hooks/useElementWidth";
 import { metricSeries } from "../hooks/useRunCharts";
 import { bandFor, chartTestId, groupMetrics } from "../lib/metricGroups";
+import { KlOffChart } from "./charts/KlOffChart";
 import { actorColour } from "../lib/specNames";
 import type { MetricSeries } from "../server/schemas";
 import { PLOT_INSET } from "./charts/CanvasPlot";
@@ -95,6 +96,8 @@ interface RunChartsProps {
   onResetZoom: () => void;
   /** The width of a chart's plot area in pixels: how many points per series to ask for. */
   onWidth: (w: number) => void;
+  /** Trainable actors whose KL penalty is off (training.klBeta 0): the Policy group says so in a card. */
+  klOff?: string[];
 }
 
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -113,7 +116,8 @@ export const RunCharts = memo(
     a.zoom === b.zoom &&
     a.t0 === b.t0 &&
     sameList(a.names, b.names) &&
-    sameList(a.actors, b.actors),
+    sameList(a.actors, b.actors) &&
+    sameList(a.klOff ?? [], b.klOff ?? []),
 );
 
 function RunChartsGrid(props: RunChartsProps) {
@@ -154,6 +158,7 @@ function RunChartsGrid(props: RunChartsProps) {
                 />
               );
             })}
+            {g.title === "Policy" && props.klOff && props.klOff.length > 0 && <KlOffChart actors={props.klOff} measured={all.has("kl")} />}
           </div>
         </div>
       ))}

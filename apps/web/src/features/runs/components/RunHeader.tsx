@@ -7,6 +7,7 @@ import { useRouter } from "next/navigation";
 import { StatusBadge } from "../../../components/StatusBadge";
 import { formatDateTime, formatMetric, runDuration } from "../../../lib/format";
 import { useNow } from "../../../lib/useNow";
+import { stableDateTime, useHydrated } from "../../../lib/useHydrated";
 import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import type { RunDetail } from "../server/schemas";
@@ -17,22 +18,30 @@ import { confirmCancel } from "../lib/confirmCancel";
 import { confirmDelete } from "../lib/confirmDelete";
 import { refetchAfterWrite } from "../../../trpc/refetch";
 import { WaitingReason } from "./WaitingReason";
+import { RewardSummary } from "./RewardSummary";
+import { useRoleRefusal } from "../../auth/components/CurrentUser";
 
 export function RunHeader({
   run,
   status,
   connected,
   latest,
+  rewards,
 }: {
   run: RunDetail;
   status: RunState;
   connected: boolean;
   /** The newest reward point drawn (live), which may be ahead of the loaded run row. */
   latest: { step: number; value: number } | undefined;
+  /** reward/mean per actor, as charted: the header shows each smoothed and named. */
+  rewards?: { actor: string; points: { step: number; value: number }[] }[];
 }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const now = useNow(1000);
+  // Browser-dependent text (local time zone, the running clock) only after hydration: React error #418.
+  const hydrated = useHydrated();
+  const when = (date: Date | null) => (date && !hydrated ? stableDateTime(date) : formatDateTime(date));
   const cancel = useMutation(
     trpc.run.cancel.mutationOptions({
       onSettled: () => refetchAfterWrite(queryClient, { queryKey: trpc.run.byId.queryKey({ runId: run.id }) }),
@@ -48,6 +57,9 @@ export function RunHeader({
       },
     }),
   );
+  const rerunRefused = useRoleRefusal("run.rerun");
+  const cancelRefused = useRoleRefusal("run.cancel");
+  const deleteRefused = useRoleRefusal("run.delete");
   const cancellable = status === "queued" || status === "running" || status === "paused";
   const liveIsNewer = latest !== undefined && latest.step >= (run.lastStep ?? 0);
   const step = liveIsNewer ? latest.step : (run.lastStep ?? 0);
@@ -94,29 +106,26 @@ export function RunHeader({
               </>
             )}
           </span>
-          <span>
-            <b>last reward</b>
-            {formatMetric(lastReward)}
-          </span>
+          <RewardSummary series={rewards ?? []} fallback={lastReward} />
           <span>
             <b>seed</b>
             {run.seed}
           </span>
           <span>
             <b>created</b>
-            {formatDateTime(run.createdAt)}
+            {when(run.createdAt)}
           </span>
           <span>
             <b>started</b>
-            {formatDateTime(run.startedAt)}
+            {when(run.startedAt)}
           </span>
           <span data-testid="run-finished">
             <b>finished</b>
-            {formatDateTime(run.finishedAt)}
+            {when(run.finishedAt)}
           </span>
           <span>
             <b>duration</b>
-            {runDuration(run, now)}
+            {hydrated || run.finishedAt ? runDuration(run, now) : "—"}
           </span>
           {startedFrom(run.spec).map((s) => (
             <span key={s.actor} data-testid="run-started-from">
@@ -141,7 +150,7 @@ export function RunHeader({
         {status === "queued" && <WaitingReason runId={run.id} />}
       </div>
       <div style={{ textAlign: "right", display: "flex", gap: "0.5rem", alignItems: "flex-start", flexWrap: "wrap", justifyContent: "flex-end" }}>
-        <button type="button" className="secondary" onClick={() => rerun.mutate({ runId: run.id })} disabled={rerun.isPending} data-testid="run-rerun" title="A new run with this run's frozen spec">
+        <button type="button" className="secondary" onClick={() => rerun.mutate({ runId: run.id })} disabled={rerun.isPending || rerunRefused !== null} data-testid="run-rerun" title={rerunRefused ?? "A new run with this run's frozen spec"}>
           {rerun.isPending ? "Queuing…" : "Re-run"}
         </button>
         <CloneRunButton runId={run.id} />
@@ -151,7 +160,8 @@ export function RunHeader({
           type="button"
           className="danger"
           onClick={() => confirmCancel({ ...run, status }) && cancel.mutate({ runId: run.id })}
-          disabled={!cancellable || cancel.isPending || cancelRequested}
+          disabled={!cancellable || cancel.isPending || cancelRequested || cancelRefused !== null}
+          title={cancelRefused ?? undefined}
           data-testid="run-cancel"
         >
           {cancelRequested ? "Cancelling…" : cancel.isPending ? "Cancelling…" : "Cancel run"}
@@ -160,12 +170,17 @@ export function RunHeader({
           type="button"
           className="danger"
           onClick={() => confirmDelete(run) && remove.mutate({ runId: run.id })}
-          disabled={!isTerminal(status) || remove.isPending}
-          title={isTerminal(status) ? "Delete this run and its stored data" : "A queued or running run cannot be deleted: cancel it first"}
+          disabled={!isTerminal(status) || remove.isPending || deleteRefused !== null}
+          title={deleteRefused ?? (isTerminal(status) ? "Delete this run and its stored data" : "A queued or running run cannot be deleted: cancel it first")}
           data-testid="run-delete"
         >
           {remove.isPending ? "Deleting…" : "Delete"}
         </button>
+        {(rerunRefused ?? deleteRefused) && (
+          <div className="hint muted small" data-testid="run-role-note" style={{ flexBasis: "100%" }}>
+            {deleteRefused ?? rerunRefused}; re-run, clone and delete are disabled.
+          </div>
+        )}
         {rerun.error && (
           <div className="field-error" role="alert">
             {errorMessage(rerun.error)}

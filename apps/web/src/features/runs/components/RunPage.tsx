@@ -15,6 +15,7 @@ import { EvalResultsPanel } from "./EvalResultsPanel";
 import { MemoryPanel } from "./MemoryPanel";
 import { RunErrorPanel } from "./RunErrorPanel";
 import { ChartToolbar, RunCharts } from "./RunCharts";
+import { klOffActors } from "../lib/rewardSummary";
 import { RunHeader } from "./RunHeader";
 
 // The other tabs' code loads when the browser is idle after the charts (or on the tab's first
@@ -83,7 +84,7 @@ export function RunPage({ runId, initialChartPoints = DEFAULT_CHART_POINTS }: { 
 
   return (
     <>
-      <RunHeader run={data} status={status ?? data.status} connected={connected} latest={charts.reward[0]?.points.at(-1)} />
+      <RunHeader run={data} status={status ?? data.status} connected={connected} latest={charts.reward[0]?.points.at(-1)} rewards={charts.reward} />
       {status === "failed" && <RunErrorPanel run={data} fallbackLog={null} />}
       {status === "cancelled" && data.error && (
         <div className="panel small" style={{ marginBottom: "1rem" }}>
@@ -115,6 +116,7 @@ export function RunPage({ runId, initialChartPoints = DEFAULT_CHART_POINTS }: { 
           onZoom={(from, to) => setZoom({ from, to })}
           onResetZoom={() => setZoom(null)}
           onWidth={onChartWidth}
+          klOff={klOffActors(data.spec)}
         />
         <h3 className="group-title">Memory</h3>
         <MemoryPanel runId={runId} history={memorySeries} live={live} version={version} spec={data.spec} />

@@ -10,6 +10,7 @@ import { AdvisoryBadge } from "../../advisories/components/AdvisoryBadge";
 import { useAdvisorySummaries } from "../../advisories/hooks/useAdvisorySummaries";
 import { formatMetric, formatBytes, formatRelative, runDuration } from "../../../lib/format";
 import { useNow } from "../../../lib/useNow";
+import { stableDateTime, useHydrated } from "../../../lib/useHydrated";
 import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { KEY_METRICS, RUN_SORTS } from "../server/table";
@@ -60,6 +61,7 @@ export function RunsExplorer() {
   const pathname = usePathname();
   const params = useSearchParams();
   const now = useNow(1000);
+  const hydrated = useHydrated(); // no browser clock or time zone in server-rendered text (React error #418)
   const [selected, setSelected] = useState<string[]>([]);
 
   const get = (k: string) => params.get(k) ?? undefined;
@@ -121,7 +123,7 @@ export function RunsExplorer() {
         </label>
         <label>
           Status
-          <select value={status[0] ?? ""} onChange={(e) => setParams({ status: e.target.value || undefined })} data-testid="runs-status">
+          <select value={status[0] ?? ""} onChange={(e) => setParams({ status: e.target.value || undefined })} data-testid="runs-status" aria-label="Filter runs by status">
             <option value="">any</option>
             {RUN_STATES.map((s) => (
               <option key={s} value={s}>
@@ -132,7 +134,7 @@ export function RunsExplorer() {
         </label>
         <label>
           Tag
-          <select value={get("tag") ?? ""} onChange={(e) => setParams({ tag: e.target.value || undefined })} data-testid="runs-tag">
+          <select value={get("tag") ?? ""} onChange={(e) => setParams({ tag: e.target.value || undefined })} data-testid="runs-tag" aria-label="Filter runs by tag">
             <option value="">any</option>
             {(table.data?.tags ?? []).map((t) => (
               <option key={t} value={t}>
@@ -143,7 +145,7 @@ export function RunsExplorer() {
         </label>
         <label>
           Experiment
-          <select value={get("experiment") ?? ""} onChange={(e) => setParams({ experiment: e.target.value || undefined })}>
+          <select value={get("experiment") ?? ""} onChange={(e) => setParams({ experiment: e.target.value || undefined })} aria-label="Filter runs by experiment">
             <option value="">any</option>
             {(experiments.data?.items ?? []).map((x) => (
               <option key={x.id} value={x.id}>
@@ -154,7 +156,7 @@ export function RunsExplorer() {
         </label>
         <label>
           Source
-          <select value={source ?? ""} onChange={(e) => setParams({ source: e.target.value || undefined })}>
+          <select value={source ?? ""} onChange={(e) => setParams({ source: e.target.value || undefined })} aria-label="Filter runs by source">
             <option value="">any</option>
             <option value="ui">UI</option>
             <option value="api">API</option>
@@ -164,7 +166,7 @@ export function RunsExplorer() {
         {METRIC_SORTS.has(sort) && (
           <label title="A metric column sorts by this actor's latest value">
             Sort by actor
-            <select value={get("actor") ?? ""} onChange={(e) => setParams({ actor: e.target.value || undefined })} data-testid="runs-sort-actor">
+            <select value={get("actor") ?? ""} onChange={(e) => setParams({ actor: e.target.value || undefined })} data-testid="runs-sort-actor" aria-label="Sort metric columns by actor">
               <option value="">first of each run</option>
               {metricActors.map((a) => (
                 <option key={a} value={a}>
@@ -256,8 +258,8 @@ export function RunsExplorer() {
                   </div>
                 </td>
               )}
-              {show("created") && <td title={r.createdAt.toLocaleString()}>{formatRelative(r.createdAt, now)}</td>}
-              {show("duration") && <td className="num">{runDuration(r, now)}</td>}
+              {show("created") && <td title={hydrated ? r.createdAt.toLocaleString() : stableDateTime(r.createdAt)}>{hydrated ? formatRelative(r.createdAt, now) : stableDateTime(r.createdAt)}</td>}
+              {show("duration") && <td className="num">{hydrated || r.finishedAt ? runDuration(r, now) : "—"}</td>}
               {show("step") && (
                 <td className="num">
                   {r.lastStep ?? 0}

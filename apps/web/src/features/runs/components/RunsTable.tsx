@@ -5,6 +5,7 @@ import Link from "next/link";
 import { StatusBadge } from "../../../components/StatusBadge";
 import { formatMetric, formatRelative, runDuration } from "../../../lib/format";
 import { useNow } from "../../../lib/useNow";
+import { stableDateTime, useHydrated } from "../../../lib/useHydrated";
 import { errorMessage } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { AdvisoryBadge } from "../../advisories/components/AdvisoryBadge";
@@ -14,6 +15,7 @@ import { useAdvisorySummaries } from "../../advisories/hooks/useAdvisorySummarie
 export function RunsTable({ experimentId, pageSize = 15 }: { experimentId?: string; pageSize?: number }) {
   const trpc = useTRPC();
   const now = useNow(1000);
+  const hydrated = useHydrated(); // no browser clock or time zone in server-rendered text (React error #418)
   const runs = useInfiniteQuery(
     trpc.run.list.infiniteQueryOptions(
       { limit: pageSize, ...(experimentId ? { experimentId } : {}) },
@@ -72,8 +74,8 @@ export function RunsTable({ experimentId, pageSize = 15 }: { experimentId?: stri
                   )}
                 </td>
               )}
-              <td title={run.createdAt.toLocaleString()}>{formatRelative(run.createdAt, now)}</td>
-              <td className="num">{runDuration(run, now)}</td>
+              <td title={hydrated ? run.createdAt.toLocaleString() : stableDateTime(run.createdAt)}>{hydrated ? formatRelative(run.createdAt, now) : stableDateTime(run.createdAt)}</td>
+              <td className="num">{hydrated || run.finishedAt ? runDuration(run, now) : "—"}</td>
               <td className="num">
                 {run.lastStep ?? 0}
                 {run.totalSteps !== null && <span className="muted"> / {run.totalSteps}</span>}

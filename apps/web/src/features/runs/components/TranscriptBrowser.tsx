@@ -8,6 +8,7 @@ import { useTRPC } from "../../../trpc/react";
 import { conversationShape, speakerLabel } from "../lib/conversationShape";
 import { actorColour } from "../lib/specNames";
 import { transcriptFiltersFromQuery } from "../lib/transcriptLink";
+import { useTranscriptRefresh } from "../hooks/useTranscriptRefresh";
 import { groupKey, transcriptRows, type TranscriptGroup, type TranscriptRow } from "../lib/transcriptGroups";
 import type { EpisodeOut } from "../server/schemas";
 import { TranscriptGroupHeader } from "./TranscriptGroupHeader";
@@ -59,6 +60,10 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
       refetchInterval: props.live ? 5000 : false,
     }),
   );
+  useTranscriptRefresh(props.live, props.episodesSeen, () => {
+    void steps.refetch();
+    void list.refetch();
+  });
   const items = list.data?.pages.flatMap((p) => p.items) ?? [];
   const groups = new Map<string, TranscriptGroup>(list.data?.pages.flatMap((p) => p.groups.map((g) => [groupKey(g), g] as const)) ?? []);
   const rows = transcriptRows(items, groups);
@@ -75,7 +80,7 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
       <div className="toolbar">
         <label>
           Step
-          <select value={f.step ?? ""} onChange={(e) => set({ step: numberOrUndefined(e.target.value) })} data-testid="filter-step">
+          <select value={f.step ?? ""} onChange={(e) => set({ step: numberOrUndefined(e.target.value) })} data-testid="filter-step" aria-label="Filter transcripts by step">
             <option value="">all</option>
             {(steps.data?.steps ?? []).map((s) => (
               <option key={s} value={s}>
@@ -86,11 +91,11 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
         </label>
         <label>
           Group
-          <input type="number" min={0} style={{ width: "4.5rem" }} value={f.group ?? ""} onChange={(e) => set({ group: numberOrUndefined(e.target.value) })} data-testid="filter-group" />
+          <input type="number" min={0} style={{ width: "4.5rem" }} value={f.group ?? ""} onChange={(e) => set({ group: numberOrUndefined(e.target.value) })} data-testid="filter-group" aria-label="Filter transcripts by GRPO group" />
         </label>
         <label>
           Actor
-          <select value={f.actor ?? ""} onChange={(e) => set({ actor: e.target.value || undefined })} data-testid="filter-actor">
+          <select value={f.actor ?? ""} onChange={(e) => set({ actor: e.target.value || undefined })} data-testid="filter-actor" aria-label="Filter transcripts by actor">
             <option value="">any</option>
             {actors.map((a) => (
               <option key={a} value={a}>
@@ -102,7 +107,7 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
         {props.environments.length > 1 && (
           <label>
             Environment
-            <select value={f.environment ?? ""} onChange={(e) => set({ environment: e.target.value || undefined })} data-testid="filter-environment">
+            <select value={f.environment ?? ""} onChange={(e) => set({ environment: e.target.value || undefined })} data-testid="filter-environment" aria-label="Filter transcripts by environment">
               <option value="">any</option>
               {props.environments.map((a) => (
                 <option key={a} value={a}>
@@ -114,12 +119,12 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
         )}
         <label>
           Reward
-          <input type="number" step="any" style={{ width: "5rem" }} placeholder="min" value={f.minReward ?? ""} onChange={(e) => set({ minReward: numberOrUndefined(e.target.value) })} data-testid="filter-min-reward" />
-          <input type="number" step="any" style={{ width: "5rem" }} placeholder="max" value={f.maxReward ?? ""} onChange={(e) => set({ maxReward: numberOrUndefined(e.target.value) })} data-testid="filter-max-reward" />
+          <input type="number" step="any" style={{ width: "5rem" }} placeholder="min" value={f.minReward ?? ""} onChange={(e) => set({ minReward: numberOrUndefined(e.target.value) })} data-testid="filter-min-reward" aria-label="Lowest reward" />
+          <input type="number" step="any" style={{ width: "5rem" }} placeholder="max" value={f.maxReward ?? ""} onChange={(e) => set({ maxReward: numberOrUndefined(e.target.value) })} data-testid="filter-max-reward" aria-label="Highest reward" />
         </label>
         <label>
           Text
-          <input type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="search turns" data-testid="filter-text" />
+          <input type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="search turns" data-testid="filter-text" aria-label="Search transcript turns" />
         </label>
         {(f.fromStep !== undefined || f.toStep !== undefined) && (
           <span className="chip" data-testid="filter-step-range">

@@ -23,10 +23,10 @@ export interface MemoryComparisonRow {
 }
 
 /** The contracts' estimate for a run's frozen spec (null for a spec this version cannot read). */
-export function estimateForRun(spec: unknown, promptTokens: number): RunMemoryEstimate | null {
+export function estimateForRun(spec: unknown, promptTokens: number, device?: "cpu" | "gpu"): RunMemoryEstimate | null {
   const parsed = RunSpec.safeParse(spec);
   if (!parsed.success) return null;
-  return estimateRunMemory(parsed.data, { ...DEFAULT_ASSUMPTIONS, promptTokens }, (actor) => turnsOf(parsed.data, actor));
+  return estimateRunMemory(parsed.data, { ...DEFAULT_ASSUMPTIONS, promptTokens }, (actor) => turnsOf(parsed.data, actor), device);
 }
 
 /** The measured figure of a peak: a phase's highest value (CUDA max allocated; host peak RSS), else what was sampled. */

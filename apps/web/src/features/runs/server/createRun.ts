@@ -1,6 +1,6 @@
 import { TRPCError } from "@trpc/server";
 import { badRequest } from "../../../server/api/trpc";
-import { defaultGpuCount, gpuClaimOf, QUEUES, runJobOptions, type RunJob, type RunSpec, type StatusEvent } from "@troupe/contracts";
+import { QUEUES, runJobOptions, type RunJob, type RunSpec, type StatusEvent } from "@troupe/contracts";
 import { appendToStream, transitionRun } from "@troupe/db";
 import type { TRPCContext } from "../../../server/api/trpc";
 import { assertStoredDatasetsExist } from "../../datasets/server/storedDatasets";
@@ -8,11 +8,9 @@ import { assertRunSourcesExist } from "./runSources";
 import { launchIssuesOf } from "../lib/launchCheck";
 import { runnerLaunchIssues } from "../../runners/server/offers";
 
-/**
- * GPUs the run asks a runner for by default (contracts gpuClaim.ts): the distinct GPUs its actors are
- * placed on, else one per local model when it may use a GPU (`trainer.device` auto or cuda), none on CPU.
- */
-export const gpusFor = (spec: RunSpec) => defaultGpuCount(spec);
+import { claimedGpusIssue, gpusFor } from "../lib/gpusFor";
+
+export { gpusFor };
 
 /**
  * The GPUs a run claims: what its placement needs, or another count when the launcher asks (more, to keep a
@@ -20,23 +18,9 @@ export const gpusFor = (spec: RunSpec) => defaultGpuCount(spec);
  * CPU). Fewer than the placement names, or any for a run on the CPU, is refused at `gpus`.
  */
 export function claimedGpus(spec: RunSpec, requested: number | undefined): number {
-  const needed = gpusFor(spec);
-  if (requested === undefined) return needed;
-  const claim = gpuClaimOf(spec, requested);
-  if (claim.kind === "cpu" && requested > 0) {
-    const why = spec.trainer.device === "cpu" ? "trainer.device is cpu" : "its actors run on CPU processes (placement.processes) or behind an API";
-    throw badRequest([{ path: "gpus", message: `this run trains on the CPU (${why}): it claims no GPUs` }], "invalid launch");
-  }
-  if (claim.kind === "ids" && requested < needed) {
-    throw badRequest(
-      [{ path: "gpus", message: `the actors are placed on ${needed} distinct GPUs (actors.*.placement.gpus): ask for at least ${needed}` }],
-      "invalid launch",
-    );
-  }
-  if (claim.kind === "auto" && requested === 0 && spec.trainer.device === "cuda") {
-    throw badRequest([{ path: "gpus", message: 'trainer.device is "cuda": claim at least 1 GPU' }], "invalid launch");
-  }
-  return requested;
+  const issue = claimedGpusIssue(spec, requested);
+  if (issue) throw badRequest([issue], "invalid launch");
+  return requested ?? gpusFor(spec);
 }
 
 /**

@@ -74,7 +74,7 @@ export function EngineFields({
             hint="kept in host memory, brought to the device only for this actor's forward and backward (fsdp2: CPU offload policy; deepspeed: offload_param)."
             checked={Boolean(val("training.offload.params"))}
             onChange={(v) => set("training.offload.params")(v || undefined)}
-            error={err("training.offload.params")}
+            error={err("training.offload.params") ?? (val("training.offload.params") && unavailable.offloadParams ? `cannot run now: ${unavailable.offloadParams}` : undefined)}
             testId="actor-offload-params"
           />
           <CheckboxField
@@ -82,7 +82,7 @@ export function EngineFields({
             hint="kept in host memory, on the device only for the optimizer step; with Adam it is 2-3× the parameters' size (deepspeed: CPU Adam)."
             checked={Boolean(val("training.offload.optimizer"))}
             onChange={(v) => set("training.offload.optimizer")(v || undefined)}
-            error={err("training.offload.optimizer")}
+            error={err("training.offload.optimizer") ?? (val("training.offload.optimizer") && unavailable.offloadOptimizer ? `cannot run now: ${unavailable.offloadOptimizer}` : undefined)}
             testId="actor-offload-optimizer"
           />
         </div>

@@ -58,6 +58,8 @@ export function RoundSpecEditor(props: { value: string; onChange(text: string): 
 
   const onTextChange = useCallback(
     (text: string) => {
+      // Our own text coming back from the editor (the graph wrote it): the drawing already says it.
+      if (text === lastText.current) return;
       lastText.current = text;
       onChange(text);
       const next = flowOf(text);

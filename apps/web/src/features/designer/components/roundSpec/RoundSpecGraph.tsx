@@ -14,7 +14,7 @@ import {
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { useEffect, useMemo, useRef, useState } from "react";
-import { appendChild, edgeId, type FlowEdge, type FlowNode, type RoundNodeData } from "../../lib/roundSpecFlow";
+import { appendChild, carrySelection, edgeId, type FlowEdge, type FlowNode, type RoundNodeData } from "../../lib/roundSpecFlow";
 import { EDGE_TYPES, NODE_TYPES, RoundGraphContext, type RoundGraphEditing } from "./RoundSpecNodes";
 
 export interface FlowState {
@@ -48,7 +48,17 @@ export function RoundSpecGraph(props: {
   const [selectedId, setSelectedId] = useState<string>("start");
   const [actorToAdd, setActorToAdd] = useState<string>("");
   const [addError, setAddError] = useState<string | null>(null);
-  const selected = flow.nodes.find((n) => n.id === selectedId) ?? flow.nodes[0];
+  // The text redraws the graph with new node ids: keep the selection at the same place in the tree. The anchor
+  // is the last drawing the selection was found in, so a text that briefly has no such place (cleared before
+  // retyping) does not lose it.
+  const anchor = useRef({ flow, id: selectedId });
+  const carried = flow.nodes.some((n) => n.id === selectedId) ? selectedId : carrySelection(anchor.current.flow, flow, anchor.current.id);
+  const selected = flow.nodes.find((n) => n.id === carried) ?? flow.nodes[0];
+  useEffect(() => {
+    if (carried === null) return;
+    anchor.current = { flow, id: carried };
+    if (carried !== selectedId) setSelectedId(carried);
+  }, [flow, carried, selectedId]);
   const firstActor = actorToAdd || props.actors[0] || "*";
 
   const editing: RoundGraphEditing = useMemo(
@@ -143,7 +153,7 @@ export function RoundSpecGraph(props: {
         </button>
       </div>
       {addError && (
-        <div className="form-error" role="alert">
+        <div className="form-error" role="alert" data-testid="rs-add-error">
           {addError}
         </div>
       )}

@@ -11,6 +11,7 @@ import { useLibrary } from "../../../designer/hooks/useLibrary";
 import { setIn, type Draft } from "../../lib/draftPath";
 import { switchLearner } from "../../lib/learnerSwitch";
 import { issuesByPath, validateDraft } from "../../lib/specIssues";
+import { useRunnerLaunchIssues } from "../../hooks/useRunnerLaunchIssues";
 import { DEFAULT_ASSUMPTIONS, type MemoryAssumptions } from "../../lib/specMemory";
 import { ComposerContext, type ComposerState } from "./fields";
 import { IssueList } from "./IssueList";
@@ -54,7 +55,11 @@ function Composer({ experimentId, saved, fallbackName }: { experimentId: string;
   const draft = useDraft<Draft>(`experiment:${experimentId}`, saved);
   const [assumptions, setAssumptions] = useState<MemoryAssumptions>(DEFAULT_ASSUMPTIONS);
 
-  const { spec, issues } = useMemo(() => validateDraft(draft.value), [draft.value]);
+  const checked = useMemo(() => validateDraft(draft.value), [draft.value]);
+  // The launch's runner check too (GPUs on a GPU-less host): invalid here, not only after the click.
+  const runnerIssues = useRunnerLaunchIssues(checked.spec);
+  const issues = useMemo(() => [...checked.issues, ...runnerIssues], [checked.issues, runnerIssues]);
+  const spec = runnerIssues.length > 0 ? null : checked.spec;
   const byPath = useMemo(() => issuesByPath(issues), [issues]);
   const { setValue } = draft;
   const set = useCallback(
@@ -127,7 +132,7 @@ function Composer({ experimentId, saved, fallbackName }: { experimentId: string;
             error={launch.error}
             onLaunch={(args) => void saveAndLaunch(args).catch(() => undefined)}
           />
-          {spec && <MemoryEstimatePanel spec={spec} assumptions={assumptions} setAssumptions={setAssumptions} />}
+          {checked.spec && <MemoryEstimatePanel spec={checked.spec} assumptions={assumptions} setAssumptions={setAssumptions} />}
           <SpecTextPanel draft={draft.value} onImport={(next) => draft.setValue(next)} />
         </aside>
       </div>

@@ -4,6 +4,8 @@ import type { RunSpec } from "@troupe/contracts";
 import { useState } from "react";
 import { errorMessage, fieldIssuesOf } from "../../../../trpc/errors";
 import { estimateSpecMemory, type MemoryAssumptions } from "../../lib/specMemory";
+import { useRoleRefusal } from "../../../auth/components/CurrentUser";
+import { claimedGpusIssue } from "../../../runs/lib/gpusFor";
 
 /** Priority, GPU count and the launch button; refuses while the spec has problems and warns when memory will not fit. */
 export function LaunchPanel(props: {
@@ -21,8 +23,12 @@ export function LaunchPanel(props: {
   const tooBig =
     spec !== null && spec.trainer.device !== "cpu" && estimateSpecMemory(spec, props.assumptions).devices.some((g) => !g.fits);
   const issues = fieldIssuesOf(props.error);
-  const gpuIssue = issues.find((i) => i.path === "gpus");
-  const blocked = !spec || (tooBig && !anyway) || props.pending;
+  // The launch's own GPU-count check, before the click (a CPU run claiming GPUs, fewer than the placement).
+  const requestedGpus = gpus.trim() !== "" && Number.isFinite(Number(gpus)) ? Number(gpus) : undefined;
+  const localGpuIssue = spec ? claimedGpusIssue(spec, requestedGpus) : null;
+  const gpuIssue = localGpuIssue ?? issues.find((i) => i.path === "gpus");
+  const refused = useRoleRefusal("experiment.launch");
+  const blocked = !spec || (tooBig && !anyway) || props.pending || refused !== null || localGpuIssue !== null;
 
   return (
     <section className="panel" aria-label="Launch">
@@ -43,10 +49,15 @@ export function LaunchPanel(props: {
             placeholder={String(placementGpus)}
             onChange={(e) => setGpus(e.target.value)}
             aria-invalid={gpuIssue ? true : undefined}
+            aria-describedby={gpuIssue ? "launch-gpus-issue" : undefined}
             data-testid="compose-gpus"
           />
           <span className="hint">GPUs the run claims; empty = those its actors are placed on ({placementGpus}).</span>
-          {gpuIssue && <span className="field-error">{gpuIssue.message}</span>}
+          {gpuIssue && (
+            <span className="field-error" id="launch-gpus-issue" data-testid="compose-gpus-issue">
+              {gpuIssue.message}
+            </span>
+          )}
         </div>
       </div>
       {tooBig && (
@@ -56,6 +67,11 @@ export function LaunchPanel(props: {
         </label>
       )}
       {!spec && <p className="draft-note">Fix the problems listed above to launch.</p>}
+      {refused && (
+        <p className="draft-note" data-testid="launch-refused">
+          {refused}
+        </p>
+      )}
       {Boolean(props.error) && !gpuIssue && (
         <div className="form-error" role="alert">
           {errorMessage(props.error)}
@@ -64,6 +80,7 @@ export function LaunchPanel(props: {
       <button
         type="button"
         disabled={blocked}
+        title={refused ?? undefined}
         data-testid="compose-launch"
         onClick={() => props.onLaunch({ priority: Number(priority) || 0, ...(gpus.trim() !== "" ? { gpus: Number(gpus) } : {}) })}
       >

@@ -2,6 +2,8 @@
 
 import { GIB, type RunSpec } from "@troupe/contracts";
 import { formatBytes } from "../../../../lib/format";
+import { memoryTarget } from "../../../runs/lib/memoryTarget";
+import { useLiveRunnerGpus } from "../../../runners/hooks/useLiveRunnerGpus";
 import { estimateSpecMemory, type MemoryAssumptions } from "../../lib/specMemory";
 
 const PARTS = [
@@ -18,9 +20,11 @@ const gpuOf = (device: string) => device.replace(/^cuda:/, "");
 /** Estimated peak memory per actor and per GPU (formulas: packages/contracts/src/memory/actorMemory.ts). */
 export function MemoryEstimatePanel(props: { spec: RunSpec; assumptions: MemoryAssumptions; setAssumptions(a: MemoryAssumptions): void }) {
   const { spec, assumptions: a, setAssumptions } = props;
-  const estimate = estimateSpecMemory(spec, a);
-  const overflow = estimate.devices.filter((g) => !g.fits);
-  const onCpu = spec.trainer.device === "cpu";
+  // Host memory where it will train on the CPU (trainer.device cpu, or auto with no GPU on any live runner).
+  const target = memoryTarget(spec, { liveRunners: useLiveRunnerGpus() });
+  const onCpu = target.device === "cpu";
+  const estimate = estimateSpecMemory(spec, a, target.device);
+  const overflow = onCpu ? [] : estimate.devices.filter((g) => !g.fits);
   return (
     <section className="panel memory-estimate" aria-label="Memory estimate" data-testid="memory-estimate">
       <h3>Memory estimate</h3>
@@ -35,7 +39,9 @@ export function MemoryEstimatePanel(props: { spec: RunSpec; assumptions: MemoryA
           <span className="hint">Sequence = prompt + turns × max new tokens.</span>
         </div>
       </div>
-      {onCpu && <p className="muted small">This run trains on the CPU (trainer.device is cpu): the figures show what it would need on a GPU.</p>}
+      <p className="muted small" data-testid="memory-estimate-target">
+        Estimated for {onCpu ? "host memory" : "GPU memory"}: {target.why}.
+      </p>
       {/* Parts as rows, actors as columns: fits the side panel for the usual one to three actors. */}
       <table className="table">
         <thead>
@@ -84,7 +90,7 @@ export function MemoryEstimatePanel(props: { spec: RunSpec; assumptions: MemoryA
           ))}
           <tr>
             <td>
-              <b>Worst phase, alone on a GPU</b>
+              <b>{onCpu ? "Worst phase, alone in host memory" : "Worst phase, alone on a GPU"}</b>
             </td>
             {estimate.actors.map((x) => (
               <td key={x.name}>
@@ -96,8 +102,8 @@ export function MemoryEstimatePanel(props: { spec: RunSpec; assumptions: MemoryA
       </table>
       <ul className="gpu-loads">
         {estimate.devices.map((g) => (
-          <li key={g.device} className={g.fits ? "" : "field-error"} data-testid={`gpu-load-${gpuOf(g.device)}`}>
-            GPU {gpuOf(g.device)}: {formatBytes(g.total)} of {a.gpuMemoryGiB} GiB ({Math.round((g.total / (a.gpuMemoryGiB * GIB)) * 100)}%) in{" "}
+          <li key={g.device} className={g.fits || onCpu ? "" : "field-error"} data-testid={onCpu ? "host-load" : `gpu-load-${gpuOf(g.device)}`}>
+            {onCpu ? `Host memory: ${formatBytes(g.total)}` : `GPU ${gpuOf(g.device)}: ${formatBytes(g.total)} of ${a.gpuMemoryGiB} GiB (${Math.round((g.total / (a.gpuMemoryGiB * GIB)) * 100)}%)`} in{" "}
             {g.phaseActor ? `${g.phaseActor}'s ${g.phase}` : g.phase} — {g.actors.join(", ")}
             {g.offloaded && g.actors.length > 1 ? " (offloaded between phases: only the active actor's training state is resident)" : ""}
           </li>

@@ -6,6 +6,7 @@ import { useRunnerSupport } from "../../../designer/hooks/useRunnerSupport";
 import { EngineSettings } from "./EngineSettings";
 import { TrackersSettings } from "./TrackersSettings";
 import { RolloutFields } from "./RolloutFields";
+import { TagsField } from "./TagsField";
 import { DraftField, IssueText, useComposer } from "./fields";
 
 /** Name, seed, tags; algorithm; trainer; training engine. Every input says what it does in one line. */
@@ -22,16 +23,7 @@ export function SettingsSections() {
           <DraftField kind="number" path="seed" label="Seed" placeholder="0" integer hint="Same seed, same spec: same run (on the same hardware)." />
           <div className="form-field">
             <label htmlFor={fieldDomId("tags")}>Tags</label>
-            <input
-              id={fieldDomId("tags")}
-              type="text"
-              value={Array.isArray(tags) ? tags.join(", ") : ""}
-              placeholder="e.g. baseline, lr-sweep"
-              onChange={(e) => {
-                const list = e.target.value.split(",").map((t) => t.trim()).filter(Boolean);
-                set("tags", list.length ? list : undefined);
-              }}
-            />
+            <TagsField id={fieldDomId("tags")} tags={Array.isArray(tags) ? tags.map(String) : []} onChange={(list) => set("tags", list)} />
             <span className="hint">Comma-separated; runs inherit them (filter the runs table by tag).</span>
             <IssueText path="tags" />
           </div>

@@ -6,6 +6,7 @@ import { useEffect, useState } from "react";
 import { errorMessage } from "../../../../trpc/errors";
 import { useTRPC } from "../../../../trpc/react";
 import { refetchAfterWrite } from "../../../../trpc/refetch";
+import { useRoleRefusal } from "../../../auth/components/CurrentUser";
 
 const RESUMABLE: readonly RunState[] = ["failed", "cancelled", "stopped"];
 
@@ -67,7 +68,10 @@ export function RunControls({ runId, status, storedStatus }: { runId: string; st
   );
   // Deleted folders (trainer.keepCheckpoints) cannot be resumed from: the server skips them too.
   const latest = checkpoints.data?.checkpoints.reduce((max, c) => (c.pruned ? max : Math.max(max, c.step)), -1) ?? -1;
-  const resumeWhy = !RESUMABLE.includes(status)
+  // A viewer may not control runs: every button disabled, the reason in words (the server says the same).
+  const controlRefused = useRoleRefusal("run.control");
+  const resumeRefused = useRoleRefusal("run.resumeFromCheckpoint");
+  const resumeWhy = resumeRefused ?? (!RESUMABLE.includes(status)
     ? `Only a stopped, failed or cancelled run resumes from a checkpoint (this one is ${status})`
     : !RESUMABLE.includes(storedStatus)
       ? // The stream reports the end before the runner has settled the row (its process is still exiting).
@@ -76,12 +80,12 @@ export function RunControls({ runId, status, storedStatus }: { runId: string; st
       ? "Looking for checkpoints…"
       : latest < 0
         ? "This run has no checkpoint (set trainer.checkpointEvery, or use Stop after this step)"
-        : null;
+        : null);
 
   return (
     <>
       {BUTTONS.map((b) => {
-        const why = b.why(status);
+        const why = controlRefused ?? b.why(status);
         const pending = requested?.action === b.action || (control.isPending && control.variables?.action === b.action);
         return (
           <span key={b.action} title={why ?? undefined} data-testid={`${b.testId}-wrap`}>
