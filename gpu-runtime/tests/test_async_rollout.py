@@ -242,7 +242,7 @@ def test_weight_slots_hand_over_the_trained_parameters_bit_for_bit():
     aligned offsets that do not overlap; what one side writes into a slot, the other side reads back exactly."""
     import torch
 
-    from troupe.async_process import ALIGN, WeightSlots
+    from troupe.rollout.async_process import ALIGN, WeightSlots
 
     torch.manual_seed(0)
     trainer = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Linear(5, 7).to(torch.bfloat16))

@@ -13,7 +13,7 @@ from runtime_helpers import small_spec
 from sandbox_helpers import listener, marker, processes_with, reachable, run_folders, wait_until_gone
 
 from troupe import EventWriter, run_spec
-from troupe.python_rewards import SCORE_LIMIT, PythonReward, checked_result, ProtocolError
+from troupe.rewards.python_rewards import SCORE_LIMIT, PythonReward, checked_result, ProtocolError
 from troupe.sandbox import sandbox_status
 
 pytestmark = pytest.mark.skipif(not sandbox_status().usable or sandbox_status().mode != "bwrap",

@@ -20,37 +20,37 @@ import torch
 
 from .schedule import sample as dsl_sample
 from .actors import Actor, build_actors
-from .acting import ActingEnvironment, environment_metrics
-from .collaborative import CollaborativeEnvironment, run_turns, schedule_seed
-from .environment_kinds import build_run_environments
+from .envs.acting import ActingEnvironment, environment_metrics
+from .envs.collaborative import CollaborativeEnvironment, run_turns, schedule_seed
+from .envs.environment_kinds import build_run_environments
 from .distributed import SINGLE, RankContext
-from .environments import allocate_prompts
+from .envs.environments import allocate_prompts
 from .events import EventWriter
-from .grpo import group_advantages
-from .policy import completion_logprobs
-from .update import update_actor
-from .update_loss import LossOptions, entropy_coef_of, resolve_liger, tis_cap_of
-from .python_rewards import PythonReward, bind_python_reward
-from .reward_api import ApiActorHandle, EngineActorHandle, InProcessReward, RewardFunction, bind_in_process
-from .residency import Resident, ResidencyManager, offload_between_phases
-from .rewards import bind_reward
-from .rollout import Rollout, _pad_to, concat_rollouts
-from .lr_schedule import lr_at
-from .lora import adapters_disabled
+from .algorithms.grpo import group_advantages
+from .engines.train.policy import completion_logprobs
+from .algorithms.update import update_actor
+from .algorithms.update_loss import LossOptions, entropy_coef_of, resolve_liger, tis_cap_of
+from .rewards.python_rewards import PythonReward, bind_python_reward
+from .rewards.reward_api import ApiActorHandle, EngineActorHandle, InProcessReward, RewardFunction, bind_in_process
+from .residency.manager import Resident, ResidencyManager, offload_between_phases
+from .rewards.builtin import bind_reward
+from .engines.rollout.sampling import Rollout, _pad_to, concat_rollouts
+from .algorithms.lr_schedule import lr_at
+from .models.lora import adapters_disabled
 from .checkpointing import checkpoints_root, load_training_checkpoint, prune_checkpoints, save_training_checkpoint
-from .async_process import ProcessRolloutProducer, process_producer_ok
-from .async_rollout import RolloutProducer, load_in_flight
+from .rollout.async_process import ProcessRolloutProducer, process_producer_ok
+from .rollout.async_rollout import RolloutProducer, load_in_flight
 from .control import RunControl
 from .boundary import step_boundary
 from .transcripts import emit_episodes
 from .system import memory_readings, reset_memory_peaks, resolve_device, seed_everything, set_cpu_threads
 from .evaluation import evaluate
-from .learners import family
-from .learners.offline_loop import OfflineLearner
-from .learners import ppo
-from .rollout_engines.colocate import attach_engines, close_engines, engine_of, sleep_for_training, wake_for_rollout
-from .single_turn import EnvRollout, draw_single_turn, refill_groups, score_single_turn
-from .training_shares import ConversationPart, Share, actor_shares
+from .algorithms.learners import family
+from .algorithms.learners.offline_loop import OfflineLearner
+from .algorithms.learners import ppo
+from .engines.rollout.colocate import attach_engines, close_engines, engine_of, sleep_for_training, wake_for_rollout
+from .envs.single_turn import EnvRollout, draw_single_turn, refill_groups, score_single_turn
+from .algorithms.training_shares import ConversationPart, Share, actor_shares
 
 
 class StopSignal(Protocol):

@@ -21,9 +21,9 @@ ENTRYPOINTS = {"game": "troupe.games.environment:GameEnvironment", "remote": "tr
 def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True, grpc: bool = True) -> list[FieldIssue]:
     """`pettingzoo`, `grpc`: whether this host has them (support.py passes `pettingzoo_available()`,
     `grpc_available()`); contracts RUNNER_REQUIREMENTS "pettingzoo" and "grpc" are the same rules."""
-    from ..remote.protocol import transport_of
+    from ..envs.remote.protocol import transport_of
 
-    from ..acting import ACTING_KINDS
+    from ..envs.acting import ACTING_KINDS
 
     p = f"environments.{i}"
     kind = env.get("kind")
@@ -43,7 +43,7 @@ def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True, grp
     elif kind == "remote" and transport_of(env["url"]) == "grpc" and not grpc:
         issues.append(FieldIssue(f"{p}.url", GRPC_MISSING))
     if kind == "game":
-        from ..games.environment import game_issues
+        from ..envs.games.environment import game_issues
 
         issues.extend(FieldIssue(path, message) for path, message in game_issues(env, i, pettingzoo))
     return issues
