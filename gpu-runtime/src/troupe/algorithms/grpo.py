@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import torch
 
-SUPPORTED_LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "gspo")
+from .names import LOSS_TYPES as SUPPORTED_LOSS_TYPES
+from .names import PPO_FAMILY
+
 ADVANTAGE_EPS = 1e-4
 
 
@@ -18,7 +20,7 @@ def effective_loss_type(algorithm_name: str, loss_type: str) -> str:
     Both fields exist in RunSpec v1; with defaults filled we cannot tell "left at grpo" from
     "chose grpo", so "grpo" means "follow the algorithm".
     """
-    if loss_type == "grpo" and algorithm_name in ("ppo", "ippo", "mappo"):
+    if loss_type == "grpo" and algorithm_name in PPO_FAMILY:
         return "dapo"  # the PPO family's policy loss: the token mean over the batch (learners/ppo.py)
     return loss_type if loss_type != "grpo" else algorithm_name
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-GRPO_FAMILY: tuple[str, ...] = ("grpo", "dr_grpo", "dapo", "gspo")
-PPO_FAMILY: tuple[str, ...] = ("ppo", "ippo", "mappo")  # learners/ppo.py
-OFFLINE: tuple[str, ...] = ("sft", "dpo")
-SUPPORTED_ALGORITHMS: tuple[str, ...] = GRPO_FAMILY + PPO_FAMILY + OFFLINE
-OFFLINE_NAMES = ("sft", "dpo")  # the offline learners' names, whether or not this runtime supports them
+from ..names import ALGORITHM_NAMES, GRPO_FAMILY, OFFLINE_FAMILY, PPO_FAMILY
+
+SUPPORTED_ALGORITHMS: tuple[str, ...] = ALGORITHM_NAMES
+OFFLINE_NAMES = OFFLINE_FAMILY  # the offline learners' names, whether or not this runtime supports them
+__all__ = ["GRPO_FAMILY", "OFFLINE_NAMES", "PPO_FAMILY", "SUPPORTED_ALGORITHMS", "Family", "family"]
 
 Family = Literal["grpo", "ppo", "offline"]
 
@@ -21,6 +21,6 @@ Family = Literal["grpo", "ppo", "offline"]
 def family(name: str) -> Family:
     if name in OFFLINE_NAMES:
         return "offline"
-    if name in PPO_FAMILY or name in ("ppo", "ippo", "mappo"):
+    if name in PPO_FAMILY:
         return "ppo"
     return "grpo"

@@ -26,6 +26,7 @@ import torch
 
 from ...distributed import RankContext
 from ...engines.rollout.sampling import Rollout
+from ..names import PPO_FAMILY
 from .critic import Critic, build_critic
 from .ppo_math import explained_variance, gae, terminal_rewards, turn_gae, value_loss, whiten
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from ...actors import Actor
     from ..training_shares import ConversationPart, Share
 
-PPO_NAMES = ("ppo", "ippo", "mappo")
+PPO_NAMES = PPO_FAMILY
 
 
 @dataclass(frozen=True)
