@@ -6,12 +6,43 @@ Shapes: B sequences (prompts x group size, grouped contiguously), T completion p
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 
 from .names import LOSS_TYPES as SUPPORTED_LOSS_TYPES
 from .names import PPO_FAMILY
 
 ADVANTAGE_EPS = 1e-4
+
+# Registries by name (verl's core_algos.py): a new normalisation or loss aggregation is one registered function,
+# and the names are the contracts' (`training.advantageNorm`, `training.lossType`).
+AdvantageNorm = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, float], torch.Tensor]  # (rewards, grouped, centered, eps)
+LossAggregation = Callable[[torch.Tensor, torch.Tensor, int | None], torch.Tensor]  # (per-token loss, mask, max len)
+ADVANTAGE_NORMS: dict[str, AdvantageNorm] = {}
+LOSS_AGGREGATIONS: dict[str, LossAggregation] = {}
+SEQUENCE_RATIO_LOSSES: set[str] = set()  # loss types whose importance ratio is one per sequence (gspo)
+TOKEN_NORMALISED_LOSSES: set[str] = set()  # loss types divided by the batch's token count (micro-batches scale by tokens)
+
+
+def register_advantage_norm(name: str) -> Callable[[AdvantageNorm], AdvantageNorm]:
+    def add(fn: AdvantageNorm) -> AdvantageNorm:
+        ADVANTAGE_NORMS[name] = fn
+        return fn
+
+    return add
+
+
+def register_loss(name: str, sequence_ratio: bool = False, token_normalised: bool = False) -> Callable[[LossAggregation], LossAggregation]:
+    def add(fn: LossAggregation) -> LossAggregation:
+        LOSS_AGGREGATIONS[name] = fn
+        if sequence_ratio:
+            SEQUENCE_RATIO_LOSSES.add(name)
+        if token_normalised:
+            TOKEN_NORMALISED_LOSSES.add(name)
+        return fn
+
+    return add
 
 
 def effective_loss_type(algorithm_name: str, loss_type: str) -> str:
@@ -45,15 +76,24 @@ def group_advantages(rewards: torch.Tensor, group_size: int, norm: str = "group"
         raise ValueError(f"rewards must be 1-D with a multiple of group_size={group_size} entries, got {tuple(rewards.shape)}")
     r = rewards.float().view(-1, group_size)
     centered = r - r.mean(dim=1, keepdim=True)
-    if norm == "group":
-        out = centered / (r.std(dim=1, keepdim=True) + eps)
-    elif norm == "batch":
-        out = centered / (rewards.float().std() + eps)
-    elif norm == "none":
-        out = centered
-    else:
+    if norm not in ADVANTAGE_NORMS:
         raise ValueError(f"unknown advantage normalisation {norm!r}")
-    return out.reshape(-1)
+    return ADVANTAGE_NORMS[norm](rewards, r, centered, eps).reshape(-1)
+
+
+@register_advantage_norm("group")
+def _group_norm(rewards: torch.Tensor, grouped: torch.Tensor, centered: torch.Tensor, eps: float) -> torch.Tensor:
+    return centered / (grouped.std(dim=1, keepdim=True) + eps)
+
+
+@register_advantage_norm("batch")
+def _batch_norm(rewards: torch.Tensor, grouped: torch.Tensor, centered: torch.Tensor, eps: float) -> torch.Tensor:
+    return centered / (rewards.float().std() + eps)
+
+
+@register_advantage_norm("none")
+def _no_norm(rewards: torch.Tensor, grouped: torch.Tensor, centered: torch.Tensor, eps: float) -> torch.Tensor:
+    return centered
 
 
 def per_token_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
@@ -99,7 +139,9 @@ def policy_loss(
     gspo the share of sequences), kl.
     """
     m = mask.to(logp.dtype)
-    if loss_type == "gspo":
+    if loss_type not in LOSS_AGGREGATIONS:
+        raise ValueError(f"unknown loss type {loss_type!r}")
+    if loss_type in SEQUENCE_RATIO_LOSSES:
         ratio = sequence_ratio(logp, old_logp, m)
     else:
         ratio = torch.exp(logp - old_logp)
@@ -118,24 +160,38 @@ def policy_loss(
         stats["kl"] = float(masked_mean(kl.detach(), m))
     if entropy is not None and entropy_coef > 0:
         per_token = per_token - entropy_coef * entropy.to(logp.dtype)
-    if loss_type in ("grpo", "gspo"):
-        loss = ((per_token * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).mean()
-    elif loss_type == "dapo":
-        loss = (per_token * m).sum() / m.sum().clamp(min=1)
-    elif loss_type == "dr_grpo":
-        if not max_completion_len:
-            raise ValueError("dr_grpo needs max_completion_len")
-        loss = (per_token * m).sum() / (logp.shape[0] * max_completion_len)
-    else:
-        raise ValueError(f"unknown loss type {loss_type!r}")
+    loss = LOSS_AGGREGATIONS[loss_type](per_token, m, max_completion_len)
     with torch.no_grad():
         is_clipped = ((ratio < 1 - clip_eps_low) & (a < 0)) | ((ratio > 1 + clip_eps_high) & (a > 0))
-        if loss_type == "gspo":
+        if loss_type in SEQUENCE_RATIO_LOSSES:
             has_tokens = (m.sum(dim=1) > 0).to(logp.dtype)
             stats["clip_frac"] = float((is_clipped[:, 0].to(logp.dtype) * has_tokens).sum() / has_tokens.sum().clamp(min=1))
         else:
             stats["clip_frac"] = float(masked_mean(is_clipped.to(logp.dtype), m))
     return loss, stats
+
+
+@register_loss("grpo")
+def _sequence_mean(per_token: torch.Tensor, m: torch.Tensor, max_completion_len: int | None) -> torch.Tensor:
+    """Mean over each sequence's tokens, then mean over sequences."""
+    return ((per_token * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).mean()
+
+
+register_loss("gspo", sequence_ratio=True)(_sequence_mean)
+
+
+@register_loss("dapo", token_normalised=True)
+def _token_mean(per_token: torch.Tensor, m: torch.Tensor, max_completion_len: int | None) -> torch.Tensor:
+    """Sum over all tokens / number of tokens in the batch."""
+    return (per_token * m).sum() / m.sum().clamp(min=1)
+
+
+@register_loss("dr_grpo")
+def _constant_normaliser(per_token: torch.Tensor, m: torch.Tensor, max_completion_len: int | None) -> torch.Tensor:
+    """Sum over all tokens / (B * max_completion_len)."""
+    if not max_completion_len:
+        raise ValueError("dr_grpo needs max_completion_len")
+    return (per_token * m).sum() / (per_token.shape[0] * max_completion_len)
 
 
 def sequence_ratio(logp: torch.Tensor, old_logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

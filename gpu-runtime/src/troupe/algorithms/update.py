@@ -20,7 +20,7 @@ import torch
 
 from ..engines.train.base import TrainBackend
 from ..distributed import RankContext
-from .grpo import masked_mean
+from .grpo import SEQUENCE_RATIO_LOSSES, TOKEN_NORMALISED_LOSSES, masked_mean
 from ..engines.rollout.sampling import Rollout, select_rows
 from .update_loss import LossOptions, update_loss
 
@@ -59,7 +59,7 @@ def plan_micro_batches(
         whole = lo == 0 and hi == rows
         mb_mask = mask if whole else mask[lo:hi]
         tokens = float(mb_mask.sum())
-        if loss_type == "dapo":
+        if loss_type in TOKEN_NORMALISED_LOSSES:
             scale = 1.0 if whole else tokens / max(total_tokens, 1.0)
         else:  # grpo, gspo, dr_grpo: normalised by the row count
             scale = 1.0 if whole else (hi - lo) / rows
@@ -137,7 +137,7 @@ def update_actor(
                 backend.backward(loss if factor == 1.0 else loss * factor)
             loss_total += float(loss.detach()) * mb.scale if not single else float(loss.detach())
             for name, value in stats.items():
-                weight = mb.sequences if (name == "clip_frac" and options.loss_type == "gspo") else mb.tokens
+                weight = mb.sequences if (name == "clip_frac" and options.loss_type in SEQUENCE_RATIO_LOSSES) else mb.tokens
                 stats_means.add(name, value, weight)
             if iteration == 0:
                 # The batch's log-probs before any update: the ratio's denominator for every iteration.
