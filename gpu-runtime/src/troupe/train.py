@@ -35,9 +35,8 @@ from .envs.environments import allocate_prompts
 from .evaluation import evaluate
 from .events import EventWriter
 from .residency.manager import Resident, ResidencyManager, offload_between_phases
-from .rewards.builtin import bind_reward
-from .rewards.python_rewards import PythonReward, bind_python_reward
-from .rewards.reward_api import ApiActorHandle, EngineActorHandle, InProcessReward, RewardFunction, bind_in_process
+from .rewards.binding import bind_rewards
+from .rewards.reward_api import ApiActorHandle, EngineActorHandle, InProcessReward, RewardFunction
 from .rollout.async_process import ProcessRolloutProducer, process_producer_ok
 from .rollout.async_rollout import RolloutProducer, load_in_flight
 from .rollout.source import ProducerSource, RolloutSource, SamplingPlaces
@@ -75,19 +74,6 @@ def build_residency(spec: dict[str, Any], actors: dict[str, Actor], events: Even
     return residency
 
 
-def bind_rewards(spec: dict[str, Any], work_dir: Path, library_rewards: dict[str, RewardFunction], events: EventWriter) -> dict[str, Any]:
-    """Each reward of the spec, ready to score: library functions in-process, Python code in its sandboxed
-    worker (which can read the run folder), builtins as they are."""
-    rewards: dict[str, Any] = {
-        r["name"]: bind_in_process(library_rewards[r["name"]], r)
-        if r["name"] in library_rewards
-        else bind_python_reward(r, work_dir, spec.get("sandbox")) if r["source"]["kind"] == "python" else bind_reward(r)
-        for r in spec["rewards"]
-    }
-    for reward in rewards.values():
-        if isinstance(reward, PythonReward):
-            reward.report = lambda message: events.log("error", message)
-    return rewards
 
 
 def bind_actor_handles(environments: list[Any], rewards: dict[str, Any], actors: dict[str, Actor], api_actors: dict[str, Any], events: EventWriter) -> None:

@@ -18,6 +18,7 @@ Chat templates are not applied to collaborative transcripts (plain `Name:` lines
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -28,6 +29,9 @@ import torch
 from .. import schedule as dsl
 from .data import Dataset, RowSampler
 from ..rewards.builtin import BoundReward, combine_rewards
+from ..engines.rollout import EnginePrompt
+from ..engines.rollout.api_actor import chat_view
+from ..engines.rollout.colocate import as_engine
 from ..engines.rollout.sampling import Rollout, sample
 from ..spec import SpecError
 from ..models.tokenizer import Tokenizer
@@ -235,12 +239,6 @@ def speak(
     """One turn of `actor` in each episode of `batch`, sampled as one batch from each episode's
     current context (its token view plus the `Name:` header; API actors read `chat_view`).
     Nothing is appended here: see `append_message`."""
-    import time
-
-    from ..engines.rollout.api_actor import chat_view
-    from ..engines.rollout import EnginePrompt
-    from ..engines.rollout.colocate import as_engine
-
     # `models[actor]`: the actor's rollout engine; a transformers model or an ApiActor is wrapped in one.
     engine = as_engine(models[actor], tokenizers.get(actor), device)
     if engine.reads_chat:

@@ -58,6 +58,13 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..actors import Actor
+from ..envs.environment_kinds import build_run_environments
+from ..rewards.binding import bind_rewards
+from ..rewards.reward_api import InProcessReward
+from ..system import seed_everything
+from .async_rollout import produce_single_turn
+
 from .async_rollout import IN_FLIGHT_FILE, ProducedBatch, batch_from_state, batch_state
 from ..models.loading import LoadedModel
 from ..engines.rollout import HFEngine
@@ -85,8 +92,6 @@ def _get(q: Any, timeout: float) -> Any:
 
 def process_producer_ok(spec: dict[str, Any], actors: dict[str, "Actor"], rewards: dict[str, Any], device: torch.device) -> str | None:
     """None when the producer can be a process; else why it stays a thread (logged)."""
-    from ..rewards.reward_api import InProcessReward
-
     if int(spec["algorithm"]["async"]["maxStaleness"]) == 0:
         return "maxStaleness 0 samples each batch after the previous update: nothing to overlap"
     if device.type != "cpu" or any(a.device.type != "cpu" for a in actors.values()):
@@ -392,8 +397,6 @@ class _Log:
 
 
 def _sampling_actors(models: dict[str, tuple[Any, ...]], device: torch.device) -> dict[str, "Actor"]:
-    from ..actors import Actor
-
     actors = {}
     for name, (index, spec, module, tokenizer, description) in models.items():
         module.eval()
@@ -441,11 +444,6 @@ def _producer_main(commands: Any, out: Any) -> None:
             return
         setup: dict[str, Any] = received
         step = setup["first_step"]
-        from .async_rollout import produce_single_turn
-        from ..envs.environment_kinds import build_run_environments
-        from ..system import seed_everything
-        from ..train import bind_rewards
-
         spec, work_dir = setup["spec"], Path(setup["work_dir"])
         torch.set_num_threads(setup["threads"])
         seed_everything(spec["seed"])

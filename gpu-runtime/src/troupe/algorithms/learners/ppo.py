@@ -26,6 +26,7 @@ import torch
 
 from ...distributed import RankContext
 from ...engines.rollout.sampling import Rollout
+from ...residency.manager import Resident
 from ..names import PPO_FAMILY
 from .critic import Critic, build_critic
 from .ppo_math import explained_variance, gae, terminal_rewards, turn_gae, value_loss, whiten
@@ -312,8 +313,6 @@ def critic_batches(critics: Critics, pending: dict[str, list[CriticBatch]]) -> I
 # ---------------------------------------------------------------------------- what the training loop calls
 def register(critics: Critics, residency: Any) -> None:
     """Critics are placed like actors: on the device for their phase, on the host between phases."""
-    from ...residency.manager import Resident
-
     for critic in critics.all():
         residency.add(Resident(critic.name, critic.device, backend=critic.backend))
 
