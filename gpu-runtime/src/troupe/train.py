@@ -29,7 +29,7 @@ from .checkpointing import checkpoints_root, load_training_checkpoint, prune_che
 from .control import RunControl
 from .distributed import SINGLE, RankContext
 from .engines.rollout.colocate import attach_engines, close_engines, engine_of, sleep_for_training, wake_for_rollout
-from .envs.acting import ActingEnvironment, environment_metrics
+from .envs.acting import environment_metrics
 from .envs.environment_kinds import build_run_environments
 from .envs.environments import allocate_prompts
 from .evaluation import evaluate
@@ -86,8 +86,7 @@ def bind_actor_handles(environments: list[Any], rewards: dict[str, Any], actors:
             reward.actors = judges
     handles = {**judges, **{n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, a.spec["sampling"]) for n, a in actors.items() if a.trainable}}
     for env in environments:
-        if isinstance(env, ActingEnvironment):
-            env.bind(handles, events.log)
+        env.bind(handles, events.log)
 
 
 def plan_prompts(spec: dict[str, Any], environments: list[Any], actors: dict[str, Actor], api_actors: dict[str, Any], events: EventWriter) -> list[int]:
@@ -207,8 +206,8 @@ def run_loop(
 
     environments: list[Any] = build_run_environments(spec, work_dir, rewards)
     for env in environments:
-        if isinstance(env, ActingEnvironment) and closing is not None:
-            closing.callback(env.impl.close)  # environments that hold resources (acting.py)
+        if closing is not None:
+            closing.callback(env.close)  # environments that hold resources (acting.py)
     for env in environments:
         for note in env.notes:
             events.log("warning", note)

@@ -46,6 +46,9 @@ class ActingEnvironment(CollaborativeEnvironment):
             return ""
         return super().user_text(row, row_index)
 
+    def close(self) -> None:
+        self.impl.close()
+
     def bind(self, handles: dict[str, Any], log: Any = None) -> None:
         """Give the environment its actor handles and the run's log, then let it set up."""
         self.impl.handles = {a: h for a, h in handles.items()}

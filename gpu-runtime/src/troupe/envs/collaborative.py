@@ -170,6 +170,12 @@ class CollaborativeEnvironment:
     def name(self) -> str:
         return self.spec["name"]
 
+    def bind(self, handles: dict[str, Any], log: Any = None) -> None:
+        """Nothing to bind: only acting environments speak through the run's actors (acting.py)."""
+
+    def close(self) -> None:
+        """Nothing to release: acting environments close their `Environment` object (acting.py)."""
+
     def _render(self, template: str, row: dict[str, Any], row_index: int, path: str) -> str:
         try:
             return _JINJA.from_string(template).render(**row)
@@ -203,6 +209,17 @@ class CollaborativeEnvironment:
             view.extend(tokenizers[actor].encode(prefix, False) if prefix else [])  # type: ignore[union-attr]
             views[actor] = view
         return Episode(row_index, group, sample_index, schedule, user, systems, views, visibility=self.spec.get("visibility"))
+
+    def play(
+        self,
+        episodes: list[Episode],
+        models: dict[str, Any],
+        tokenizers: dict[str, Tokenizer | None],
+        samplings: dict[str, dict[str, Any]],
+        device: torch.device,
+    ) -> dict[str, float]:
+        """Play the step's episodes by their round spec (acting environments speak between turns: acting.py)."""
+        return run_turns(episodes, models, tokenizers, samplings, device)
 
     def score_all(self, episodes: list[Episode]) -> None:
         """Per actor and episode: conversation-scope rewards get (conversation, actor_name, **row)

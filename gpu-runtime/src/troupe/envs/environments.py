@@ -42,6 +42,12 @@ class SingleTurnEnvironment:
     def name(self) -> str:
         return self.spec["name"]
 
+    def bind(self, handles: dict[str, Any], log: Any = None) -> None:
+        """Nothing to bind: only acting environments speak through the run's actors (acting.py)."""
+
+    def close(self) -> None:
+        """Nothing to release: acting environments close their `Environment` object (acting.py)."""
+
     def user_text(self, row: dict[str, Any], row_index: int) -> str:
         prompt = self.spec["prompt"]
         if "template" in prompt:

@@ -16,8 +16,7 @@ from typing import Any, Callable, ContextManager
 
 from ..algorithms.training_shares import ConversationPart
 from ..engines.rollout.colocate import engine_of, sleep_for_training
-from ..envs.acting import ActingEnvironment
-from ..envs.collaborative import CollaborativeEnvironment, run_turns, schedule_seed
+from ..envs.collaborative import CollaborativeEnvironment, schedule_seed
 from ..envs.single_turn import EnvRollout, draw_single_turn, refill_groups, score_single_turn
 from ..schedule import sample as dsl_sample
 from .source import SamplingPlaces, StepBatch
@@ -80,7 +79,7 @@ class SyncRollout:
             for s in range(group_size):
                 turns = dsl_sample(env.node, schedule_seed(seed, env.name, step, g, s), env.actors, env.spec["maxTurns"]) if env.node is not None else []
                 episodes.append(env.new_episode(env.dataset.rows[r], r, g, s, turns, tokenizers))
-        seconds = (env.play if isinstance(env, ActingEnvironment) else run_turns)(
+        seconds = env.play(
             episodes,
             {a: engine_of(actors[a]) if a in actors else api_actors[a] for a in env.actors},
             tokenizers,
