@@ -115,7 +115,7 @@ def test_engine_defaults_equal_the_contracts():
 
     from troupe.engines.rollout.vllm_engine import VllmSettings
 
-    schema = json.loads((Path(vllm_engine.__file__).parents[1] / "schema" / "runspec.v1.schema.json").read_text())
+    schema = json.loads((Path(vllm_engine.__file__).parents[2] / "schema" / "runspec.v1.schema.json").read_text())
     props = schema["properties"]["actors"]["items"]["properties"]["vllm"]["properties"]
     defaults = {k: v["default"] for k, v in props.items() if "default" in v}
     assert VllmSettings.from_spec({}) == VllmSettings.from_spec({"vllm": defaults})
