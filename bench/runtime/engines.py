@@ -79,7 +79,7 @@ def model_folder(root: Path) -> Path:
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from troupe.tokenizer import CharTokenizer
+    from troupe.models.tokenizer import CharTokenizer
 
     folder = root / "qwen2-85m"
     tokenizer = CharTokenizer()

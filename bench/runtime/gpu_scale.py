@@ -5,15 +5,15 @@ vocabulary (every row decodes the full length). First the limits: HBM bandwidth 
 read + write), bf16 matmul TFLOP/s (8192^3), pinned host<->device copy GB/s. Then, through Troupe's own
 code paths, so that a speed-up there shows here:
 
-  rollout    the HF rollout engine (troupe.rollout_engines.HFEngine, what a run samples with) in tok/s,
+  rollout    the HF rollout engine (troupe.engines.rollout.HFEngine, what a run samples with) in tok/s,
              against the decode floor (weight + KV-cache bytes read per token step / measured bandwidth,
              plus the prefill at the measured matmul peak) and against transformers' static-cache
              `generate` (cache_implementation="static", compiled by transformers on CUDA) in this script;
-  update     one GRPO step (troupe.update.update_actor on the torch backend, bf16 autocast, packing as a
+  update     one GRPO step (troupe.algorithms.update.update_actor on the torch backend, bf16 autocast, packing as a
              run does it, fwd + bwd + AdamW): MFU = 6 x params x tokens / step time / measured bf16 peak;
   logprobs   troupe_kernels.token_logprobs forward + backward against the three bare matmuls it cannot
              beat (logits, grad hidden, grad weight), bf16 and fp32;
-  offload    two actors taking turns with between-phase offload (troupe.residency.ResidencyManager): GB/s
+  offload    two actors taking turns with between-phase offload (troupe.residency.manager.ResidencyManager): GB/s
              of every move, the first included, against the pinned copy; peak allocated against one
              actor's training state + its update's activations.
 
@@ -47,12 +47,12 @@ import torch  # noqa: E402
 from transformers import Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 from transformers import GenerationConfig  # noqa: E402
 
-from troupe.backends import BackendSettings, build_backend  # noqa: E402
+from troupe.engines.train import BackendSettings, build_backend  # noqa: E402
 from troupe.distributed import SINGLE  # noqa: E402
-from troupe.residency import Resident, ResidencyManager  # noqa: E402
-from troupe.rollout import Rollout  # noqa: E402
-from troupe.rollout_engines import EnginePrompt, HFEngine  # noqa: E402
-from troupe.update import update_actor  # noqa: E402
+from troupe.residency.manager import Resident, ResidencyManager  # noqa: E402
+from troupe.engines.rollout.sampling import Rollout  # noqa: E402
+from troupe.engines.rollout import EnginePrompt, HFEngine  # noqa: E402
+from troupe.algorithms.update import update_actor  # noqa: E402
 from troupe.update_loss import LossOptions  # noqa: E402
 from troupe_kernels import token_logprobs  # noqa: E402
 

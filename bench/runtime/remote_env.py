@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from troupe.remote.client import LoopClient, RemoteClient, RemoteFailure, connect
-from troupe.remote.protocol import ResetReply, StepReply
+from troupe.envs.remote.client import LoopClient, RemoteClient, RemoteFailure, connect
+from troupe.envs.remote.protocol import ResetReply, StepReply
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -30,12 +30,12 @@ import torch  # noqa: E402
 import vllm_standin  # noqa: E402
 from transformers import Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 
-import troupe.rollout as rollout_module  # noqa: E402
-from troupe.models import LoadedModel, neutral_generation_config, save_checkpoint  # noqa: E402
-from troupe.rollout_engines import EnginePrompt, HFEngine  # noqa: E402
-from troupe.rollout_engines.sync import push  # noqa: E402
-from troupe.rollout_engines.vllm_engine import VllmEngine, VllmSettings  # noqa: E402
-from troupe.tokenizer import CharTokenizer  # noqa: E402
+import troupe.engines.rollout.sampling as rollout_module  # noqa: E402
+from troupe.models.loading import LoadedModel, neutral_generation_config, save_checkpoint  # noqa: E402
+from troupe.engines.rollout import EnginePrompt, HFEngine  # noqa: E402
+from troupe.engines.rollout.sync import push  # noqa: E402
+from troupe.engines.rollout.vllm_engine import VllmEngine, VllmSettings  # noqa: E402
+from troupe.models.tokenizer import CharTokenizer  # noqa: E402
 
 
 def build(width: int, layers: int, device: torch.device) -> LoadedModel:

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from troupe.python_rewards import PythonReward
+from troupe.rewards.python_rewards import PythonReward
 from troupe.sandbox import sandbox_status
 
 OLD_COMMIT = "25c3f26"

@@ -73,7 +73,7 @@ FRAMEWORKS = ("troupe", "trl", "troupe-async")
 
 def save_model(seed: int, folder: Path) -> None:
     """The seed's freshly initialised tiny model and its character tokenizer, as both trainers load them."""
-    from troupe.models import build_tiny, neutral_generation_config, save_checkpoint
+    from troupe.models.loading import build_tiny, neutral_generation_config, save_checkpoint
     from troupe.system import seed_everything
 
     seed_everything(seed)
@@ -87,7 +87,7 @@ def hf_char_tokenizer(folder: Path) -> Any:
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    from troupe.tokenizer import CharTokenizer
+    from troupe.models.tokenizer import CharTokenizer
 
     char = CharTokenizer.from_pretrained(folder)
     vocab = {char.token_text(i): i for i in range(char.vocab_size)}
@@ -98,7 +98,7 @@ def hf_char_tokenizer(folder: Path) -> Any:
 
 
 def check_same_tokenizer(folder: Path, prompts: list[str]) -> None:
-    from troupe.tokenizer import CharTokenizer
+    from troupe.models.tokenizer import CharTokenizer
 
     char, hf = CharTokenizer.from_pretrained(folder), hf_char_tokenizer(folder)
     assert len(hf) == char.vocab_size, (len(hf), char.vocab_size)
@@ -111,7 +111,7 @@ def check_same_tokenizer(folder: Path, prompts: list[str]) -> None:
 
 
 def rows(seed: int) -> list[dict[str, str]]:
-    from troupe.data import echo_letter_rows
+    from troupe.envs.data import echo_letter_rows
 
     return echo_letter_rows(DATASET_SIZE, seed)
 
@@ -128,7 +128,7 @@ def gate_producer(baton: Baton) -> None:
 
     from transformers import Qwen2ForCausalLM
 
-    from troupe.async_process import ProcessRolloutProducer
+    from troupe.rollout.async_process import ProcessRolloutProducer
 
     producers: list[int] = []
     original_init, original_acquire, original_release = ProcessRolloutProducer.__init__, baton.acquire, baton.release
@@ -179,10 +179,10 @@ def run_troupe(seed: int, steps: int, folder: Path, work: Path, baton: Baton, st
     if staleness is None:
         instrument_common(timer)
         import troupe.train  # noqa: F401 - loads every module the loop calls into, so their names can be wrapped
-        from troupe.environments import SingleTurnEnvironment
-        from troupe.grpo import policy_loss
-        from troupe.lean_sampling import lean_generate
-        from troupe.policy import completion_logprobs
+        from troupe.envs.environments import SingleTurnEnvironment
+        from troupe.algorithms.grpo import policy_loss
+        from troupe.engines.rollout.lean_sampling import lean_generate
+        from troupe.engines.train.policy import completion_logprobs
 
         timer.wrap(SingleTurnEnvironment, "score_batch", "scoring")
         timer.wrap_everywhere(completion_logprobs, "forward", "troupe")
@@ -253,7 +253,7 @@ def run_trl(seed: int, steps: int, folder: Path, work: Path, baton: Baton) -> di
     from transformers import AutoModelForCausalLM, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from troupe.rewards import letter_match
+    from troupe.rewards.builtin import letter_match
 
     torch.set_num_threads(1)  # as Troupe's cpuThreads: 1
     timer = PhaseTimer()

@@ -26,7 +26,7 @@ import torch
 from runtime_helpers import TEST_THREADS
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from troupe.tokenizer import CharTokenizer
+from troupe.models.tokenizer import CharTokenizer
 
 TARGET = "#"
 # One trigger among the 100 tokens the attacker can write: not in any text the runtime adds

@@ -330,7 +330,7 @@ class StandInGatheredParameters:
 
 def standin_engine_factory(actor: str, model: torch.nn.Module, config: dict[str, Any], settings: Any) -> Any:
     """An EngineFactory (troupe.backends.deepspeed) building the stand-in instead of DeepSpeed."""
-    from troupe.backends.deepspeed import DeepSpeedRuntime
+    from troupe.engines.train.deepspeed import DeepSpeedRuntime
 
     engine = StandInDeepSpeedEngine(model, config, settings.device)
     return DeepSpeedRuntime(engine, StandInGatheredParameters, StandInOffloadDeviceEnum.cpu, StandInOffloadStateTypeEnum)

@@ -27,7 +27,7 @@ def build_model(config: dict[str, Any], folder: Path) -> Path:
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from troupe.tokenizer import CharTokenizer
+    from troupe.models.tokenizer import CharTokenizer
 
     tokenizer = CharTokenizer()
     assert tokenizer.vocab_size == config["vocabSize"], "the estimate's vocabulary must be the tokenizer's"

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from aiohttp import web
 
-from troupe.environment_api import Environment
+from troupe.envs.environment_api import Environment
 
 
 @contextmanager

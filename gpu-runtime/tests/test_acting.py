@@ -10,12 +10,12 @@ from runtime_helpers import TEST_THREADS, check_protocol
 from test_hf_models import hf_folder  # noqa: F401  (fixture: a byte-level BPE Llama saved like a Hub checkpoint)
 
 from troupe import Environment, EventWriter, run_spec
-from troupe.acting_build import build_acting
-from troupe.collaborative import actor_batch
-from troupe.data import Dataset
-from troupe.grpo import policy_loss
-from troupe.models import build_tiny, load_actor_model
-from troupe.policy import completion_logprobs
+from troupe.envs.acting_build import build_acting
+from troupe.envs.collaborative import actor_batch
+from troupe.envs.data import Dataset
+from troupe.algorithms.grpo import policy_loss
+from troupe.models.loading import build_tiny, load_actor_model
+from troupe.engines.train.policy import completion_logprobs
 from troupe.sandbox import Limits
 
 SAMPLING = {"temperature": 1.0, "topP": 1.0, "topK": 0, "maxNewTokens": 4}
@@ -45,7 +45,7 @@ def test_environment_messages_are_context_never_targets_on_real_tokenisation(hf_
         "name": "refereed", "kind": "python", "entrypoint": "x:Referee", "dataset": "rows", "actors": ["Alice", "Bob"],
         "prompt": {"field": "prompt", "applyChatTemplate": False}, "systemPrompts": {}, "rewards": [], "maxTurns": 8,
     }
-    import troupe.acting_build as ab
+    import troupe.envs.acting_build as ab
 
     original = ab.environment_impl
     ab.environment_impl = lambda spec, index, work_dir: Referee()

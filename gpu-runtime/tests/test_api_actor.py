@@ -10,7 +10,7 @@ from collab_helpers import secret_digit_spec
 from runtime_helpers import check_protocol
 
 from troupe import EventWriter, run_spec
-from troupe.api_actor import ApiActor, ApiError
+from troupe.engines.rollout.api_actor import ApiActor, ApiError
 
 
 class FakeApi:

@@ -189,12 +189,12 @@ def test_tis_weights_the_stale_samples(tmp_path: Path):
 def test_the_producer_thread_ends_when_the_loop_raises(tmp_path: Path, monkeypatch):
     import threading
 
-    import troupe.train as train_module
+    import troupe.algorithms.on_policy as learner_module  # the update runs inside the learner (issue #26)
 
     def broken(*args, **kwargs):
         raise RuntimeError("update failed on purpose")
 
-    monkeypatch.setattr(train_module, "update_actor", broken)
+    monkeypatch.setattr(learner_module, "update_actor", broken)
     run = run_spec(spec(steps=4, k=1), work_dir=wd(tmp_path))
     assert run.state == "failed" and "on purpose" in run.message, run.message
     assert not any(t.name == "troupe-rollout-producer" for t in threading.enumerate())
@@ -242,7 +242,7 @@ def test_weight_slots_hand_over_the_trained_parameters_bit_for_bit():
     aligned offsets that do not overlap; what one side writes into a slot, the other side reads back exactly."""
     import torch
 
-    from troupe.async_process import ALIGN, WeightSlots
+    from troupe.rollout.async_process import ALIGN, WeightSlots
 
     torch.manual_seed(0)
     trainer = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Linear(5, 7).to(torch.bfloat16))

@@ -9,10 +9,10 @@ from runtime_helpers import TEST_THREADS
 from sandbox_helpers import listener, marker, run_folders, wait_until_gone
 
 from troupe import EventWriter, run_spec
-from troupe.code_env import CodeEnvironment, extract_program, parse_tests
-from troupe.collaborative import Episode, Message
+from troupe.envs.code_env import CodeEnvironment, extract_program, parse_tests
+from troupe.envs.collaborative import Episode, Message
 from troupe.sandbox import Limits, Sandbox, sandbox_status
-from troupe.tools_env import CalculatorError, ToolsEnvironment, calculate, format_tool_call, parse_tool_calls
+from troupe.envs.tools_env import CalculatorError, ToolsEnvironment, calculate, format_tool_call, parse_tool_calls
 
 needs_sandbox = pytest.mark.skipif(not sandbox_status().usable, reason="needs bubblewrap (scripts/setup.sh installs it)")
 # The issue's settings: no network, 512 MB, a fork loop bounded at 200 processes, 1 MB of output.
@@ -185,7 +185,7 @@ def reward(prompt, completion, **row):
 
 @needs_sandbox
 def test_python_rewards_run_under_the_runs_sandbox_settings():
-    from troupe.python_rewards import bind_python_reward
+    from troupe.rewards.python_rewards import bind_python_reward
 
     spec = {"name": "r", "scope": "completion", "source": {"kind": "python", "code": THREADS_REWARD, "entrypoint": "reward"},
             "timeoutSeconds": 10, "memoryMb": 1024, "failureScore": -1.0}
@@ -229,8 +229,8 @@ def test_a_tool_call_the_actor_could_never_read_the_result_of_is_not_run_and_no_
     message, which a conversation-scope reward scores as the final answer: math_answer gave 1.0 for
     `<tool_response>... "84"` without the actor ever answering. Now the call is not run and the environment
     closes the episode with a note that holds no answer. The same after the maxCalls budget is spent."""
-    from troupe.math_answer import math_answer
-    from troupe.tools_env import NO_ANSWER, format_tool_response
+    from troupe.rewards.math_answer import math_answer
+    from troupe.envs.tools_env import NO_ANSWER, format_tool_response
 
     params, row = {"field": "answer"}, {"answer": "84"}
     assert math_answer("", format_tool_response("calculator", "84"), row, params) == 1.0  # the old last message

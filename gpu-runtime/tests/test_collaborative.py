@@ -11,12 +11,12 @@ from runtime_helpers import check_protocol
 from test_hf_models import hf_folder  # noqa: F401  (fixture: a byte-level BPE Llama saved like a Hub checkpoint)
 
 from troupe import EventWriter, run_spec
-from troupe.collaborative import actor_batch, build_collaborative, run_turns, schedule_seed
-from troupe.data import Dataset
-from troupe.grpo import policy_loss
-from troupe.models import build_tiny, load_actor_model
-from troupe.policy import completion_logprobs
-from troupe.rewards import bind_reward
+from troupe.envs.collaborative import actor_batch, build_collaborative, run_turns, schedule_seed
+from troupe.envs.data import Dataset
+from troupe.algorithms.grpo import policy_loss
+from troupe.models.loading import build_tiny, load_actor_model
+from troupe.engines.train.policy import completion_logprobs
+from troupe.rewards.builtin import bind_reward
 from troupe.schedule import sample as dsl_sample
 
 SAMPLING = {"temperature": 1.0, "topP": 1.0, "topK": 0, "maxNewTokens": 4}
@@ -195,7 +195,7 @@ def test_single_turn_and_collaborative_environments_mixed_by_weight(tmp_path, ev
 
 
 def test_visibility_hides_messages_from_a_reader(hf_folder):  # noqa: F811
-    import troupe.collaborative as collab
+    import troupe.envs.collaborative as collab
 
     alice = load_actor_model({"model": {"source": "local", "path": str(hf_folder)}}, 0, hf_folder)
     bob = build_tiny("tiny-char-2l")

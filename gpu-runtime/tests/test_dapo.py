@@ -5,9 +5,9 @@ import torch
 from runtime_helpers import small_spec
 
 from troupe import run_spec
-from troupe.dapo import OVERLONG_COMPONENT, apply_overlong_penalty, overlong_loss_mask, overlong_penalty, zero_variance_groups
-from troupe.models import build_tiny
-from troupe.rollout import sample
+from troupe.algorithms.dapo import OVERLONG_COMPONENT, apply_overlong_penalty, overlong_loss_mask, overlong_penalty, zero_variance_groups
+from troupe.models.loading import build_tiny
+from troupe.engines.rollout.sampling import sample
 
 
 def test_zero_variance_groups_by_hand():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from troupe import SpecError
-from troupe.data import ECHO_ALPHABET, RowSampler, echo_letter_rows, load_dataset, reverse_word_rows
+from troupe.envs.data import ECHO_ALPHABET, RowSampler, echo_letter_rows, load_dataset, reverse_word_rows
 
 
 def test_builtin_datasets_are_deterministic_in_the_seed():

@@ -29,17 +29,17 @@ from deepspeed_standin import (
     StandInZeroOptimizer,
     standin_engine_factory,
 )
-from troupe.backends import BackendSettings
-from troupe.backends import deepspeed as ds_backend
-from troupe.backends.deepspeed import DeepSpeedBackend, DeepSpeedUnavailable, deepspeed_available
-from troupe.backends.deepspeed_config import deepspeed_actor_issues, deepspeed_config, deepspeed_training_issues
-from troupe.backends.torch import TorchBackend
+from troupe.engines.train import BackendSettings
+from troupe.engines.train import deepspeed as ds_backend
+from troupe.engines.train.deepspeed import DeepSpeedBackend, DeepSpeedUnavailable, deepspeed_available
+from troupe.engines.train.deepspeed_config import deepspeed_actor_issues, deepspeed_config, deepspeed_training_issues
+from troupe.engines.train.torch import TorchBackend
 from troupe.distributed import SINGLE
-from troupe.models import build_tiny
-from troupe.residency import Resident, ResidencyManager
-from troupe.rollout import Rollout
-from troupe.update import update_actor
-from troupe.update_loss import LossOptions
+from troupe.models.loading import build_tiny
+from troupe.residency.manager import Resident, ResidencyManager
+from troupe.engines.rollout.sampling import Rollout
+from troupe.algorithms.update import update_actor
+from troupe.algorithms.update_loss import LossOptions
 
 NO_DEEPSPEED = "DeepSpeed is not installed on this machine"
 CPU = torch.device("cpu")

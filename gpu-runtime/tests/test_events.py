@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from runtime_helpers import check_protocol, small_spec
 
-import troupe.rewards as rewards_module
+import troupe.rewards.builtin as rewards_module
 from troupe import EventWriter, run_spec
 
 CORE_METRICS = {

@@ -2,9 +2,9 @@
 
 import pytest
 
-from troupe.collaborative import Episode, Message
-from troupe.games.board import BoardGame, parse_move
-from troupe.games.environment import GameEnvironment, game_issues
+from troupe.envs.collaborative import Episode, Message
+from troupe.envs.games.board import BoardGame, parse_move
+from troupe.envs.games.environment import GameEnvironment, game_issues
 from troupe.spec import SpecError
 
 

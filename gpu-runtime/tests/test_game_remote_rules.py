@@ -7,7 +7,7 @@ import re
 import pytest
 from runtime_helpers import demo_input
 
-from troupe.acting import ACTING_KINDS
+from troupe.envs.acting import ACTING_KINDS
 from troupe.spec import SpecError, validate_spec
 from troupe.spec.support import support_issues
 

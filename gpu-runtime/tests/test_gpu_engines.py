@@ -8,10 +8,10 @@ import torch
 from runtime_helpers import small_spec
 
 from troupe import EventWriter, run_spec
-from troupe.backends import BackendSettings, build_backend
+from troupe.engines.train import BackendSettings, build_backend
 from troupe.distributed import SINGLE
-from troupe.models import build_tiny
-from troupe.residency import Resident, ResidencyManager
+from troupe.models.loading import build_tiny
+from troupe.residency.manager import Resident, ResidencyManager
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: torch.cuda.is_available() is false")]
 

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from troupe.grpo import effective_loss_type, group_advantages, per_token_kl, policy_loss
+from troupe.algorithms.grpo import effective_loss_type, group_advantages, per_token_kl, policy_loss
 
 
 def test_group_advantages_by_hand():

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from troupe.grpo import effective_loss_type, policy_loss, sequence_ratio
+from troupe.algorithms.grpo import effective_loss_type, policy_loss, sequence_ratio
 
 # 2 sequences x 3 positions; the second has 2 real tokens (same batch as test_grpo.py).
 LOGP = [[-1.0, -2.0, -0.5], [-1.5, -0.3, -2.0]]

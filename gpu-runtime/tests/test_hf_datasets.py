@@ -8,8 +8,8 @@ from hf_cache_helpers import put_in_datasets_cache, put_in_hub_cache
 from runtime_helpers import check_protocol, small_spec
 
 from troupe import EventWriter, run_spec
-from troupe.data import load_dataset
-from troupe.hf_datasets import cache_dirs
+from troupe.envs.data import load_dataset
+from troupe.envs.hf_datasets import cache_dirs
 from troupe.spec import SpecError
 
 LETTERS = {

@@ -11,7 +11,7 @@ import pytest
 from runtime_helpers import check_protocol, small_spec
 
 from troupe import EventWriter, run_spec
-from troupe.tokenizer import HFTokenizer
+from troupe.models.tokenizer import HFTokenizer
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
@@ -67,7 +67,7 @@ def test_local_hf_model_with_chat_template(hf_folder: Path, tmp_path: Path, even
 def test_chat_template_is_applied_to_what_the_model_reads(hf_folder: Path):
     from transformers import AutoTokenizer
 
-    from troupe.environments import SingleTurnEnvironment
+    from troupe.envs.environments import SingleTurnEnvironment
 
     tok = HFTokenizer(AutoTokenizer.from_pretrained(str(hf_folder)))
     env_spec = {"name": "e", "prompt": {"field": "prompt", "applyChatTemplate": True}, "systemPrompts": {"a": "sys"}}

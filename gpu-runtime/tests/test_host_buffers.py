@@ -9,11 +9,11 @@ import torch
 from runtime_helpers import small_spec
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from troupe.backends import BackendSettings, build_backend
+from troupe.engines.train import BackendSettings, build_backend
 from troupe.distributed import SINGLE
-from troupe.host_buffers import HostBuffers, _aligned
-from troupe.models import build_tiny
-from troupe.residency import Resident, ResidencyManager
+from troupe.residency.host_buffers import HostBuffers, _aligned
+from troupe.models.loading import build_tiny
+from troupe.residency.manager import Resident, ResidencyManager
 
 CPU = torch.device("cpu")
 BATCH = torch.tensor([[1, 2, 3, 4, 5], [3, 4, 5, 6, 7]])

@@ -17,7 +17,7 @@ import pytest
 from collab_helpers import secret_digit_spec
 
 from troupe import EventWriter, run_spec
-from troupe.data import load_dataset
+from troupe.envs.data import load_dataset
 from troupe.host_policy import check_api_actor, host_allowed
 from troupe.spec import SpecError
 

@@ -14,7 +14,7 @@ import pytest
 from runtime_helpers import TEST_THREADS
 
 from troupe import EventWriter, SpecError, run_spec, validate_spec
-from troupe.judge_reward import JudgeParseError, bind_judge_reward, parse_judgement
+from troupe.rewards.judge import JudgeParseError, bind_judge_reward, parse_judgement
 
 
 class JudgeServer:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-import troupe.rollout as rollout_module
-from troupe.models import build_tiny, neutral_generation_config
-from troupe.rollout import sample
+import troupe.engines.rollout.sampling as rollout_module
+from troupe.models.loading import build_tiny, neutral_generation_config
+from troupe.engines.rollout.sampling import sample
 from troupe.system import seed_everything
 
 CPU = torch.device("cpu")

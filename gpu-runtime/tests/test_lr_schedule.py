@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from troupe.lr_schedule import lr_at
+from troupe.algorithms.lr_schedule import lr_at
 
 
 def test_constant_with_warmup():

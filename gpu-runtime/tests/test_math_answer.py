@@ -3,8 +3,8 @@
 
 import pytest
 
-from troupe.math_answer import answers_equal, extract_answer, last_boxed
-from troupe.rewards import bind_reward
+from troupe.rewards.math_answer import answers_equal, extract_answer, last_boxed
+from troupe.rewards.builtin import bind_reward
 
 REWARD = bind_reward({"name": "m", "source": {"kind": "builtin", "name": "math_answer", "params": {"field": "answer"}}})
 

@@ -11,7 +11,7 @@ import pytest
 from sandbox_helpers import listener, run_folders
 
 from troupe.collaborative import Episode, Message
-from troupe.mcp_tools import mcp_server_issues
+from troupe.envs.mcp_tools import mcp_server_issues
 from troupe.sandbox import Limits, Sandbox, sandbox_status
 from troupe.spec import SpecError
 from troupe.tools_env import ToolsEnvironment

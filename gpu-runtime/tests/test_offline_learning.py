@@ -112,7 +112,7 @@ def test_dpo_on_a_lora_actor_measures_against_its_base(tmp_path):
     starts with B = 0 and moves slower than full weights: 15 steps)."""
     import torch
 
-    from troupe.models import build_tiny
+    from troupe.models.loading import build_tiny
 
     base = tmp_path / "base"
     torch.manual_seed(0)  # a fixed base

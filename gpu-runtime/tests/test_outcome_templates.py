@@ -8,7 +8,7 @@ import pytest
 from runtime_helpers import FIXTURES, TEST_THREADS
 
 from troupe import EventWriter, run_spec
-from troupe.outcomes import debate_rewards, majority_vote_rewards
+from troupe.rewards.outcomes import debate_rewards, majority_vote_rewards
 from troupe.spec import validate_spec
 from troupe.spec.support import support_issues
 
@@ -69,9 +69,9 @@ def test_template_environment_scores_each_actor_by_the_outcome(name, said, expec
     """The template's environment as the runtime builds it, scoring conversations written by hand."""
     import numpy as np
 
-    from troupe.collaborative import Message, build_collaborative
-    from troupe.data import Dataset
-    from troupe.rewards import bind_reward
+    from troupe.envs.collaborative import Message, build_collaborative
+    from troupe.envs.data import Dataset
+    from troupe.rewards.builtin import bind_reward
 
     spec = validate_spec(template(name))
     env_spec = spec["environments"][0]

@@ -2,8 +2,8 @@
 
 import pytest
 
-from troupe.outcomes import debate_rewards, extract_answer, majority, majority_vote_rewards, verdict
-from troupe.rewards import bind_reward, param_issues
+from troupe.rewards.outcomes import debate_rewards, extract_answer, majority, majority_vote_rewards, verdict
+from troupe.rewards.builtin import bind_reward, param_issues
 from troupe.spec import validate_spec
 from troupe.spec.support import support_issues
 

@@ -8,11 +8,11 @@ from runtime_helpers import check_protocol
 from test_hf_models import hf_folder  # noqa: F401  (fixture: a byte-level BPE Llama saved like a Hub checkpoint)
 
 from troupe import EventWriter, run_spec
-from troupe.collaborative import actor_batch, build_collaborative, effective_round_spec, run_turns, schedule_seed
-from troupe.data import Dataset
-from troupe.models import build_tiny, load_actor_model
-from troupe.policy import completion_logprobs
-from troupe.rewards import bind_reward
+from troupe.envs.collaborative import actor_batch, build_collaborative, effective_round_spec, run_turns, schedule_seed
+from troupe.envs.data import Dataset
+from troupe.models.loading import build_tiny, load_actor_model
+from troupe.engines.train.policy import completion_logprobs
+from troupe.rewards.builtin import bind_reward
 from troupe.schedule import sample as dsl_sample
 
 SAMPLING = {"temperature": 1.0, "topP": 1.0, "topK": 0, "maxNewTokens": 4}

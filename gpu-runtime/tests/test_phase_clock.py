@@ -9,7 +9,7 @@ import torch
 from runtime_helpers import small_spec
 
 from troupe import EventWriter, run_spec
-from troupe.phase_clock import PhaseClock
+from troupe.algorithms.phase_clock import PhaseClock
 
 
 def test_phases_add_up_per_name_on_cpu():

@@ -18,7 +18,7 @@ from runtime_helpers import small_spec
 
 from troupe import EventWriter, run_spec
 from troupe import train as train_module
-from troupe.residency import ResidencyManager
+from troupe.residency.manager import ResidencyManager
 
 
 def _with_frozen_judge() -> dict:

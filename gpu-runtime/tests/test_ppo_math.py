@@ -11,8 +11,8 @@ import math
 import pytest
 import torch
 
-from troupe.grpo import policy_loss
-from troupe.learners.ppo_math import explained_variance, gae, terminal_rewards, turn_gae, value_loss, whiten
+from troupe.algorithms.grpo import policy_loss
+from troupe.algorithms.learners.ppo_math import explained_variance, gae, terminal_rewards, turn_gae, value_loss, whiten
 
 
 def test_terminal_rewards_sit_on_each_rows_last_trained_token():
@@ -139,9 +139,9 @@ def test_the_entropy_bonus_gradient_raises_the_entropy():
     definition -c * mean(H) over full logits, and one step along it raises the policy's entropy."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from troupe.policy import completion_logprobs
-    from troupe.rollout import Rollout
-    from troupe.update_loss import LossOptions, update_loss
+    from troupe.engines.train.policy import completion_logprobs
+    from troupe.engines.rollout.sampling import Rollout
+    from troupe.algorithms.update_loss import LossOptions, update_loss
 
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)).float()
@@ -172,7 +172,7 @@ def test_the_entropy_bonus_gradient_raises_the_entropy():
 
 
 def test_entropy_coef_is_off_unless_asked():
-    from troupe.update_loss import entropy_coef_of, liger_arguments, LossOptions
+    from troupe.algorithms.update_loss import entropy_coef_of, liger_arguments, LossOptions
 
     assert entropy_coef_of({"name": "grpo"}) == 0.0  # as TRL, verl and OpenRLHF default
     assert entropy_coef_of({"name": "mappo"}) == 0.0
@@ -184,7 +184,7 @@ def test_entropy_coef_is_off_unless_asked():
 
 # ---------------------------------------------------------------------------- value normalisation
 def test_value_norm_is_the_debiased_running_mean_and_std_of_the_returns():
-    from troupe.learners.value_norm import BETA, ValueNorm
+    from troupe.algorithms.learners.value_norm import BETA, ValueNorm
 
     norm = ValueNorm()
     assert norm.normalize(torch.tensor([3.0])).item() == 3.0  # nothing seen yet: identity
@@ -208,7 +208,7 @@ def test_value_norm_is_the_debiased_running_mean_and_std_of_the_returns():
 
 
 def test_value_norm_floors_the_variance_of_equal_returns():
-    from troupe.learners.value_norm import MIN_VAR, ValueNorm
+    from troupe.algorithms.learners.value_norm import MIN_VAR, ValueNorm
 
     norm = ValueNorm()
     norm.update(torch.full((2, 3), 2.0), torch.ones(2, 3))

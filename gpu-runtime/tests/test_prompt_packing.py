@@ -8,10 +8,10 @@ import copy
 import pytest
 import torch
 
-import troupe.policy as policy
-from troupe.models import build_tiny
-from troupe.prompt_packing import packing_supported, plan_packing
-from troupe.rollout import Rollout, left_pad
+import troupe.engines.train.policy as policy
+from troupe.models.loading import build_tiny
+from troupe.engines.train.prompt_packing import packing_supported, plan_packing
+from troupe.engines.rollout.sampling import Rollout, left_pad
 from troupe.system import seed_everything
 
 

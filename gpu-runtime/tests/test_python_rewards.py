@@ -6,7 +6,7 @@ import pytest
 from runtime_helpers import check_protocol, small_spec
 
 from troupe import EventWriter, run_spec
-from troupe.python_rewards import FAILED_SCORE, MAX_FAILURES_IN_A_ROW, PythonReward, RewardFailure
+from troupe.rewards.python_rewards import FAILED_SCORE, MAX_FAILURES_IN_A_ROW, PythonReward, RewardFailure
 
 
 def reward(code, scope="completion", timeout=2.0, memory_mb=64, entrypoint="reward"):

@@ -8,10 +8,10 @@ import pytest
 from aiohttp import web
 from remote_helpers import serve
 
-from troupe.collaborative import Episode, Message, View
-from troupe.remote.environment import RemoteEnvironment
-from troupe.remote.protocol import ProtocolError, StepReply
-from troupe.remote.server import EnvServer, load_environment
+from troupe.envs.collaborative import Episode, Message, View
+from troupe.envs.remote.environment import RemoteEnvironment
+from troupe.envs.remote.protocol import ProtocolError, StepReply
+from troupe.envs.remote.server import EnvServer, load_environment
 from troupe.spec import SpecError
 
 

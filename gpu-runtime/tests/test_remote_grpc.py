@@ -14,13 +14,13 @@ import grpc
 import pytest
 from remote_helpers import serve, serve_grpc
 
-from troupe.collaborative import Episode, Message, View
-from troupe.remote import grpc_wire
-from troupe.remote.client import RemoteFailure, connect
-from troupe.remote.environment import RemoteEnvironment
-from troupe.remote.grpc_server import generic_handler
-from troupe.remote.protocol import ResetReply, StepReply, transport_of
-from troupe.remote.server import EnvServer, load_environment
+from troupe.envs.collaborative import Episode, Message, View
+from troupe.envs.remote import grpc_wire
+from troupe.envs.remote.client import RemoteFailure, connect
+from troupe.envs.remote.environment import RemoteEnvironment
+from troupe.envs.remote.grpc_server import generic_handler
+from troupe.envs.remote.protocol import ResetReply, StepReply, transport_of
+from troupe.envs.remote.server import EnvServer, load_environment
 
 TESTS = Path(__file__).parent
 
@@ -237,7 +237,7 @@ def test_the_cli_serves_both_transports_from_one_process():
 
 
 def test_the_cli_prints_the_proto(capsys):
-    from troupe.remote.server import main
+    from troupe.envs.remote.server import main
 
     assert main(["--print-proto"]) == 0
     out = capsys.readouterr().out
@@ -269,8 +269,8 @@ def test_many_concurrent_sessions_share_one_channel():
 def test_committed_descriptor_is_the_proto_compiled():
     """grpc_descriptor.py must be troupe_remote.proto compiled now; after editing the .proto run
     `.venv/bin/python -m troupe.remote.gen_proto`. Needs grpcio-tools (troupe[test]): a missing one fails."""
-    from troupe.remote import gen_proto
-    from troupe.remote.grpc_descriptor import SERIALIZED
+    from troupe.envs.remote import gen_proto
+    from troupe.envs.remote.grpc_descriptor import SERIALIZED
 
     compiled = gen_proto.descriptor_from_proto()
     assert compiled == SERIALIZED, "troupe_remote.proto changed: run .venv/bin/python -m troupe.remote.gen_proto"
@@ -291,7 +291,7 @@ def test_the_http_path_never_imports_grpc():
 
 
 def test_a_grpc_url_without_grpcio_is_refused_by_field(monkeypatch):
-    from troupe.remote import environment
+    from troupe.envs.remote import environment
     from troupe.spec import SpecError
 
     monkeypatch.setattr(environment, "grpc_available", lambda: False)

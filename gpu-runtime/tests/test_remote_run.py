@@ -11,8 +11,8 @@ from remote_helpers import serve, serve_grpc
 from runtime_helpers import TEST_THREADS
 
 from troupe import EventWriter, run_spec
-from troupe.remote.grpc_server import generic_handler
-from troupe.remote.server import EnvServer, load_environment
+from troupe.envs.remote.grpc_server import generic_handler
+from troupe.envs.remote.server import EnvServer, load_environment
 
 
 def remote_spec(url: str, steps: int = 2) -> dict:

@@ -10,10 +10,10 @@ from runtime_helpers import small_spec
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from troupe import EventWriter, run_spec
-from troupe.backends import BackendSettings, build_backend
+from troupe.engines.train import BackendSettings, build_backend
 from troupe.distributed import SINGLE
-from troupe.models import build_tiny
-from troupe.residency import Resident, ResidencyManager
+from troupe.models.loading import build_tiny
+from troupe.residency.manager import Resident, ResidencyManager
 
 METRICS = ("reward/mean", "loss", "grad_norm", "clip_frac", "entropy", "logprob_gap")
 

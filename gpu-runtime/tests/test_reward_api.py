@@ -7,8 +7,8 @@ import pytest
 from runtime_helpers import small_spec
 
 from troupe import reward, run_spec
-from troupe.python_rewards import RewardFailure, bind_python_reward
-from troupe.reward_api import RewardFunction, bind_in_process, merge_rewards
+from troupe.rewards.python_rewards import RewardFailure, bind_python_reward
+from troupe.rewards.reward_api import RewardFunction, bind_in_process, merge_rewards
 from troupe.spec import validate_spec
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from troupe.rewards import BUILTIN_REWARDS, bind_reward, combine_rewards, exact_match, length_penalty, letter_match, param_issues
+from troupe.rewards.builtin import BUILTIN_REWARDS, bind_reward, combine_rewards, exact_match, length_penalty, letter_match, param_issues
 
 
 def test_letter_match_is_the_fraction_of_matching_characters():

@@ -1,10 +1,10 @@
 import pytest
 import torch
 
-from troupe.data import reverse_word_rows
-from troupe.models import build_tiny
-from troupe.policy import completion_logprobs
-from troupe.rollout import completion_mask, concat_rollouts, left_pad, sample
+from troupe.envs.data import reverse_word_rows
+from troupe.models.loading import build_tiny
+from troupe.engines.train.policy import completion_logprobs
+from troupe.engines.rollout.sampling import completion_mask, concat_rollouts, left_pad, sample
 
 SAMPLING = {"temperature": 1.0, "topP": 1.0, "topK": 0, "maxNewTokens": 6}
 

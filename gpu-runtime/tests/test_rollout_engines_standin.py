@@ -19,13 +19,13 @@ import vllm_standin
 from runtime_helpers import small_spec
 
 from troupe import EventWriter, run_spec
-from troupe.models import build_tiny, load_actor_model, save_checkpoint
-from troupe.policy import completion_logprobs
-from troupe.rollout import sample
-from troupe.rollout_engines import EnginePrompt, EngineStateError, HFEngine
-from troupe.rollout_engines import vllm_engine
-from troupe.rollout_engines.sync import merged_weights, push
-from troupe.rollout_engines.vllm_engine import VllmEngine, VllmSettings
+from troupe.models.loading import build_tiny, load_actor_model, save_checkpoint
+from troupe.engines.train.policy import completion_logprobs
+from troupe.engines.rollout.sampling import sample
+from troupe.engines.rollout import EnginePrompt, EngineStateError, HFEngine
+from troupe.engines.rollout import vllm_engine
+from troupe.engines.rollout.sync import merged_weights, push
+from troupe.engines.rollout.vllm_engine import VllmEngine, VllmSettings
 from troupe.spec import vllm_rules
 
 SAMPLING = {"temperature": 0.7, "topK": 0, "topP": 1.0, "maxNewTokens": 10}
@@ -271,7 +271,7 @@ def test_set_adapter_serves_a_saved_lora_folder_with_a_new_request_each_time(fol
     each call a new id, so a changed adapter is reloaded rather than served from vLLM's adapter cache."""
     from peft import LoraConfig, inject_adapter_in_model
 
-    from troupe.lora import save_adapter
+    from troupe.models.lora import save_adapter
 
     loaded = load_actor_model({"model": {"source": "local", "path": str(folder)}}, 0, folder)
     model = loaded.model
@@ -295,7 +295,7 @@ def test_set_adapter_serves_a_saved_lora_folder_with_a_new_request_each_time(fol
     engine.set_adapter(None)
     base = engine.generate(prompts, SAMPLING)
     with torch.no_grad():
-        from troupe.lora import adapters_disabled
+        from troupe.models.lora import adapters_disabled
 
         with adapters_disabled(model):
             plain, _ = completion_logprobs(model, base, SAMPLING["temperature"])

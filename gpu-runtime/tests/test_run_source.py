@@ -10,7 +10,7 @@ import torch
 from runtime_helpers import small_spec
 
 from troupe import EventWriter, run_spec
-from troupe.models import build_tiny, load_actor_model
+from troupe.models.loading import build_tiny, load_actor_model
 
 
 def _origin(root, name="origin", lora=False, steps=2):
@@ -55,7 +55,7 @@ def test_a_run_starts_from_another_runs_full_weights(tmp_path):
 
 def test_a_lora_adapter_is_merged_into_the_base_it_was_trained_on(tmp_path):
     from troupe.checkpointing import _load_adapter
-    from troupe.lora import apply_lora
+    from troupe.models.lora import apply_lora
 
     root = tmp_path / "runs"
     origin = _origin(root, lora=True)

@@ -22,7 +22,8 @@ import troupe.capabilities as capabilities_module
 import troupe.sandbox as sandbox_module
 from troupe import validate_spec
 from troupe.sandbox.availability import SandboxStatus
-from troupe.spec import sandbox_rules, support
+from troupe.spec import sandbox_rules
+from troupe.spec import support
 from troupe.spec.runner_requirements import has_capability, requirements, spec_requirements, unmet_requirements
 
 EXTRAS = ("vllm", "deepspeed", "peft", "ray", "pettingzoo", "grpcio", "protobuf", "tensorboard", "wandb", "mcp", "chess.js")

@@ -13,7 +13,7 @@ from runtime_helpers import small_spec
 from sandbox_helpers import listener, marker, processes_with, reachable, run_folders, wait_until_gone
 
 from troupe import EventWriter, run_spec
-from troupe.python_rewards import SCORE_LIMIT, PythonReward, checked_result, ProtocolError
+from troupe.rewards.python_rewards import SCORE_LIMIT, PythonReward, checked_result, ProtocolError
 from troupe.sandbox import sandbox_status
 
 pytestmark = pytest.mark.skipif(not sandbox_status().usable or sandbox_status().mode != "bwrap",
@@ -121,7 +121,7 @@ def test_100mb_printed_in_a_call_is_cut_and_the_trainer_does_not_grow():
     # A fresh interpreter, so its peak memory says what the reward's output cost the trainer.
     program = textwrap.dedent("""
         import resource, sys
-        from troupe.python_rewards import PythonReward
+        from troupe.rewards.python_rewards import PythonReward
         reports = []
         code = ("import os\\ndef reward(prompt, completion, **row):\\n    if completion == 'print':\\n"
                 "        for _ in range(100):\\n            print('x' * 1_000_000)\\n"
@@ -134,7 +134,7 @@ def test_100mb_printed_in_a_call_is_cut_and_the_trainer_does_not_grow():
         for line in reports:
             print(line.splitlines()[-1])
     """)
-    baseline = subprocess.run([sys.executable, "-c", "import resource, troupe.python_rewards; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"],
+    baseline = subprocess.run([sys.executable, "-c", "import resource, troupe.rewards.python_rewards; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"],
                               capture_output=True, text=True, check=True)
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -279,7 +279,7 @@ def test_a_trainer_killed_with_sigkill_takes_its_sandboxes_along():
     # parent (not an end of input) can stop it in time.
     program = textwrap.dedent("""
         import threading, time
-        from troupe.python_rewards import PythonReward
+        from troupe.rewards.python_rewards import PythonReward
         r = PythonReward("r", "import time\\ndef reward(**kw):\\n    time.sleep(30)\\n    return 1.0\\n", "reward", "completion", 60.0, 128)
         r._worker = r._start()
         threading.Thread(target=r.score_many, args=([{"prompt": "p", "completion": "c"}], [{}]), daemon=True).start()

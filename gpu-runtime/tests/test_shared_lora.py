@@ -10,11 +10,11 @@ pytest.importorskip("peft", reason="LoRA needs peft: pip install -e 'gpu-runtime
 from runtime_helpers import small_spec  # noqa: E402
 
 from troupe import run_spec  # noqa: E402
-from troupe.lora import adapters_disabled, apply_lora  # noqa: E402
-from troupe.models import build_tiny  # noqa: E402
-from troupe.policy import completion_logprobs  # noqa: E402
-from troupe.rollout import sample  # noqa: E402
-from troupe.shared_lora import AdapterBound, add_adapter  # noqa: E402
+from troupe.models.lora import adapters_disabled, apply_lora  # noqa: E402
+from troupe.models.loading import build_tiny  # noqa: E402
+from troupe.engines.train.policy import completion_logprobs  # noqa: E402
+from troupe.engines.rollout.sampling import sample  # noqa: E402
+from troupe.models.shared_lora import AdapterBound, add_adapter  # noqa: E402
 
 LORA = {"rank": 4, "alpha": 8, "dropout": 0.0, "targetModules": ["q_proj", "v_proj"]}
 SAMPLING = {"temperature": 1.0, "topP": 1.0, "topK": 0, "maxNewTokens": 4}

@@ -13,12 +13,12 @@ import pytest
 import torch
 
 import test_rollout as sampler_checks
-from troupe.models import build_tiny, neutral_generation_config
-from troupe.rollout import sample
-from troupe.rollout_engines import static_decode
-from troupe.rollout_engines.hf import HFEngine
-from troupe.rollout_engines.base import EnginePrompt
-from troupe.rollout_engines.sampling_copy import SamplingCopy, sampling_module, wants_bf16_copy
+from troupe.models.loading import build_tiny, neutral_generation_config
+from troupe.engines.rollout.sampling import sample
+from troupe.engines.rollout import static_decode
+from troupe.engines.rollout.hf import HFEngine
+from troupe.engines.rollout.base import EnginePrompt
+from troupe.engines.rollout.sampling_copy import SamplingCopy, sampling_module, wants_bf16_copy
 from troupe.system import seed_everything
 
 CPU = torch.device("cpu")

@@ -10,7 +10,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from troupe.environments import _JINJA
+from troupe.envs.environments import _JINJA
 
 CASES = json.loads((Path(__file__).resolve().parents[2] / "packages/contracts/fixtures/template-cases.json").read_text())
 

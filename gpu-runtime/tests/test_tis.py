@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
-from troupe.grpo import policy_loss, truncated_importance_weights
-from troupe.policy import completion_logprobs
-from troupe.rollout import Rollout
-from troupe.update_loss import LossOptions, liger_arguments, tis_cap_of, update_loss
+from troupe.algorithms.grpo import policy_loss, truncated_importance_weights
+from troupe.engines.train.policy import completion_logprobs
+from troupe.engines.rollout.sampling import Rollout
+from troupe.algorithms.update_loss import LossOptions, liger_arguments, tis_cap_of, update_loss
 
 MASK = torch.tensor([[1, 1], [1, 0]])
 OLD = torch.tensor([[-1.0, -2.0], [-0.5, -3.0]])  # the trainer's log-probs before the update

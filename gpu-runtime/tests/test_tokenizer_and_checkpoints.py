@@ -5,8 +5,8 @@ import torch
 from runtime_helpers import small_spec
 
 from troupe import run_spec
-from troupe.models import TINY_PRESETS, build_tiny, load_actor_model, save_checkpoint
-from troupe.tokenizer import CHAR_TOKENIZER_FILE, CharTokenizer, load_tokenizer
+from troupe.models.loading import TINY_PRESETS, build_tiny, load_actor_model, save_checkpoint
+from troupe.models.tokenizer import CHAR_TOKENIZER_FILE, CharTokenizer, load_tokenizer
 
 TEXT = "say k: Hello, World!  ~{tabs and\nnewlines} 0123"
 

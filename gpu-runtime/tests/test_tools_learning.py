@@ -79,10 +79,10 @@ def test_warm_up_rows_are_token_for_token_what_the_tools_environment_shows_the_a
     the EOS the actor sampled after its call included (the tokenizer reads its text as the token)."""
     from transformers import AutoTokenizer
 
-    from troupe.acting import ActingEnvironment
-    from troupe.collaborative import Message, append_message
-    from troupe.tokenizer import HFTokenizer
-    from troupe.tools_env import ToolsEnvironment
+    from troupe.envs.acting import ActingEnvironment
+    from troupe.envs.collaborative import Message, append_message
+    from troupe.models.tokenizer import HFTokenizer
+    from troupe.envs.tools_env import ToolsEnvironment
 
     folder = build_model_folder(tmp_path / "base", seed=SEED)
     tok = HFTokenizer(AutoTokenizer.from_pretrained(str(folder)))  # loaded back as the runtime loads it

@@ -4,7 +4,7 @@ import pytest
 from runtime_helpers import small_spec
 
 from troupe import run_spec
-from troupe.lr_schedule import lr_at
+from troupe.algorithms.lr_schedule import lr_at
 
 
 def _run(spec, tmp_path):

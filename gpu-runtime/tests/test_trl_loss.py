@@ -21,9 +21,9 @@ import torch
 
 trl = pytest.importorskip("trl", reason="trl is in the test extra: pip install -e 'gpu-runtime[test]'")
 
-from troupe.grpo import policy_loss  # noqa: E402
-from troupe.policy import completion_logprobs  # noqa: E402
-from troupe.rollout import Rollout  # noqa: E402
+from troupe.algorithms.grpo import policy_loss  # noqa: E402
+from troupe.engines.train.policy import completion_logprobs  # noqa: E402
+from troupe.engines.rollout.sampling import Rollout  # noqa: E402
 
 B, P, T = 8, 5, 7  # 2 groups of 4 completions; prompts of 5 tokens; completions up to 7
 

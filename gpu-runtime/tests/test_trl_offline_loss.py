@@ -16,10 +16,10 @@ import torch
 
 trl = pytest.importorskip("trl", reason="trl is in the test extra: pip install -e 'gpu-runtime[test]'")
 
-from troupe.learners.dpo import dpo_loss, sequence_logps  # noqa: E402
-from troupe.learners.offline_data import build_sequences  # noqa: E402
-from troupe.learners.offline_loop import PairBatch, forward_logits, token_logps  # noqa: E402
-from troupe.learners.sft import sft_loss  # noqa: E402
+from troupe.algorithms.learners.dpo import dpo_loss, sequence_logps  # noqa: E402
+from troupe.algorithms.learners.offline_data import build_sequences  # noqa: E402
+from troupe.algorithms.learners.offline_loop import PairBatch, forward_logits, token_logps  # noqa: E402
+from troupe.algorithms.learners.sft import sft_loss  # noqa: E402
 
 RTOL, ATOL = 1e-5, 1e-6
 

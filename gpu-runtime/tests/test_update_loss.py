@@ -13,10 +13,10 @@ compared in `test_liger_matches_the_torch_path_on_cuda`, which skips here and sa
 import pytest
 import torch
 
-from troupe.grpo import policy_loss
-from troupe.policy import completion_logprobs
-from troupe.rollout import Rollout
-from troupe.update_loss import LossOptions, liger_arguments, resolve_liger, update_loss
+from troupe.algorithms.grpo import policy_loss
+from troupe.engines.train.policy import completion_logprobs
+from troupe.engines.rollout.sampling import Rollout
+from troupe.algorithms.update_loss import LossOptions, liger_arguments, resolve_liger, update_loss
 
 B, P, T, VOCAB = 6, 4, 7, 300
 

@@ -13,11 +13,11 @@ from runtime_helpers import small_spec
 from test_rollout_engines_standin import tiny_folder
 
 from troupe import EventWriter, run_spec
-from troupe.models import load_actor_model
-from troupe.policy import completion_logprobs
-from troupe.rollout_engines import EnginePrompt
-from troupe.rollout_engines.sync import push
-from troupe.rollout_engines.vllm_engine import VllmEngine, VllmSettings
+from troupe.models.loading import load_actor_model
+from troupe.engines.train.policy import completion_logprobs
+from troupe.engines.rollout import EnginePrompt
+from troupe.engines.rollout.sync import push
+from troupe.engines.rollout.vllm_engine import VllmEngine, VllmSettings
 from troupe.train import to_device
 
 pytestmark = [

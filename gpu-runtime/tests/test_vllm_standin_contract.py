@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import vllm_standin
 
-from troupe.rollout_engines import vllm_engine
-from troupe.rollout_engines.vllm_engine import VLLM_CALLS
+from troupe.engines.rollout import vllm_engine
+from troupe.engines.rollout.vllm_engine import VLLM_CALLS
 
 REAL = importlib.util.find_spec("vllm") is not None
 
@@ -102,7 +102,7 @@ def test_the_engine_constructs_llm_with_listed_names(tmp_path, monkeypatch):
 
     module = type(vllm_standin)("spy")
     module.LLM = Spy
-    from troupe.rollout_engines.vllm_engine import VllmEngine, VllmSettings
+    from troupe.engines.rollout.vllm_engine import VllmEngine, VllmSettings
 
     VllmEngine(str(tmp_path), None, VllmSettings(tensor_parallel=2, max_model_len=64), seed=1, lora_rank=8, distributed=True, vllm=module)
     assert set(seen) <= set(VLLM_CALLS["LLM"]), set(seen) - set(VLLM_CALLS["LLM"])
@@ -113,9 +113,9 @@ def test_engine_defaults_equal_the_contracts():
     """An actor without `vllm` gets VllmSettings' defaults: they must be the schema's (zod's) defaults."""
     import json
 
-    from troupe.rollout_engines.vllm_engine import VllmSettings
+    from troupe.engines.rollout.vllm_engine import VllmSettings
 
-    schema = json.loads((Path(vllm_engine.__file__).parents[1] / "schema" / "runspec.v1.schema.json").read_text())
+    schema = json.loads((Path(vllm_engine.__file__).parents[2] / "schema" / "runspec.v1.schema.json").read_text())
     props = schema["properties"]["actors"]["items"]["properties"]["vllm"]["properties"]
     defaults = {k: v["default"] for k, v in props.items() if "default" in v}
     assert VllmSettings.from_spec({}) == VllmSettings.from_spec({"vllm": defaults})

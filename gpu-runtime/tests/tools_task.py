@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from troupe.collaborative import SEPARATOR
-from troupe.tools_env import ToolsEnvironment, calculate, format_tool_call, format_tool_response
+from troupe.envs.collaborative import SEPARATOR
+from troupe.envs.tools_env import ToolsEnvironment, calculate, format_tool_call, format_tool_response
 
 ACTOR = "student"
 TOOLS = {"builtin": ["calculator"], "maxCalls": 1}
@@ -147,7 +147,7 @@ def build_model_folder(folder: Path, seed: int) -> Path:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from troupe.models import TINY_INIT_STD, TINY_PRESETS
+    from troupe.models.loading import TINY_INIT_STD, TINY_PRESETS
 
     tokenizer = build_tokenizer()
     tokenizer.save_pretrained(folder)

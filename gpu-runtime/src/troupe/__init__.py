@@ -7,9 +7,10 @@
 Importing `troupe` is light (no torch); the training loop imports torch/transformers when a run starts.
 """
 
-from .environment_api import Environment, Reply
+from ._compat import install as _install_compat
+from .envs.environment_api import Environment, Reply
 from .events import EventWriter
-from .reward_api import RewardFunction, reward
+from .rewards.reward_api import RewardFunction, reward
 from .run import EXIT_CANCELLED, EXIT_FAILED, EXIT_SPEC, EXIT_SUCCEEDED, RunResult, StopRequest, run_spec
 from .spec import FieldIssue, SpecError, check_supported, load_spec, validate_spec
 from .library import (
@@ -27,6 +28,8 @@ from .library import (
     save_spec,
     train,
 )
+
+_install_compat()  # compat: the import paths the README documented before the folders (_compat.py)
 
 __version__ = "0.1.0"
 

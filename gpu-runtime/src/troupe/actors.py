@@ -13,16 +13,16 @@ from typing import Any, Callable
 
 import torch
 
-from .api_actor import ApiActor, build_api_actor
-from .backends import BackendSettings, TrainBackend, build_backend
-from .device_choice import assert_on_device
+from .engines.rollout.api_actor import ApiActor, build_api_actor
+from .engines.train import BackendSettings, TrainBackend, build_backend
 from .distributed import RankContext
+from .algorithms.grpo import effective_loss_type
+from .models.lora import apply_lora, has_lora
+from .models.loading import LoadedModel, load_actor_model
+from .models.shared_lora import FIRST_ADAPTER, AdapterBound, add_adapter, base_key
+from .engines.rollout.base import RolloutEngine
+from .device_choice import assert_on_device
 from .gpu_ids import local_index, spread_index
-from .grpo import effective_loss_type
-from .lora import apply_lora, has_lora
-from .models import LoadedModel, load_actor_model
-from .shared_lora import FIRST_ADAPTER, AdapterBound, add_adapter, base_key
-from .rollout_engines.base import RolloutEngine
 
 
 @dataclass
@@ -134,7 +134,7 @@ def build_actors(
             if training["precision"] == "bf16":
                 reference.to(torch.bfloat16)
             if training["backend"] == "fsdp2" and ctx.distributed:
-                from .backends.fsdp2 import shard_model
+                from .engines.train.fsdp2 import shard_model
 
                 reference = shard_model(reference, settings, trainable=False)
         num_params = loaded.num_params

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 import numpy as np
 import torch
 
-from .lora import has_lora, save_adapter
-from .models import save_checkpoint
+from .models.lora import has_lora, save_adapter
+from .models.loading import save_checkpoint
 
 if TYPE_CHECKING:
     from .actors import Actor

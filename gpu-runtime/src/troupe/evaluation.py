@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any, Iterable
 import numpy as np
 import torch
 
-from .collaborative import CollaborativeEnvironment, run_turns, schedule_seed
+from .envs.collaborative import CollaborativeEnvironment, run_turns, schedule_seed
 from .events import EventWriter
-from .rollout_engines import EnginePrompt
-from .rollout_engines.colocate import engine_of
+from .engines.rollout import EnginePrompt
+from .engines.rollout.colocate import engine_of
 from .schedule import sample as dsl_sample
 
 if TYPE_CHECKING:

@@ -20,11 +20,11 @@ import time
 import traceback
 from typing import Any, Mapping
 
-from .python_rewards import bind_python_reward
+from .rewards.python_rewards import bind_python_reward
 
 
 def _builtin_results(reward: Mapping[str, Any], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from .rewards import bind_reward  # lazy: only builtin rewards need it
+    from .rewards.builtin import bind_reward  # lazy: only builtin rewards need it
 
     bound = bind_reward(reward)
     results = []

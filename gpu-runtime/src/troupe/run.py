@@ -90,7 +90,7 @@ def run_spec(
     try:
         library_rewards = {}
         if rewards:
-            from .reward_api import merge_rewards
+            from .rewards.reward_api import merge_rewards
             from .spec import parse_spec_text
 
             document = spec if isinstance(spec, Mapping) else parse_spec_text(Path(spec).read_text(encoding="utf-8"), str(spec))

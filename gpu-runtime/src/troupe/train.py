@@ -1,62 +1,53 @@
-"""The training loop, top to bottom: set up, then each step roll out -> score -> update -> report.
+"""The training loop, top to bottom: set up, then each step roll out -> score -> learn -> report -> evaluate ->
+checkpoint.
 
-Everything a step does is in `train` below, in the order it happens; the math lives in pure
-functions (`grpo.py`, `lr_schedule.py`), sampling in `rollout.py`, log-probs in `policy.py`, a
-single-turn environment's rollout and scoring in `single_turn.py`, what each actor trains on in
-`training_shares.py`, held-out evaluation in `evaluation.py`.
+The loop only orders the parts; each part is a folder with one interface (gpu-runtime/ARCHITECTURE.md):
+a `RolloutSource` (rollout/: synchronous, thread or process producer) hands over a step's scored episodes,
+a learner (algorithms/: `OnPolicyLearner` for the GRPO and PPO families, `OfflineLearner` for sft/dpo)
+turns them into updates, and the report phase writes the step's metrics and episodes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 import torch
 
-from .schedule import sample as dsl_sample
 from .actors import Actor, build_actors
-from .acting import ActingEnvironment, environment_metrics
-from .collaborative import CollaborativeEnvironment, run_turns, schedule_seed
-from .environment_kinds import build_run_environments
-from .distributed import SINGLE, RankContext
-from .environments import allocate_prompts
-from .events import EventWriter
-from .grpo import group_advantages
-from .policy import completion_logprobs
-from .update import update_actor
-from .update_loss import LossOptions, entropy_coef_of, resolve_liger, tis_cap_of
-from .python_rewards import PythonReward, bind_python_reward
-from .judge_reward import bind_judge_reward
-from .reward_api import ApiActorHandle, EngineActorHandle, InProcessReward, RewardFunction, bind_in_process
-from .residency import Resident, ResidencyManager, offload_between_phases
-from .rewards import bind_reward
-from .rollout import Rollout, _pad_to, concat_rollouts
-from .lr_schedule import lr_at
-from .lora import adapters_disabled
-from .checkpointing import checkpoints_root, load_training_checkpoint, prune_checkpoints, save_training_checkpoint
-from .async_process import ProcessRolloutProducer, process_producer_ok
-from .async_rollout import RolloutProducer, load_in_flight
-from .control import RunControl
+from .algorithms.learners import family
+from .algorithms.learners.offline_loop import OfflineLearner
+from .algorithms.on_policy import OnPolicyLearner, reference_name
+from .algorithms.on_policy import to_device as to_device  # compat: tests/test_vllm_gpu.py imports it from here
+from .algorithms.training_shares import Share
+from .algorithms.update_loss import resolve_liger
 from .boundary import step_boundary
+from .checkpointing import checkpoints_root, load_training_checkpoint, prune_checkpoints, save_training_checkpoint
+from .control import RunControl
+from .distributed import SINGLE, RankContext
+from .engines.rollout.colocate import attach_engines, close_engines, engine_of, sleep_for_training, wake_for_rollout
+from .envs.acting import environment_metrics
+from .envs.environment_kinds import build_run_environments
+from .envs.environments import allocate_prompts
+from .evaluation import evaluate
+from .events import EventWriter
+from .residency.manager import Resident, ResidencyManager, offload_between_phases
+from .rewards.binding import bind_rewards
+from .rewards.reward_api import ApiActorHandle, EngineActorHandle, InProcessReward, RewardFunction
+from .rollout.async_process import ProcessRolloutProducer, process_producer_ok
+from .rollout.async_rollout import RolloutProducer, load_in_flight
+from .rollout.source import ProducerSource, RolloutSource, SamplingPlaces
+from .rollout.sync import SyncRollout
+from .system import memory_readings, reset_memory_peaks, resolve_device, seed_everything, set_cpu_threads
 from .transcripts import emit_episodes
 from .advisories import Advisor
 from .turn_metrics import turn_metrics
 from .device_choice import run_device_choice
-from .system import memory_readings, reset_memory_peaks, resolve_device, seed_everything, set_cpu_threads
-from .evaluation import evaluate
-from .learners import family
-from .learners.offline_loop import OfflineLearner
-from .learners import ppo
-from .host_buffers import HostBuffers
-from .rollout_engines import static_decode
-from .rollout_engines.colocate import attach_engines, close_engines, engine_of, sleep_for_training, wake_for_rollout
-from .single_turn import EnvRollout, draw_single_turn, refill_groups, score_single_turn
-from .training_shares import ConversationPart, Share, actor_shares
+from .residency.host_buffers import HostBuffers
+from .engines.rollout import static_decode
 
 
 class StopSignal(Protocol):
@@ -93,61 +84,75 @@ def build_residency(spec: dict[str, Any], actors: dict[str, Actor], events: Even
     return residency
 
 
-def reference_name(actor: str) -> str:
-    return f"{actor}/reference"
 
 
-def reference_logprobs(actor: Actor) -> Any:
-    """The KL reference's log-probs of a micro-batch (None without KL): the frozen copy, or for LoRA the
-    same model with its adapters off."""
-    if actor.spec["training"]["klBeta"] <= 0:
-        return lambda batch: None
-
-    def compute(batch: Rollout) -> torch.Tensor:
-        if actor.reference is not None:
-            return completion_logprobs(actor.reference, batch, actor.temperature)[0]
-        model = actor.loaded.model
-        was_training = model.training
-        model.eval()
-        with adapters_disabled(model):
-            logp = completion_logprobs(model, batch, actor.temperature)[0]
-        model.train(was_training)
-        return logp
-
-    return compute
-
-
-def store_advantages(shares: list[Share], per_row: list[float]) -> None:
-    """Each share's rows' advantages, kept with its episodes (transcripts show them)."""
-    offset = 0
-    for sh in shares:
-        sh.set_advantages(per_row[offset : offset + len(sh.rewards)])
-        offset += len(sh.rewards)
-
-
-def to_device(batch: Rollout, device: torch.device) -> Rollout:
-    if batch.completion_ids.device == device:
-        return batch
-    return Rollout(
-        batch.prompt_ids.to(device), batch.prompt_mask.to(device), batch.completion_ids.to(device), batch.completion_mask.to(device),
-        batch.sampler_logprobs.to(device), batch.texts, batch.ended.to(device) if batch.ended is not None else None,
-    )
-
-
-def bind_rewards(spec: dict[str, Any], work_dir: Path, library_rewards: dict[str, RewardFunction], events: EventWriter) -> dict[str, Any]:
-    """Each reward of the spec, ready to score: library functions in-process, Python code in its sandboxed
-    worker (which can read the run folder), builtins as they are."""
-    rewards: dict[str, Any] = {
-        r["name"]: bind_in_process(library_rewards[r["name"]], r)
-        if r["name"] in library_rewards
-        else bind_python_reward(r, work_dir, spec.get("sandbox")) if r["source"]["kind"] == "python"
-        else bind_judge_reward(r, i) if r["source"]["kind"] == "judge" else bind_reward(r)
-        for i, r in enumerate(spec["rewards"])
-    }
+def bind_actor_handles(environments: list[Any], rewards: dict[str, Any], actors: dict[str, Actor], api_actors: dict[str, Any], events: EventWriter) -> None:
+    """Judges: rewards with an `actors` parameter may ask the run's frozen actors to generate. Acting environments
+    may generate from any actor of the run (what is said through a handle is not trained on)."""
+    judges: dict[str, Any] = {n: ApiActorHandle(n, a) for n, a in api_actors.items()}
+    judges.update({n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, a.spec["sampling"]) for n, a in actors.items() if not a.trainable})
     for reward in rewards.values():
-        if isinstance(reward, PythonReward):
-            reward.report = lambda message: events.log("error", message)
-    return rewards
+        if isinstance(reward, InProcessReward):
+            reward.actors = judges
+    handles = {**judges, **{n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, a.spec["sampling"]) for n, a in actors.items() if a.trainable}}
+    for env in environments:
+        env.bind(handles, events.log)
+
+
+def plan_prompts(spec: dict[str, Any], environments: list[Any], actors: dict[str, Actor], api_actors: dict[str, Any], events: EventWriter) -> list[int]:
+    """Each environment's prompts per step (eval-only environments draw none: evaluation.py evaluates them)."""
+    trainer = spec["trainer"]
+    unused = [name for name in [*actors, *api_actors] if not any(name in env.spec["actors"] for env in environments)]
+    if unused:
+        events.log("warning", f"actors in no environment (never trained): {', '.join(unused)}")
+    prompts_per_env = allocate_prompts(trainer["promptsPerStep"], [0.0 if env.spec.get("evalOnly") else env.spec["weight"] for env in environments])
+    events.log(
+        "info",
+        f"{trainer['steps']} steps x {trainer['promptsPerStep']} prompts x {spec['algorithm']['groupSize']} samples; "
+        + ", ".join(f'"{env.name}": {n} prompts/step' for env, n in zip(environments, prompts_per_env)),
+    )
+    return prompts_per_env
+
+
+def open_rollout_source(
+    spec: dict[str, Any], environments: list[Any], prompts_per_env: list[int], actors: dict[str, Actor], api_actors: dict[str, Any],
+    rewards: dict[str, Any], device: torch.device, first_step: int, work_dir: Path, events: EventWriter, resume_from: Path | None,
+    places: SamplingPlaces, memory: Any,
+) -> RolloutSource:
+    """algorithm.async: a producer process (async_process.py) or thread (async_rollout.py) samples the next
+    batches while this one trains; else each step samples its own batch (sync.py)."""
+    if spec["algorithm"].get("async") is None or first_step > spec["trainer"]["steps"]:
+        return SyncRollout(spec, places, api_actors, device, memory)
+    queued, producer_state = load_in_flight(resume_from, environments) if resume_from else ([], None)
+    why_thread = process_producer_ok(spec, actors, rewards, device)
+    producer: RolloutProducer | ProcessRolloutProducer
+    if why_thread is None:
+        producer = ProcessRolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, work_dir, events.log, queued, producer_state)
+        events.log("info", f"asynchronous rollouts: a producer process (pid {producer.pid}) samples up to {spec['algorithm']['async']['maxStaleness']} updates behind the trainer")
+    else:
+        producer = RolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, queued)
+        events.log("info", f"asynchronous rollouts: a producer thread ({why_thread})")
+    return ProducerSource(producer, places, memory)
+
+
+def report_checkpoint(events: EventWriter, work_dir: Path, step: int, saved: list[Any], keep: int) -> None:
+    """The checkpoint's parts as events, and the folders `trainer.keepCheckpoints` prunes."""
+    for part in saved:
+        events.checkpoint(step=step, path=str(part.path), actor=part.actor, size_bytes=part.size_bytes)
+    for removed in prune_checkpoints(checkpoints_root(work_dir), keep):
+        events.log("info", f"removed checkpoint {removed.path.name} (trainer.keepCheckpoints={keep})")
+        events.checkpoint_pruned(step=removed.step, path=str(removed.path), keep_checkpoints=keep)
+
+
+def reward_metrics(shares: list[Share]) -> dict[str, float]:
+    """An actor's step rewards: mean and spread, and each named reward's."""
+    all_rewards = torch.tensor([r for sh in shares for r in sh.rewards])
+    values = {"reward/mean": float(all_rewards.mean()), "reward/std": float(all_rewards.std(correction=0))}
+    for reward_name in sorted({n for sh in shares for c in sh.components for n in c}):
+        per_sample = [c[reward_name] for sh in shares for c in sh.components if reward_name in c]
+        values[f"reward/{reward_name}"] = float(np.mean(per_sample))
+        values[f"reward/{reward_name}/std"] = float(np.std(per_sample))
+    return values
 
 
 def train(
@@ -206,10 +211,13 @@ def run_loop(
     if liger_cls is not None:
         events.log("info", "policy loss: Liger fused linear GRPO loss where the loss type maps onto it")
 
+    def memory(step: int, phase: str, actor: str | None = None) -> None:
+        report_memory(events, step, phase, device, actor=actor)
+
     environments: list[Any] = build_run_environments(spec, work_dir, rewards)
     for env in environments:
-        if isinstance(env, ActingEnvironment) and closing is not None:
-            closing.callback(env.impl.close)
+        if closing is not None:
+            closing.callback(env.close)  # environments that hold resources (acting.py)
     for env in environments:
         for note in env.notes:
             events.log("warning", note)
@@ -220,80 +228,39 @@ def run_loop(
         closing.callback(close_engines, actors)
         closing.callback(static_decode.on_compile(lambda r: events.log("info", static_decode.describe(r))))
     residency = build_residency(spec, actors, events)
-    # The PPO family's critics (learners/ppo.py): one per actor (ppo, ippo) or per environment (mappo).
-    critics = ppo.build_critics(spec, actors, environments, ctx, work_dir, events.log) if family(spec["algorithm"]["name"]) == "ppo" else None
-    if critics is not None:
-        ppo.register(critics, residency)
-    # Judges: rewards with an `actors` parameter may ask the run's frozen actors to generate.
-    judges: dict[str, Any] = {n: ApiActorHandle(n, a) for n, a in api_actors.items()}
-    judges.update({n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, a.spec["sampling"]) for n, a in actors.items() if not a.trainable})
-    for reward in rewards.values():
-        if isinstance(reward, InProcessReward):
-            reward.actors = judges
-    # Acting environments may generate from any actor of the run (what is said through a handle is not trained on).
-    handles = {**judges, **{n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, a.spec["sampling"]) for n, a in actors.items() if a.trainable}}
-    for env in environments:
-        if isinstance(env, ActingEnvironment):
-            env.bind(handles, events.log)
-    unused = [name for name in [*actors, *api_actors] if not any(name in env.spec["actors"] for env in environments)]
-    if unused:
-        events.log("warning", f"actors in no environment (never trained): {', '.join(unused)}")
-    # Eval-only environments draw no training prompts (evaluation.py evaluates them).
-    prompts_per_env = allocate_prompts(trainer["promptsPerStep"], [0.0 if env.spec.get("evalOnly") else env.spec["weight"] for env in environments])
-    events.log(
-        "info",
-        f"{total_steps} steps x {trainer['promptsPerStep']} prompts x {group_size} samples; "
-        + ", ".join(f'"{env.name}": {n} prompts/step' for env, n in zip(environments, prompts_per_env)),
-    )
+    learner = OnPolicyLearner(spec, actors, environments, residency, ctx, work_dir, events.log, memory, liger_cls, device)
+    bind_actor_handles(environments, rewards, actors, api_actors, events)
+    prompts_per_env = plan_prompts(spec, environments, actors, api_actors, events)
     first_step = 1
     if resume_from is not None:
         # After every model, optimizer and sampler exists (setup drew from the RNGs): overwrite them all.
         done, warnings = load_training_checkpoint(resume_from, spec, actors, environments, device)
         for warning in warnings:
             events.log("warning", warning)
-        if critics is not None:
-            ppo.load_critics(resume_from, critics)
+        learner.load(resume_from)
         events.log("info", f"resumed from {resume_from} (step {done} of {total_steps}): next step {done + 1}")
         first_step = done + 1
-    report_memory(events, first_step - 1, "setup", device)
+    memory(first_step - 1, "setup")
     events.watch(advisor := Advisor.for_spec(spec))  # health advisories from the run's own events (advisories/)
-    # algorithm.async: a producer process (async_process.py) or thread (async_rollout.py) samples the next
-    # batches while this one trains.
-    producer: RolloutProducer | ProcessRolloutProducer | None = None
-    if spec["algorithm"].get("async") is not None and first_step <= total_steps:
-        queued, producer_state = load_in_flight(resume_from, environments) if resume_from else ([], None)
-        why_thread = process_producer_ok(spec, actors, rewards, device)
-        if why_thread is None:
-            producer = ProcessRolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, work_dir, events.log, queued, producer_state)
-            events.log("info", f"asynchronous rollouts: a producer process (pid {producer.pid}) samples up to {spec['algorithm']['async']['maxStaleness']} updates behind the trainer")
-        else:
-            producer = RolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, queued)
-            events.log("info", f"asynchronous rollouts: a producer thread ({why_thread})")
-        if closing is not None:
-            closing.callback(producer.close)  # also when the loop raises (close is idempotent)
+    places = SamplingPlaces(actors, environments, prompts_per_env, residency, events.log, first_step, arranged=lambda: reset_memory_peaks(device))
+    source = open_rollout_source(spec, environments, prompts_per_env, actors, api_actors, rewards, device, first_step, work_dir, events, resume_from, places, memory)
+    if closing is not None:
+        closing.callback(source.close)  # also when the loop raises (close is idempotent)
 
     def finish(state: str, message: str, steps: int) -> tuple[str, str, int]:
-        if producer is not None:
-            producer.close()
+        source.close()
         return state, message, steps
 
     def save(step: int) -> None:
         # With async rollouts: once the producer is idle (the RNG state is then after every batch it made), with those batches.
-        with producer.quiesce() if producer is not None else contextlib.nullcontext():
+        with source.quiesce():
             folder, saved = save_training_checkpoint(checkpoints_root(work_dir), step, spec, actors, environments, ctx)
-            if critics is not None:
-                ppo.save_critics(folder, critics, ctx)
-            if producer is not None and ctx.is_main:
-                producer.save_in_flight(folder)
-        if not ctx.is_main:
-            return
-        for part in saved:
-            events.checkpoint(step=step, path=str(part.path), actor=part.actor, size_bytes=part.size_bytes)
-        keep = trainer["keepCheckpoints"]
-        for removed in prune_checkpoints(checkpoints_root(work_dir), keep):
-            events.log("info", f"removed checkpoint {removed.path.name} (trainer.keepCheckpoints={keep})")
-            events.checkpoint_pruned(step=removed.step, path=str(removed.path), keep_checkpoints=keep)
-        report_memory(events, step, "checkpoint", device)
+            learner.save(folder)
+            if ctx.is_main:
+                source.save_in_flight(folder)
+        if ctx.is_main:
+            report_checkpoint(events, work_dir, step, saved, trainer["keepCheckpoints"])
+            memory(step, "checkpoint")
 
     last_step_seconds, paused_seconds, last_saved = 0.0, 0.0, first_step - 1 if resume_from is not None else -1
     offline = OfflineLearner(spec, environments, actors, prompts_per_env, ctx, residency) if family(spec["algorithm"]["name"]) == "offline" else None
@@ -337,233 +304,47 @@ def run_loop(
         residency.step = step
         step_started = time.monotonic()
         offload_mark = residency.moved_seconds  # time/offload_s: this step's moves, every actor's
+        due = lambda every: every > 0 and (step % every == 0 or step == total_steps)  # noqa: E731
 
-        # -------------------------------------------------------------- offline learners (sft, dpo)
         if offline is not None:
-            # No rollout: each actor trains on its environments' next dataset rows (learners/offline_loop.py).
+            # -------------------------------------------------------------- offline learners (sft, dpo): no rollout
             for name, values in offline.step(step).items():
                 events.metric(step, {**values, "step_time_s": time.monotonic() - step_started}, actor=name)
             last_step_seconds = time.monotonic() - step_started
-            if trainer["evalEvery"] > 0 and (step % trainer["evalEvery"] == 0 or step == total_steps):
+            if due(trainer["evalEvery"]):
                 for name, values in offline.evaluate().items():
                     events.metric(step, values, actor=name)
                 if any(env.spec["rewards"] for env in environments):  # listed rewards are evaluated, not trained on
                     run_eval(step)
-            if trainer["checkpointEvery"] > 0 and (step % trainer["checkpointEvery"] == 0 or step == total_steps):
+            if due(trainer["checkpointEvery"]):
                 save(step)
                 last_saved = step
             continue
 
-        # -------------------------------------------------------------- rollout
-        # Each environment draws its prompts and its actor samples groupSize completions per prompt
-        # (with async rollouts the producer did this and the reward phase: `produced`).
-        produced = producer.take(step) if producer is not None else None
-        parts: dict[str, list[EnvRollout]] = defaultdict(list)
-        conversations: list[ConversationPart] = []
-        rollout_seconds: dict[str, float] = defaultdict(float)
-        samplers = [a for env, n in zip(environments, prompts_per_env) if n > 0 for a in env.spec["actors"] if a in actors]
-        residency.for_rollout(samplers)
-        # A vLLM actor's engine gets its trainer's weights (wake weights -> push -> reset prefix cache -> wake KV
-        # cache), then samples from its own copy: the trainer's weights may go back to the host meanwhile.
-        for name, synced in wake_for_rollout(actors).items():
-            if step == first_step:
-                events.log("info", f'actor "{name}": {synced.tensors} tensors ({synced.bytes / 2**20:.1f} MiB) pushed to its vLLM engine in {synced.seconds:.2f}s')
-        residency.for_rollout(a for a in samplers if actors[a].engine is None)
-        # The rollout's peak starts once its arrangement is made: the moves above hold at most the previous
-        # phase's state (offloads go first), which that phase already measured. Counting them here made
-        # a run with between-phase offload report the update's whole training state as the rollout's (#25).
-        reset_memory_peaks(device)
-        gathered = contextlib.ExitStack()  # sharded actors hold full parameters while they sample
-        for actor in actors.values():
-            if actor.backend is not None and actor.engine is None:
-                gathered.enter_context(actor.backend.sampling())
-        for env, n_prompts in zip(environments, prompts_per_env):
-            if n_prompts == 0 or produced is not None:
-                continue
-            if isinstance(env, CollaborativeEnvironment):
-                row_indices = env.sampler.take(n_prompts)
-                tokenizers = {a: actors[a].loaded.tokenizer if a in actors else None for a in env.actors}
-                episodes = []
-                for g, r in enumerate(row_indices):
-                    for s in range(group_size):
-                        turns = dsl_sample(env.node, schedule_seed(spec["seed"], env.name, step, g, s), env.actors, env.spec["maxTurns"]) if env.node is not None else []
-                        episodes.append(env.new_episode(env.dataset.rows[r], r, g, s, turns, tokenizers))
-                seconds = (env.play if isinstance(env, ActingEnvironment) else run_turns)(
-                    episodes,
-                    {a: engine_of(actors[a]) if a in actors else api_actors[a] for a in env.actors},
-                    tokenizers,
-                    {a: actors[a].spec["sampling"] if a in actors else api_actors[a].sampling for a in env.actors},
-                    device,
-                )
-                for a, sec in seconds.items():
-                    rollout_seconds[a] += sec
-                conversations.append(ConversationPart(env, row_indices, episodes))
-                continue
-            t0 = time.monotonic()
-            parts[env.actor].append(draw_single_turn(env, actors[env.actor], n_prompts, group_size, device))
-            rollout_seconds[env.actor] += time.monotonic() - t0
-        gathered.close()
-        if produced is not None:
-            parts, rollout_seconds = produced.parts, produced.rollout_seconds
-        report_memory(events, step, "rollout", device)
-
-        # -------------------------------------------------------------- reward
-        overlong = spec["algorithm"]["overlong"]
-        for name, env_parts in parts.items() if produced is None else ():
-            for part in env_parts:
-                score_single_turn(part, group_size, overlong, int(actors[name].spec["sampling"]["maxNewTokens"]))
-        for conv in conversations:
-            conv.env.score_all(conv.episodes)
-        # DAPO dynamic sampling: groups with equal rewards are replaced by freshly drawn prompts.
-        resampling: dict[str, dict[str, float]] = {}
-        dynamic = spec["algorithm"]["dynamicSampling"]
-        if dynamic["enabled"] and produced is None:
-            for name, env_parts in parts.items():
-                counts: dict[str, float] = defaultdict(float)
-                for k, part in enumerate(env_parts):
-                    env_parts[k], part_counts = refill_groups(part, actors[name], group_size, int(dynamic["maxRounds"]), overlong, device)
-                    for key, value in part_counts.items():
-                        counts[key] += value
-                rollout_seconds[name] += counts.pop("seconds", 0.0)
-                resampling[name] = {f"dynamic_sampling/{key}": value for key, value in counts.items()}
-        resampling = produced.resampling if produced is not None else resampling
-        report_memory(events, step, "reward", device)
-        sleep_for_training(actors)  # colocated engines free their memory while the actors train (after dynamic sampling's draws)
-
-        # -------------------------------------------------------------- update
-        # Per actor: advantages within each group, then iterationsPerBatch clipped PG steps.
-        updates: dict[str, dict[str, float]] = {}
-        shares_of: dict[str, list[Share]] = {}
-        fits: dict[str, list[ppo.CriticBatch]] = defaultdict(list)  # what each critic fits after the actors' updates
-        if critics is not None and critics.settings.centralised:
-            residency.for_rollout(c.name for c in critics.all())
-            ppo.prepare_central(critics, conversations, lambda episode, actor: episode.rewards[actor])
-            critics.central = ctx.broadcast_object(critics.central)  # every rank fits and trains on rank 0's
-        for name, actor in actors.items():
-            if not actor.trainable:
-                continue
-            shares = actor_shares(name, actor, parts[name], conversations, device, overlong["mode"])
-            if not shares:
-                continue
-            training = actor.spec["training"]
-            rewards_t = torch.tensor([r for sh in shares for r in sh.rewards], dtype=torch.float32)
-            if critics is None:
-                advantages = group_advantages(rewards_t, group_size, training["advantageNorm"])
-                store_advantages(shares, advantages.tolist())
-            # An actor with no token to train on this step (a round spec may skip it) is not updated.
-            if sum(int(sh.loss_mask.sum()) for sh in shares) == 0:
-                truncated = sum(sh.truncation[0] for sh in shares)
-                if overlong["mode"] == "filter" and truncated:
-                    # Every completion was cut off and filtered: report it rather than go silent.
-                    events.log("warning", f'step {step}: every completion of "{name}" hit maxNewTokens and was filtered (algorithm.overlong.mode "filter"); not updated')
-                    shares_of[name] = shares
-                    updates[name] = {"truncation_rate": truncated / max(sum(sh.truncation[1] for sh in shares), 1), **resampling.get(name, {})}
-                continue
-            shares_of[name] = shares
-            pad = actor.loaded.tokenizer.pad_token_id
-            batch = concat_rollouts([sh.rollout for sh in shares], pad)
-            width = batch.completion_ids.shape[1]
-            mask = torch.cat([_pad_to(sh.loss_mask, width, 0, left=False) for sh in shares])
-            if critics is not None:
-                advantages = rewards_t  # PPO family: replaced below by per-token advantages of rank 0's batch
-            # Every rank trains on rank 0's batch, whatever its own sampling kernels drew.
-            batch, mask, advantages = ctx.broadcast_object((batch, mask, advantages))
-            batch, mask, advantages = to_device(batch, actor.device), mask.to(actor.device), advantages.to(actor.device)
-            if critics is not None:
-                # PPO family: per-token advantages from GAE over the critic's values (learners/ppo.py); every
-                # rank runs the critic on the same batch (a sharded critic's forward is collective).
-                residency.for_update(name, also=ppo.critic_of(critics, name, conversations))
-                targets = ppo.targets(critics, name, batch, mask, advantages.tolist(), conversations)
-                advantages = targets.advantages
-                store_advantages(shares, targets.row_advantages)
-                if targets.critic_batch is not None:
-                    fits[critics.by_actor[name].name].append(targets.critic_batch)
-                updates[name] = {"returns/mean": targets.returns_mean}
-                if math.isfinite(targets.explained_variance):  # undefined while every return is equal
-                    updates[name]["value/explained_variance"] = targets.explained_variance
-            residency.for_update(name, also=[reference_name(name)] if actor.reference is not None else [])
-
-            lr = lr_at(step, training["learningRate"], training["scheduler"]["type"], training["scheduler"]["warmupSteps"], total_steps)
-            assert actor.backend is not None
-            actor.backend.set_lr(lr)
-            iterations = training["iterationsPerBatch"]
-            loss_options = LossOptions(
-                loss_type=actor.loss_type,
-                clip_eps_low=training["clipEpsLow"],
-                clip_eps_high=training["clipEpsHigh"],
-                max_completion_len=max(sh.max_len for sh in shares),
-                kl_beta=training["klBeta"],
-                temperature=actor.temperature,
-                tis_cap=tis_cap_of(spec["algorithm"]),
-                entropy_coef=entropy_coef_of(spec["algorithm"]),
-            )
-            # Per micro-batch of this rank's rows: optimizer steps whose gradients are the whole batch's (update.py).
-            result = update_actor(
-                actor.backend, batch, mask, advantages, loss_options, iterations, training["maxGradNorm"], ctx,
-                trainer.get("microBatchSize"), reference_logprobs(actor), liger_cls,
-                # The KL reference's own peak, before the update's (both were booked as "reference" before).
-                after_reference=(lambda: report_memory(events, step, "reference", device, actor=name)) if training["klBeta"] > 0 else None,
-            )
-            residency.observe("update")
-            generated_tokens = float(mask.sum())
-            lengths = mask.sum(dim=1).float()
-            truncated, completions = (sum(sh.truncation[i] for sh in shares) for i in (0, 1))
-            trained_advantages = advantages[mask > 0] if advantages.dim() == 2 else advantages  # PPO: per token
-            updates[name] = {
-                **updates.get(name, {}),
-                **result,
-                "lr": lr,
-                "completion_len": generated_tokens / mask.shape[0],
-                "completion_len/min": float(lengths.min()),
-                "completion_len/max": float(lengths.max()),
-                "truncation_rate": truncated / max(completions, 1),
-                "advantage/mean": float(trained_advantages.mean()),
-                "advantage/std": float(trained_advantages.std(correction=0)),
-                "advantage/min": float(trained_advantages.min()),
-                "advantage/max": float(trained_advantages.max()),
-                "tokens_per_s": generated_tokens / max(rollout_seconds[name], 1e-9),
-                **resampling.get(name, {}),
-                **(produced.staleness() if produced is not None else {}),
-            }
-            report_memory(events, step, "update", device, actor=name)
-
-        if critics is not None:
-            # The critics fit the returns once every actor has used their values (value/loss per actor).
-            for name, stats in ppo.fit_critics(critics, fits, residency, spec, actors, ctx).items():
-                if name in updates:
-                    updates[name].update(stats)
-
-        # -------------------------------------------------------------- report
+        # -------------------------------------------------------------- roll out and score (rollout/)
+        batch = source.take(step)
+        # -------------------------------------------------------------- learn (algorithms/)
+        updates, shares_of = learner.learn(step, batch)
+        # -------------------------------------------------------------- report: per-step metrics and episodes
         last_step_seconds = time.monotonic() - step_started
         for name, update in updates.items():
-            shares = shares_of[name]
-            all_rewards = torch.tensor([r for sh in shares for r in sh.rewards])
-            values = {"reward/mean": float(all_rewards.mean()), "reward/std": float(all_rewards.std(correction=0))}
-            for reward_name in sorted({n for sh in shares for c in sh.components for n in c}):
-                per_sample = [c[reward_name] for sh in shares for c in sh.components if reward_name in c]
-                values[f"reward/{reward_name}"] = float(np.mean(per_sample))
-                values[f"reward/{reward_name}/std"] = float(np.std(per_sample))
-            values.update(update)
-            values.update(environment_metrics(conversations, name))  # e.g. tools/calls (acting environments)
-            values.update(turn_metrics(conversations, name))  # per turn index of its conversations (turn_metrics.py)
+            values = {**reward_metrics(shares_of[name]), **update, **environment_metrics(batch.conversations, name)}
+            values.update(turn_metrics(batch.conversations, name))  # per turn index of its conversations (turn_metrics.py)
             values["step_time_s"] = last_step_seconds
             values["time/offload_s"] = residency.moved_seconds - offload_mark
             events.metric(step, values, actor=name)
         trained_names = {name for name, a in actors.items() if a.trainable}
-        emit_episodes(events, step, [p for env_parts in parts.values() for p in env_parts], conversations, trained_names, group_size, trainer["episodesPerStep"])
+        emit_episodes(events, step, [p for env_parts in batch.parts.values() for p in env_parts], batch.conversations, trained_names, group_size, trainer["episodesPerStep"])
 
         # -------------------------------------------------------------- eval
-        if trainer["evalEvery"] > 0 and (step % trainer["evalEvery"] == 0 or step == total_steps):
-            with producer.quiesce() if producer is not None else contextlib.nullcontext():  # eval draws from the shared RNG
+        if due(trainer["evalEvery"]):
+            with source.quiesce():  # eval draws from the shared RNG
                 run_eval(step)
         advisor.report(events, step)
-
         # -------------------------------------------------------------- checkpoint
-        every = trainer["checkpointEvery"]
-        if every > 0 and (step % every == 0 or step == total_steps):
+        if due(trainer["checkpointEvery"]):
             save(step)
             last_saved = step
-        if producer is not None:
-            producer.publish(step)  # the weights after this update, for the batch that will be sampled with them
+        source.publish(step)  # the weights after this update, for the batch that will be sampled with them
 
     return finish("succeeded", f"finished {total_steps} steps", total_steps)

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from .collaborative import Episode
+from .envs.collaborative import Episode
 from .events import EventWriter
 
 if TYPE_CHECKING:  # train.py imports this module
-    from .single_turn import EnvRollout
-    from .training_shares import ConversationPart
+    from .envs.single_turn import EnvRollout
+    from .algorithms.training_shares import ConversationPart
 
 
 def emit_episodes(

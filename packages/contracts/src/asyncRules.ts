@@ -6,7 +6,9 @@
  */
 import type { ActorRuleIssue, ActorRuleInput } from "./actorRules";
 
-export const ASYNC_ALGORITHMS = ["grpo", "gspo", "dr_grpo", "dapo"] as const;
+import { ASYNC_ALGORITHMS } from "./algorithms";
+
+export { ASYNC_ALGORITHMS };
 
 export interface AsyncRuleInput {
   actors: (Pick<ActorRuleInput, "backend" | "trainable" | "placement"> & { training: { backend: string } })[];

@@ -10,7 +10,7 @@ export * from "./evalRules";
 export * from "./learnerRules";
 export * from "./collect";
 export * from "./ppoRules";
-export { ASYNC_ALGORITHMS } from "./asyncRules";
+export * from "./algorithms";
 export * from "./runViews";
 export * from "./restApi";
 export * from "./specOrder";

@@ -3,6 +3,7 @@ import { RunSpec } from "./runSpec";
 import { RunEvent } from "./events";
 import { RuntimeControlCommand } from "./control";
 import { renderRunnerRequirements } from "./runners";
+import { renderAlgorithms } from "./algorithms";
 
 /** File name → JSON text of every exported schema. Deterministic, so drift is a byte diff. */
 export function renderSchemas(): Record<string, string> {
@@ -21,5 +22,6 @@ export function renderSchemas(): Record<string, string> {
       "Troupe runtime control command v1",
     ),
     "runner-requirements.v1.json": renderRunnerRequirements(),
+    "algorithms.v1.json": renderAlgorithms(),
   };
 }

@@ -5,8 +5,9 @@
  * gpu-runtime/tests/fixtures/learner_rules.cases.json, so every launch path refuses the same field.
  */
 import type { ActorRuleIssue } from "./actorRules";
+import { OFFLINE_FAMILY } from "./algorithms";
 
-export const OFFLINE_ALGORITHMS: readonly string[] = ["sft", "dpo"];
+export const OFFLINE_ALGORITHMS: readonly string[] = OFFLINE_FAMILY;
 
 /** Columns of the builtin toy datasets (data.py generates them), so a missing target is caught before queueing. */
 export const BUILTIN_DATASET_COLUMNS: Record<string, readonly string[]> = {

@@ -4,8 +4,9 @@
  * the cases of gpu-runtime/tests/fixtures/ppo_rules.cases.json, so every launch path refuses the same field.
  */
 import type { ActorRuleIssue } from "./actorRules";
+import { PPO_FAMILY } from "./algorithms";
 
-export const PPO_ALGORITHMS: readonly string[] = ["ppo", "ippo", "mappo"];
+export const PPO_ALGORITHMS: readonly string[] = PPO_FAMILY;
 /** Environments whose episodes are conversations of several turns (mappo's centralised critic values each turn). */
 const SINGLE_TURN_KINDS: readonly string[] = ["single_turn"];
 

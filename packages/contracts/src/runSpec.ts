@@ -3,6 +3,7 @@ import { actorIssues, runIssues } from "./actorRules";
 import { evalIssues } from "./evalRules";
 import { OFFLINE_ALGORITHMS, learnerIssues } from "./learnerRules";
 import { ppoIssues } from "./ppoRules";
+import { ALGORITHM_NAMES, LOSS_TYPES } from "./algorithms";
 
 /**
  * RunSpec v1: one JSON document that fully describes a run.
@@ -90,7 +91,7 @@ export const SchedulerSpec = z
 export const TrainBackend = z.enum(["torch", "fsdp2", "deepspeed"]);
 export const Precision = z.enum(["fp32", "bf16"]);
 
-export const LossType = z.enum(["grpo", "dr_grpo", "dapo", "gspo"]);
+export const LossType = z.enum(LOSS_TYPES);
 export const AdvantageNorm = z.enum(["group", "batch", "none"]);
 
 export const TrainingSpec = z
@@ -532,7 +533,7 @@ export const DpoLossType = z.enum(["sigmoid", "hinge", "ipo", "robust"]);
 
 export const AlgorithmSpec = z
   .object({
-    name: z.enum(["grpo", "gspo", "dr_grpo", "dapo", "ppo", "ippo", "mappo", "sft", "dpo"]).default("grpo"),
+    name: z.enum(ALGORITHM_NAMES).default("grpo"),
     /** Completions sampled per prompt; advantages are normalised within each group. */
     groupSize: z.number().int().min(2).max(1024).default(8),
     dynamicSampling: DynamicSamplingSpec.default(DynamicSamplingSpec.parse({})),

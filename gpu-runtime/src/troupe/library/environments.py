@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..reward_api import RewardFunction
+from ..rewards.reward_api import RewardFunction
 from .actors import Actor, AnyActor, OpenAIActor
 from .data import Data, as_data
 from .rewards import AnyReward, as_reward, reward_entry, reward_name

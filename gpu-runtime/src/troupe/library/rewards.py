@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from ..reward_api import RewardFunction, reward
+from ..rewards.reward_api import RewardFunction, reward
 
 
 def reward_function(fn: Callable[..., Any] | None = None, *, name: str | None = None, weight: float = 1.0, batched: bool = False, **settings: Any) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..algorithms.names import OFFLINE_FAMILY
 from .issues import FieldIssue
 
 ACTING_KINDS = ("code", "tools", "python")
@@ -17,7 +18,7 @@ def acting_environment_issues(env: dict[str, Any], i: int, algorithm: str = "grp
     kind = env.get("kind")
     issues = []
     # sft and dpo train on dataset rows, not on rewards (their rewards, if any, are evaluated only).
-    if not env.get("rewards") and kind not in SELF_SCORING_KINDS and algorithm not in ("sft", "dpo"):
+    if not env.get("rewards") and kind not in SELF_SCORING_KINDS and algorithm not in OFFLINE_FAMILY:
         issues.append(FieldIssue(f"{p}.rewards", "add at least one"))
     if kind == "python" and not env.get("entrypoint"):
         issues.append(FieldIssue(f"{p}.entrypoint", 'a python environment needs an entrypoint ("module:Class" or "file.py:Class")'))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..algorithms.names import ASYNC_ALGORITHMS
 from .issues import FieldIssue
 
-ASYNC_ALGORITHMS = ("grpo", "gspo", "dr_grpo", "dapo")
 WHY = "asynchronous rollouts (algorithm.async)"
 
 

@@ -22,9 +22,9 @@ def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True, grp
     """`pettingzoo`, `grpc`, `chess`: whether this host has them (support.py passes `pettingzoo_available()`,
     `grpc_available()`, `chess_available()`); contracts RUNNER_REQUIREMENTS "pettingzoo", "grpc" and "chess" are
     the same rules."""
-    from ..remote.protocol import transport_of
+    from ..envs.remote.protocol import transport_of
 
-    from ..acting import ACTING_KINDS
+    from ..envs.acting import ACTING_KINDS
 
     p = f"environments.{i}"
     kind = env.get("kind")
@@ -44,7 +44,7 @@ def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True, grp
     elif kind == "remote" and transport_of(env["url"]) == "grpc" and not grpc:
         issues.append(FieldIssue(f"{p}.url", GRPC_MISSING))
     if kind == "game":
-        from ..games.environment import game_issues
+        from ..envs.games.environment import game_issues
 
         issues.extend(FieldIssue(path, message) for path, message in game_issues(env, i, pettingzoo, chess))
     return issues

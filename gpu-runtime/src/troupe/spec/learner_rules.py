@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..learners import OFFLINE_NAMES
+from ..algorithms.learners import OFFLINE_NAMES
 from .issues import FieldIssue
 
 # Columns of the builtin toy datasets (data.py generates them): a missing target is refused before queueing.

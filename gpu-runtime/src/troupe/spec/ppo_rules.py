@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..algorithms.names import PPO_FAMILY as PPO_ALGORITHMS
 from .issues import FieldIssue
 
-PPO_ALGORITHMS = ("ppo", "ippo", "mappo")
 SINGLE_TURN_KINDS = ("single_turn",)
 
 

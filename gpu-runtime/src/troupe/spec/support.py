@@ -11,23 +11,23 @@ from typing import Any
 
 import jinja2
 
-from ..collaborative import MULTI_ACTOR_KINDS, round_spec_issues
-from ..gpu_ids import granted_gpus_text, host_gpu_ids, ungranted_gpus
-from ..lora import peft_available
-from ..grpo import SUPPORTED_LOSS_TYPES, loss_type_issue
-from ..learners import SUPPORTED_ALGORITHMS
-from ..rewards import BUILTIN_REWARDS, param_issues
+from ..envs.collaborative import MULTI_ACTOR_KINDS, round_spec_issues
+from ..models.lora import peft_available
+from ..algorithms.grpo import SUPPORTED_LOSS_TYPES, loss_type_issue
+from ..algorithms.learners import SUPPORTED_ALGORITHMS
+from ..rewards.builtin import BUILTIN_REWARDS, param_issues
 from .issues import FieldIssue, SpecError
 from .game_remote_rules import game_remote_issues
-from ..games.board import pettingzoo_available
-from ..games.chess import chess_available
-from ..remote.protocol import grpc_available
+from ..envs.games.board import pettingzoo_available
+from ..envs.remote.protocol import grpc_available
+from ..gpu_ids import granted_gpus_text, host_gpu_ids, ungranted_gpus
+from ..envs.games.chess import chess_available
 from .run_rules import run_rule_issues
 from .learner_rules import learner_rule_issues
 from .ppo_rules import ppo_rule_issues
 from ..trackers.rules import tracker_issues
-from ..mcp_tools import mcp_server_issues
-from ..judge_reward import bind_judge_reward
+from ..envs.mcp_tools import mcp_server_issues
+from ..rewards.judge import bind_judge_reward
 from . import vllm_rules
 from .vllm_rules import vllm_actor_issues
 
@@ -107,7 +107,7 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
         elif training["backend"] == "deepspeed" and not cuda_available:
             no(f"{p}.training.backend", '"deepspeed" trains on CUDA GPUs only; on this host use "fsdp2" (also with CPU processes)')
         elif training["backend"] == "deepspeed":
-            from ..backends.deepspeed_config import deepspeed_actor_issues
+            from ..engines.train.deepspeed_config import deepspeed_actor_issues
 
             between = effective_offload_between_phases(spec, cuda_available)
             for path, message in deepspeed_actor_issues(training, deepspeed_installed=True, cuda_available=True, offload_between_phases=between):

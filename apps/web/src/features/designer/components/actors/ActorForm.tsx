@@ -1,6 +1,6 @@
 "use client";
 
-import { LoraSpec, SamplingSpec, TrainingSpec } from "@troupe/contracts";
+import { LOSS_TYPES, LoraSpec, SamplingSpec, TrainingSpec } from "@troupe/contracts";
 import { getAt, setAt, type SpecObject } from "../../lib/specPath";
 import { useRunnerSupport } from "../../hooks/useRunnerSupport";
 import { CheckboxField, ListField, NumberField, SelectField, TextField } from "../fields";
@@ -129,7 +129,7 @@ export function ActorForm({
           <NumberField label="KL β" hint="Weight of the KL penalty to the reference model; 0 skips the reference entirely." value={val("training.klBeta")} onChange={set("training.klBeta")} error={err("training.klBeta")} placeholder={TRAINING_DEFAULTS.klBeta} />
           <NumberField label="Clip ε low" hint="Ratio clipped below 1 − ε (PPO-style trust region)." value={val("training.clipEpsLow")} onChange={set("training.clipEpsLow")} error={err("training.clipEpsLow")} placeholder={TRAINING_DEFAULTS.clipEpsLow} />
           <NumberField label="Clip ε high" hint="Ratio clipped above 1 + ε; DAPO raises it (clip-higher) to keep exploring." value={val("training.clipEpsHigh")} onChange={set("training.clipEpsHigh")} error={err("training.clipEpsHigh")} placeholder={TRAINING_DEFAULTS.clipEpsHigh} testId="actor-clip-high" />
-          <SelectField label="Loss" hint="grpo: per-sequence mean; dr_grpo: no length bias; dapo: token-level; gspo: sequence ratios." value={val("training.lossType") as "grpo"} options={["grpo", "dr_grpo", "dapo", "gspo"] as const} onChange={set("training.lossType")} error={err("training.lossType")} />
+          <SelectField label="Loss" hint="grpo: per-sequence mean; dr_grpo: no length bias; dapo: token-level; gspo: sequence ratios." value={val("training.lossType") as "grpo"} options={LOSS_TYPES} onChange={set("training.lossType")} error={err("training.lossType")} />
           <SelectField label="Advantage normalisation" hint="Divide by the std of the group, of the batch, or not at all (Dr. GRPO)." value={val("training.advantageNorm") as "group"} options={["group", "batch", "none"] as const} onChange={set("training.advantageNorm")} error={err("training.advantageNorm")} />
           <NumberField label="Updates per batch" hint="Optimizer passes over each sampled batch (μ in GRPO); >1 makes clipping matter." value={val("training.iterationsPerBatch")} onChange={set("training.iterationsPerBatch")} error={err("training.iterationsPerBatch")} placeholder={TRAINING_DEFAULTS.iterationsPerBatch} />
         </div>

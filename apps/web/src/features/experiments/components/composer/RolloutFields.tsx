@@ -1,11 +1,12 @@
 "use client";
 
+import { ASYNC_ALGORITHMS } from "@troupe/contracts";
 import { getIn } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
 import { DraftField, IssueText, useComposer } from "./fields";
 
-/** The GRPO family, the only algorithms asynchronous rollouts feed (contracts asyncRules.ts). */
-const ASYNC_ALGORITHMS = ["grpo", "gspo", "dr_grpo", "dapo"];
+/** The GRPO family, the only algorithms asynchronous rollouts feed (contracts algorithms.ts). */
+const ASYNC_NAMES: readonly string[] = ASYNC_ALGORITHMS;
 
 /**
  * An optional object switched on and off by a select: "off" removes it from the spec (absent = off),
@@ -39,7 +40,7 @@ export function RolloutFields() {
   const name = String(getIn(draft, "algorithm.name") ?? "grpo");
   const tis = getIn(draft, "algorithm.importanceCorrection") !== undefined;
   const asyncOn = getIn(draft, "algorithm.async") !== undefined;
-  if (!ASYNC_ALGORITHMS.includes(name)) return null;
+  if (!ASYNC_NAMES.includes(name)) return null;
   return (
     <>
       <OptionalObjectSelect

@@ -1,5 +1,6 @@
 "use client";
 
+import { ALGORITHM_NAMES } from "@troupe/contracts";
 import { getIn } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
 import { useRunnerSupport } from "../../../designer/hooks/useRunnerSupport";
@@ -41,7 +42,7 @@ export function SettingsSections() {
       <fieldset>
         <legend>Algorithm</legend>
         <div className="form-grid">
-          <DraftField kind="select" path="algorithm.name" label="Algorithm" options={["grpo", "dr_grpo", "dapo", "gspo", "ppo", "ippo", "mappo", "sft", "dpo"]} fallback="grpo" hint="GRPO family; PPO family (a critic per actor, or one centralised critic: mappo); sft, dpo on dataset rows." />
+          <DraftField kind="select" path="algorithm.name" label="Algorithm" options={ALGORITHM_NAMES} fallback="grpo" hint="GRPO family; PPO family (a critic per actor, or one centralised critic: mappo); sft, dpo on dataset rows." />
           <DraftField kind="number" path="algorithm.groupSize" label="Group size" placeholder="8" integer hint="Completions per prompt; advantages compare within a group." />
           <RolloutFields />
           {!OFFLINE.includes(String(getIn(draft, "algorithm.name") ?? "grpo")) && <EntropyField />}

@@ -1,0 +1,1 @@
+"""algorithms: see gpu-runtime/ARCHITECTURE.md."""

@@ -1,0 +1,17 @@
+"""The algorithm names, read from the contracts' one list (packages/contracts/src/algorithms.ts, exported as
+schema/algorithms.v1.json by `npm run contracts:export`): the runtime, the RunSpec and the web name the same
+learners, and adding one touches that list, not a copy here."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+_NAMES = json.loads(resources.files("troupe").joinpath("schema", "algorithms.v1.json").read_text(encoding="utf-8"))
+
+GRPO_FAMILY: tuple[str, ...] = tuple(_NAMES["grpoFamily"])  # sampled groups, no critic
+PPO_FAMILY: tuple[str, ...] = tuple(_NAMES["ppoFamily"])  # a critic per actor (mappo: one centralised)
+OFFLINE_FAMILY: tuple[str, ...] = tuple(_NAMES["offline"])  # dataset rows instead of episodes
+ALGORITHM_NAMES: tuple[str, ...] = tuple(_NAMES["names"])  # every `algorithm.name`
+LOSS_TYPES: tuple[str, ...] = tuple(_NAMES["lossTypes"])  # `training.lossType`
+ASYNC_ALGORITHMS: tuple[str, ...] = tuple(_NAMES["async"])  # may sample asynchronously

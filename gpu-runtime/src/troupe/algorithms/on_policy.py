@@ -1,0 +1,211 @@
+"""The on-policy learner: the GRPO family and the PPO family, on a step's scored episodes.
+
+prepare: each trainable actor's share of the batch (training_shares.py);
+advantages: group-normalised rewards (GRPO family, grpo.py), or GAE over a critic's values (PPO family: the
+critics live here, learners/ppo.py; mappo's is centralised);
+update: `iterationsPerBatch` clipped policy-gradient steps (update.py), then the critics fit the returns;
+state: the critics' weights and optimizers, saved with and loaded from a checkpoint.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from ..distributed import RankContext
+from ..engines.rollout.sampling import Rollout, _pad_to, concat_rollouts
+from ..engines.train.policy import completion_logprobs
+from ..models.lora import adapters_disabled
+from .grpo import group_advantages
+from .learners import family, ppo
+from .lr_schedule import lr_at
+from .training_shares import Share, actor_shares
+from .update import update_actor
+from .update_loss import LossOptions, entropy_coef_of, tis_cap_of
+
+Updates = dict[str, dict[str, float]]
+
+
+def reference_name(actor: str) -> str:
+    return f"{actor}/reference"
+
+
+def reference_logprobs(actor: Any) -> Any:
+    """The KL reference's log-probs of a micro-batch (None without KL): the frozen copy, or for LoRA the
+    same model with its adapters off."""
+    if actor.spec["training"]["klBeta"] <= 0:
+        return lambda batch: None
+
+    def compute(batch: Rollout) -> torch.Tensor:
+        if actor.reference is not None:
+            return completion_logprobs(actor.reference, batch, actor.temperature)[0]
+        model = actor.loaded.model
+        was_training = model.training
+        model.eval()
+        with adapters_disabled(model):
+            logp = completion_logprobs(model, batch, actor.temperature)[0]
+        model.train(was_training)
+        return logp
+
+    return compute
+
+
+def store_advantages(shares: list[Share], per_row: list[float]) -> None:
+    """Each share's rows' advantages, kept with its episodes (transcripts show them)."""
+    offset = 0
+    for sh in shares:
+        sh.set_advantages(per_row[offset : offset + len(sh.rewards)])
+        offset += len(sh.rewards)
+
+
+def to_device(batch: Rollout, device: torch.device) -> Rollout:
+    if batch.completion_ids.device == device:
+        return batch
+    return Rollout(
+        batch.prompt_ids.to(device), batch.prompt_mask.to(device), batch.completion_ids.to(device), batch.completion_mask.to(device),
+        batch.sampler_logprobs.to(device), batch.texts, batch.ended.to(device) if batch.ended is not None else None,
+    )
+
+
+class OnPolicyLearner:
+    """GRPO family and PPO family behind one `learn(step, batch)`; PPO's critics are this learner's state."""
+
+    def __init__(
+        self,
+        spec: dict[str, Any],
+        actors: dict[str, Any],
+        environments: list[Any],
+        residency: Any,
+        ctx: RankContext,
+        work_dir: Path,
+        log: Callable[[str, str], Any],
+        report_memory: Callable[..., None],
+        liger_cls: Any,
+        device: torch.device,
+    ) -> None:
+        self.spec, self.actors, self.residency, self.ctx, self.device = spec, actors, residency, ctx, device
+        self.log, self.report_memory, self.liger_cls = log, report_memory, liger_cls
+        # The PPO family's critics (learners/ppo.py): one per actor (ppo, ippo) or per environment (mappo).
+        self.critics = ppo.build_critics(spec, actors, environments, ctx, work_dir, log) if family(spec["algorithm"]["name"]) == "ppo" else None
+        if self.critics is not None:
+            ppo.register(self.critics, residency)
+
+    def save(self, folder: Path) -> None:
+        if self.critics is not None:
+            ppo.save_critics(folder, self.critics, self.ctx)
+
+    def load(self, folder: Path) -> None:
+        if self.critics is not None:
+            ppo.load_critics(folder, self.critics)
+
+    def learn(self, step: int, batch: Any) -> tuple[Updates, dict[str, list[Share]]]:
+        """Per actor: advantages, then iterationsPerBatch clipped PG steps; the metrics and shares of each trained actor."""
+        spec, actors, residency, ctx, critics = self.spec, self.actors, self.residency, self.ctx, self.critics
+        group_size, overlong = spec["algorithm"]["groupSize"], spec["algorithm"]["overlong"]
+        parts, conversations = batch.parts, batch.conversations
+        updates: Updates = {}
+        shares_of: dict[str, list[Share]] = {}
+        fits: dict[str, list[ppo.CriticBatch]] = defaultdict(list)  # what each critic fits after the actors' updates
+        if critics is not None and critics.settings.centralised:
+            residency.for_rollout(c.name for c in critics.all())
+            ppo.prepare_central(critics, conversations, lambda episode, actor: episode.rewards[actor])
+            critics.central = ctx.broadcast_object(critics.central)  # every rank fits and trains on rank 0's
+        for name, actor in actors.items():
+            if not actor.trainable:
+                continue
+            shares = actor_shares(name, actor, parts[name], conversations, self.device, overlong["mode"])
+            if not shares:
+                continue
+            training = actor.spec["training"]
+            rewards_t = torch.tensor([r for sh in shares for r in sh.rewards], dtype=torch.float32)
+            if critics is None:
+                advantages = group_advantages(rewards_t, group_size, training["advantageNorm"])
+                store_advantages(shares, advantages.tolist())
+            # An actor with no token to train on this step (a round spec may skip it) is not updated.
+            if sum(int(sh.loss_mask.sum()) for sh in shares) == 0:
+                truncated = sum(sh.truncation[0] for sh in shares)
+                if overlong["mode"] == "filter" and truncated:
+                    # Every completion was cut off and filtered: report it rather than go silent.
+                    self.log("warning", f'step {step}: every completion of "{name}" hit maxNewTokens and was filtered (algorithm.overlong.mode "filter"); not updated')
+                    shares_of[name] = shares
+                    updates[name] = {"truncation_rate": truncated / max(sum(sh.truncation[1] for sh in shares), 1), **batch.resampling.get(name, {})}
+                continue
+            shares_of[name] = shares
+            pad = actor.loaded.tokenizer.pad_token_id
+            rows = concat_rollouts([sh.rollout for sh in shares], pad)
+            width = rows.completion_ids.shape[1]
+            mask = torch.cat([_pad_to(sh.loss_mask, width, 0, left=False) for sh in shares])
+            if critics is not None:
+                advantages = rewards_t  # PPO family: replaced below by per-token advantages of rank 0's batch
+            # Every rank trains on rank 0's batch, whatever its own sampling kernels drew.
+            rows, mask, advantages = ctx.broadcast_object((rows, mask, advantages))
+            rows, mask, advantages = to_device(rows, actor.device), mask.to(actor.device), advantages.to(actor.device)
+            if critics is not None:
+                # PPO family: per-token advantages from GAE over the critic's values (learners/ppo.py); every
+                # rank runs the critic on the same batch (a sharded critic's forward is collective).
+                residency.for_update(name, also=ppo.critic_of(critics, name, conversations))
+                targets = ppo.targets(critics, name, rows, mask, advantages.tolist(), conversations)
+                advantages = targets.advantages
+                store_advantages(shares, targets.row_advantages)
+                if targets.critic_batch is not None:
+                    fits[critics.by_actor[name].name].append(targets.critic_batch)
+                updates[name] = {"returns/mean": targets.returns_mean}
+                if math.isfinite(targets.explained_variance):  # undefined while every return is equal
+                    updates[name]["value/explained_variance"] = targets.explained_variance
+            residency.for_update(name, also=[reference_name(name)] if actor.reference is not None else [])
+            updates[name] = {**updates.get(name, {}), **self._update(step, name, actor, shares, rows, mask, advantages, batch)}
+            self.report_memory(step, "update", actor=name)
+
+        if critics is not None:
+            # The critics fit the returns once every actor has used their values (value/loss per actor).
+            for name, stats in ppo.fit_critics(critics, fits, residency, spec, actors, ctx).items():
+                if name in updates:
+                    updates[name].update(stats)
+        return updates, shares_of
+
+    def _update(self, step: int, name: str, actor: Any, shares: list[Share], rows: Rollout, mask: torch.Tensor, advantages: torch.Tensor, batch: Any) -> dict[str, float]:
+        spec, training = self.spec, actor.spec["training"]
+        lr = lr_at(step, training["learningRate"], training["scheduler"]["type"], training["scheduler"]["warmupSteps"], spec["trainer"]["steps"])
+        assert actor.backend is not None
+        actor.backend.set_lr(lr)
+        loss_options = LossOptions(
+            loss_type=actor.loss_type,
+            clip_eps_low=training["clipEpsLow"],
+            clip_eps_high=training["clipEpsHigh"],
+            max_completion_len=max(sh.max_len for sh in shares),
+            kl_beta=training["klBeta"],
+            temperature=actor.temperature,
+            tis_cap=tis_cap_of(spec["algorithm"]),
+            entropy_coef=entropy_coef_of(spec["algorithm"]),
+        )
+        # Per micro-batch of this rank's rows: optimizer steps whose gradients are the whole batch's (update.py).
+        result = update_actor(
+            actor.backend, rows, mask, advantages, loss_options, training["iterationsPerBatch"], training["maxGradNorm"], self.ctx,
+            spec["trainer"].get("microBatchSize"), reference_logprobs(actor), self.liger_cls,
+            # The KL reference's own peak, before the update's (both were booked as "reference" before).
+            after_reference=(lambda: self.report_memory(step, "reference", actor=name)) if training["klBeta"] > 0 else None,
+        )
+        self.residency.observe("update")
+        generated_tokens = float(mask.sum())
+        lengths = mask.sum(dim=1).float()
+        truncated, completions = (sum(sh.truncation[i] for sh in shares) for i in (0, 1))
+        trained_advantages = advantages[mask > 0] if advantages.dim() == 2 else advantages  # PPO: per token
+        return {
+            **result,
+            "lr": lr,
+            "completion_len": generated_tokens / mask.shape[0],
+            "completion_len/min": float(lengths.min()),
+            "completion_len/max": float(lengths.max()),
+            "truncation_rate": truncated / max(completions, 1),
+            "advantage/mean": float(trained_advantages.mean()),
+            "advantage/std": float(trained_advantages.std(correction=0)),
+            "advantage/min": float(trained_advantages.min()),
+            "advantage/max": float(trained_advantages.max()),
+            "tokens_per_s": generated_tokens / max(batch.rollout_seconds[name], 1e-9),
+            **batch.resampling.get(name, {}),
+            **batch.staleness(),
+        }

@@ -1,0 +1,1 @@
+"""engines: see gpu-runtime/ARCHITECTURE.md."""

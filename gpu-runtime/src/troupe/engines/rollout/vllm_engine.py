@@ -1,0 +1,237 @@
+"""`backend: "vllm"`: a colocated vLLM engine per actor, with sleep mode and in-memory weight sync.
+
+Written against vLLM's documented offline API (versions pinned in pyproject's `gpu` extra,
+VLLM_VERSION_RANGE below): `LLM(model, enable_sleep_mode=True, tensor_parallel_size,
+gpu_memory_utilization, max_model_len, enforce_eager, ...)`, `LLM.generate` on token-id prompts,
+`LLM.sleep(level)`, `LLM.wake_up(tags)`, `LLM.reset_prefix_cache()`, and `LLM.collective_rpc` to run
+`worker.model_runner.model.load_weights(weights)` on every worker. The parameter names of every one
+of these calls are listed in VLLM_CALLS and checked against the installed package (or the test
+stand-in, tests/vllm_standin.py) by tests/test_vllm_standin_contract.py.
+
+The engine never sees a file of ours after start-up: updated weights arrive from the trainer in
+memory, one parameter at a time (sync.py). vLLM is imported only here, only when an actor asks for it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import torch
+
+from .sampling import Rollout, left_pad
+from .base import EnginePrompt, EngineStateError, RolloutEngine, check_level, check_tags
+
+VLLM_VERSION_RANGE = ">=0.10.2,<0.12"
+# Parameters we pass to each vLLM call (the signature contract checks every name exists there).
+VLLM_CALLS: dict[str, tuple[str, ...]] = {
+    "LLM": (
+        "model", "tensor_parallel_size", "dtype", "seed", "gpu_memory_utilization", "enforce_eager",
+        "max_model_len", "enable_sleep_mode", "enable_lora", "max_lora_rank", "skip_tokenizer_init",
+        "logprobs_mode", "distributed_executor_backend",
+    ),
+    "LLM.generate": ("prompts", "sampling_params", "use_tqdm", "lora_request"),
+    "LLM.sleep": ("level",),
+    "LLM.wake_up": ("tags",),
+    "LLM.reset_prefix_cache": (),
+    "LLM.collective_rpc": ("method", "args"),
+    "SamplingParams": ("n", "temperature", "top_p", "top_k", "max_tokens", "logprobs", "seed", "stop_token_ids", "detokenize"),
+    "LoRARequest": ("lora_name", "lora_int_id", "lora_path"),
+}
+# Bytes of parameters sent per collective_rpc: each is still gathered one at a time from the trainer.
+PUSH_BUCKET_BYTES = 256 * 2**20
+
+
+@dataclass(frozen=True)
+class VllmSettings:
+    """`actors[].vllm` (defaults filled)."""
+
+    gpu_memory_utilization: float = 0.5
+    tensor_parallel: int = 1
+    sleep_level: int = 1
+    max_model_len: int | None = None
+    enforce_eager: bool = False
+
+    @classmethod
+    def from_spec(cls, actor_spec: dict[str, Any]) -> "VllmSettings":
+        v = actor_spec.get("vllm") or {}
+        return cls(
+            float(v.get("gpuMemoryUtilization", 0.5)),
+            int(v.get("tensorParallel", 1)),
+            int(v.get("sleepLevel", 1)),
+            v.get("maxModelLen"),
+            bool(v.get("enforceEager", False)),
+        )
+
+
+def import_vllm() -> Any:
+    """The vLLM package. Tests replace this function to hand the engine the stand-in instead."""
+    # In-process engine core: collective_rpc then hands the worker our tensors by reference, no copy
+    # through a socket (TRL and verl colocate vLLM the same way).
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    import vllm
+
+    return vllm
+
+
+def _load_weights_on_worker(worker: Any, weights: list[tuple[str, torch.Tensor]]) -> int:
+    """Runs inside each vLLM worker (collective_rpc): the model's own loader, which knows its fused
+    and tensor-parallel layouts."""
+    loaded = worker.model_runner.model.load_weights(weights=weights)
+    return len(loaded) if loaded is not None else len(weights)
+
+
+class VllmEngine(RolloutEngine):
+    name = "vllm"
+    holds_own_weights = True
+
+    def __init__(
+        self,
+        model_path: str,
+        tokenizer: Any,
+        settings: VllmSettings,
+        seed: int,
+        dtype: str = "auto",
+        lora_rank: int | None = None,
+        distributed: bool = False,
+        vllm: Any = None,
+    ):
+        self.vllm = vllm if vllm is not None else import_vllm()
+        self.tokenizer = tokenizer
+        self.settings = settings
+        self.seed = seed
+        self.calls = 0
+        self.asleep: set[str] = set()
+        self.lora_request: Any = None
+        self._lora_ids: dict[str, int] = {}
+        kwargs: dict[str, Any] = dict(
+            model=model_path,
+            tensor_parallel_size=settings.tensor_parallel,
+            dtype=dtype,
+            seed=seed,
+            gpu_memory_utilization=settings.gpu_memory_utilization,
+            enforce_eager=settings.enforce_eager,
+            enable_sleep_mode=True,
+            # Our tokenizer encodes and decodes (prompts go in as token ids): vLLM needs none.
+            skip_tokenizer_init=True,
+            # Log-probs after temperature (and top-k/top-p), i.e. of the distribution actually sampled.
+            logprobs_mode="processed_logprobs",
+        )
+        if settings.max_model_len is not None:
+            kwargs["max_model_len"] = settings.max_model_len
+        if lora_rank is not None:
+            kwargs.update(enable_lora=True, max_lora_rank=lora_rank)
+        if distributed:
+            # The run's own torch ranks are vLLM's workers (TRL colocates the same way): each rank's engine sits on
+            # its own GPU, holding one tensor-parallel shard, or a whole replica when tensorParallel is 1.
+            kwargs["distributed_executor_backend"] = "external_launcher"
+        self.llm = self.vllm.LLM(**kwargs)
+
+    # ------------------------------------------------------------------ sampling
+    def sampling_params(self, sampling: dict[str, Any], seed: int) -> Any:
+        top_k = int(sampling["topK"])
+        return self.vllm.SamplingParams(
+            n=1,
+            temperature=float(sampling["temperature"]),
+            top_p=float(sampling["topP"]),
+            top_k=top_k if top_k > 0 else -1,
+            max_tokens=int(sampling["maxNewTokens"]),
+            logprobs=0,  # the sampled token's own log-prob
+            seed=seed,
+            stop_token_ids=list(self.tokenizer.eos_token_ids),
+            detokenize=False,
+        )
+
+    def generate(self, prompts: Sequence[EnginePrompt], sampling: dict[str, Any]) -> Rollout:
+        if self.asleep:
+            raise EngineStateError(f"vLLM engine asked to generate while {sorted(self.asleep)} sleep: wake it first")
+        self.calls += 1
+        # One seed per request, drawn from torch's global generator: the run's seed fixes it, a checkpoint saves
+        # and restores it, so a resumed run samples what the uninterrupted one did (as HF `generate` does).
+        base = int(torch.randint(0, 2**31 - 1, (1,)).item())
+        params = [self.sampling_params(sampling, (base + i) % (2**31)) for i in range(len(prompts))]
+        requests = [{"prompt_token_ids": list(p.token_ids)} for p in prompts]
+        outputs = self.llm.generate(requests, sampling_params=params, use_tqdm=False, lora_request=self.lora_request)
+        return self._rollout(prompts, outputs)
+
+    def _rollout(self, prompts: Sequence[EnginePrompt], outputs: Sequence[Any]) -> Rollout:
+        tok = self.tokenizer
+        eos = set(tok.eos_token_ids)
+        seqs: list[list[int]] = []
+        logps: list[list[float]] = []
+        ended: list[bool] = []
+        for out in outputs:
+            done = out.outputs[0]
+            ids = list(done.token_ids)
+            if done.logprobs is None or len(done.logprobs) != len(ids):
+                raise RuntimeError(f"vLLM returned {0 if done.logprobs is None else len(done.logprobs)} log-probs for {len(ids)} tokens")
+            seqs.append(ids)
+            logps.append([float(step[t].logprob) for t, step in zip(ids, done.logprobs)])
+            ended.append(bool(ids) and ids[-1] in eos)
+        prompt_ids, prompt_mask = left_pad([p.token_ids for p in prompts], tok.pad_token_id)
+        width = max(max((len(s) for s in seqs), default=0), 1)
+        b = len(seqs)
+        completion_ids = torch.full((b, width), tok.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((b, width), dtype=torch.long)
+        logprobs = torch.zeros((b, width), dtype=torch.float32)
+        texts = []
+        for i, (ids, lp) in enumerate(zip(seqs, logps)):
+            if ids:
+                completion_ids[i, : len(ids)] = torch.tensor(ids)
+                mask[i, : len(ids)] = 1
+                logprobs[i, : len(ids)] = torch.tensor(lp, dtype=torch.float32)
+            texts.append(tok.decode([t for t in ids if t not in eos]))
+        return Rollout(prompt_ids, prompt_mask, completion_ids, mask, logprobs, texts, torch.tensor(ended, dtype=torch.bool))
+
+    # ------------------------------------------------------------------ weights and memory
+    def push_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> int:
+        if "weights" in self.asleep:
+            raise EngineStateError("vLLM engine: weights pushed while they sleep; wake(['weights']) first")
+        loaded, bucket, size = 0, [], 0
+        for name, tensor in weights:
+            bucket.append((name, tensor))
+            size += tensor.numel() * tensor.element_size()
+            if size >= PUSH_BUCKET_BYTES:
+                loaded += self._send(bucket)
+                bucket, size = [], 0
+        if bucket:
+            loaded += self._send(bucket)
+        return loaded
+
+    def _send(self, bucket: list[tuple[str, torch.Tensor]]) -> int:
+        results = self.llm.collective_rpc(_load_weights_on_worker, args=(bucket,))
+        return int(results[0]) if results else len(bucket)
+
+    def set_adapter(self, name: str | None, path: str | None = None) -> None:
+        """A LoRA adapter saved at `path` (vLLM loads adapters from folders): a new LoRARequest each
+        call, so a changed adapter is reloaded rather than served from vLLM's adapter cache."""
+        if name is None:
+            self.lora_request = None
+            return
+        if path is None:
+            raise ValueError("the vLLM engine loads a LoRA adapter from a folder: give its path")
+        self._lora_ids[name] = max(self._lora_ids.values(), default=0) + 1
+        self.lora_request = self.vllm.LoRARequest(lora_name=f"{name}-{self._lora_ids[name]}", lora_int_id=self._lora_ids[name], lora_path=path)
+
+    def sleep(self, level: int) -> None:
+        self.llm.sleep(level=check_level(level))
+        self.asleep = {"weights", "kv_cache"}
+
+    def wake(self, tags: Sequence[str]) -> None:
+        tags = [t for t in check_tags(tags) if t in self.asleep]
+        if tags:
+            self.llm.wake_up(tags=tags)
+            self.asleep -= set(tags)
+
+    def reset_prefix_cache(self) -> None:
+        self.llm.reset_prefix_cache()
+
+    def close(self) -> None:
+        """Drops the engine so its device memory can be released (a library caller may start another run)."""
+        import gc
+
+        self.llm = None
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()

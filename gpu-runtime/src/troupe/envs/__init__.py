@@ -1,0 +1,1 @@
+"""envs: see gpu-runtime/ARCHITECTURE.md."""

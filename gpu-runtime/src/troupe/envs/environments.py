@@ -1,0 +1,139 @@
+"""Environments: where prompts come from, who answers, and how answers are scored.
+
+Only `single_turn` exists so far: one actor answers one prompt drawn from the dataset, and the
+environment's rewards score the completion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import jinja2
+import numpy as np
+
+from .data import Dataset, RowSampler
+from ..rewards.builtin import BoundReward, combine_rewards
+from ..spec import SpecError
+from ..models.tokenizer import Tokenizer
+
+_JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+
+@dataclass
+class RenderedPrompt:
+    user: str  # what the dataset asked (shown in episodes)
+    system: str | None
+    text: str  # what the model reads (after the chat template, if any)
+    add_special_tokens: bool
+
+
+@dataclass
+class SingleTurnEnvironment:
+    index: int
+    spec: dict[str, Any]
+    dataset: Dataset
+    actor: str
+    rewards: list[tuple[BoundReward, float]]
+    sampler: RowSampler
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.spec["name"]
+
+    def bind(self, handles: dict[str, Any], log: Any = None) -> None:
+        """Nothing to bind: only acting environments speak through the run's actors (acting.py)."""
+
+    def close(self) -> None:
+        """Nothing to release: acting environments close their `Environment` object (acting.py)."""
+
+    def user_text(self, row: dict[str, Any], row_index: int) -> str:
+        prompt = self.spec["prompt"]
+        if "template" in prompt:
+            try:
+                return _JINJA.from_string(prompt["template"]).render(**row)
+            except jinja2.TemplateError as e:
+                raise SpecError.at(
+                    f"environments.{self.index}.prompt.template", f"cannot render dataset row {row_index}: {e}"
+                ) from e
+        return str(row[prompt["field"]])
+
+    def render(self, row: dict[str, Any], row_index: int, tokenizer: Tokenizer) -> RenderedPrompt:
+        user = self.user_text(row, row_index)
+        system = self.spec["systemPrompts"].get(self.actor)
+        if self.spec["prompt"]["applyChatTemplate"]:
+            messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+            templated = tokenizer.apply_chat_template(messages)
+            if templated is not None:
+                return RenderedPrompt(user, system, templated, add_special_tokens=False)
+        text = f"{system}\n{user}" if system else user
+        return RenderedPrompt(user, system, text, add_special_tokens=True)
+
+    def score_batch(self, prompts: list[str], completions: list[str], rows: list[dict[str, Any]]) -> list[tuple[float, dict[str, float]]]:
+        """(total, components) per completion; each reward scores the whole batch in one call."""
+        weights = {reward.name: weight for reward, weight in self.rewards}
+        per_reward = {}
+        for reward, _ in self.rewards:
+            if reward.scope == "conversation":
+                calls = [{**row, "conversation": [{"actor": "user", "content": p}, {"actor": self.actor, "content": c}], "actor_name": self.actor}
+                         for p, c, row in zip(prompts, completions, rows)]
+            else:
+                calls = [{**row, "prompt": p, "completion": c} for p, c, row in zip(prompts, completions, rows)]
+            per_reward[reward.name] = reward.score_many(calls, rows)
+        out = []
+        for k in range(len(completions)):
+            components = {name: scores[k] for name, scores in per_reward.items()}
+            out.append((combine_rewards(components, weights), components))
+        return out
+
+    def score(self, prompt: str, completion: str, row: dict[str, Any]) -> tuple[float, dict[str, float]]:
+        components = {reward.name: reward(prompt, completion, row) for reward, _ in self.rewards}
+        weights = {reward.name: weight for reward, weight in self.rewards}
+        return combine_rewards(components, weights), components
+
+
+def build_environment(
+    env_spec: dict[str, Any],
+    index: int,
+    datasets: dict[str, Dataset],
+    rewards: dict[str, BoundReward],
+    rng: np.random.Generator,
+) -> SingleTurnEnvironment:
+    dataset = datasets[env_spec["dataset"]]
+    path = f"environments.{index}"
+    columns = dataset.columns()
+    prompt = env_spec["prompt"]
+    if "template" not in prompt and prompt["field"] not in columns:
+        raise SpecError.at(
+            f"{path}.prompt.field", f'dataset "{dataset.name}" has no column "{prompt["field"]}" (columns: {", ".join(sorted(columns))})'
+        )
+    bound: list[tuple[BoundReward, float]] = []
+    for j, ref in enumerate(env_spec["rewards"]):
+        reward = rewards[ref["reward"]]
+        for column in reward.fields:
+            if column not in columns:
+                raise SpecError.at(
+                    f"{path}.rewards.{j}.reward",
+                    f'reward "{reward.name}" reads column "{column}", which dataset "{dataset.name}" does not have in every row',
+                )
+        bound.append((reward, float(ref["weight"])))
+    env = SingleTurnEnvironment(index, env_spec, dataset, env_spec["actors"][0], bound, RowSampler(dataset.train_indices, rng))
+    env.user_text(dataset.rows[dataset.train_indices[0]], dataset.train_indices[0])  # fail early on a bad template
+    if env_spec.get("roundSpec"):
+        env.notes.append(f'environment "{env.name}": roundSpec is ignored by single_turn environments')
+    return env
+
+
+def allocate_prompts(total: int, weights: list[float]) -> list[int]:
+    """Split `total` prompts across environments by weight (largest remainder; ties to the first). A weight of
+    0 (an eval-only environment) gets none; all zero (an eval-only run) gets none anywhere."""
+    s = sum(weights)
+    if s <= 0:
+        return [0] * len(weights)
+    exact = [total * w / s for w in weights]
+    counts = [int(x) for x in exact]
+    order = sorted(range(len(weights)), key=lambda i: (-(exact[i] - counts[i]), i))
+    for i in order[: total - sum(counts)]:
+        counts[i] += 1
+    return counts

@@ -1,0 +1,198 @@
+"""`environments[].kind: "game"`: a two-player board game (PettingZoo) played by actors.
+
+    game: {name: "tic_tac_toe" | "connect_four", opponent: "random" | "actors",
+           actorPlays: "first" | "second" | "alternate", legalMoveReward: number}
+
+- opponent "random": one actor plays against the built-in frozen random player (a uniformly random
+  legal move from a generator seeded by the environment's name, so runs repeat). `actorPlays` picks
+  the actor's side: X moves first; "alternate" gives odd samples of a group the second move.
+- opponent "actors": two actors play each other, the first is X. Self-play is two actors with the
+  same model (both trainable, or one trainable against a frozen copy).
+
+The game speaks as the environment between moves (never trained on): the opening names the board
+and the side, then after each move the opponent's reply and the board (rows top to bottom, `/`
+between rows, `.` empty). A move is the first whole number in the actor's message.
+
+Illegal moves: a message with no number, or a number that is not a legal move, forfeits the game
+on the spot: the offender scores -1, its opponent 0, and the environment says so.
+Rewards (component "game", per actor): win 1, draw 0, loss -1; a game cut off by maxTurns scores 0.
+`legalMoveReward` (default 0) adds that much per legal move the actor made (component
+"legal_moves"): shaping for a model that has yet to learn what a move looks like, where every
+game would otherwise end in the same forfeit and its group would teach nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from ..environment_api import Environment
+from ...spec import SpecError
+from .chess import CHESS_MISSING, ChessEnvironment, chess_available
+from .board import GAMES, MARKS, BoardGame, parse_move, pettingzoo_available
+from .players import random_move
+
+OPPONENTS = ("random", "actors")
+SIDES = ("first", "second", "alternate")
+DEFAULTS: dict[str, Any] = {"name": "tic_tac_toe", "opponent": "random", "actorPlays": "first", "legalMoveReward": 0.0}
+
+
+def game_settings(env_spec: dict[str, Any]) -> dict[str, Any]:
+    return {**DEFAULTS, **(env_spec.get("game") or {})}
+
+
+def game_issues(env_spec: dict[str, Any], index: int, pettingzoo: bool | None = None, chess: bool | None = None) -> list[tuple[str, str]]:
+    """(field, message) for a game environment the runtime cannot play. `pettingzoo`: whether this
+    host has it (None: look)."""
+    p = f"environments.{index}"
+    settings = game_settings(env_spec)
+    issues = []
+    if settings["name"] == "chess":
+        if not (chess_available() if chess is None else chess):
+            issues.append((f"{p}.game.name", CHESS_MISSING))
+    elif not (pettingzoo_available() if pettingzoo is None else pettingzoo):
+        issues.append((f"{p}.kind", '"game" needs PettingZoo on the runner (pip install "troupe[games]": pettingzoo and pygame)'))
+    if settings["name"] not in (*GAMES, "chess"):
+        issues.append((f"{p}.game.name", f'unknown game "{settings["name"]}" (known: {", ".join((*GAMES, "chess"))})'))
+    if settings["opponent"] not in OPPONENTS:
+        issues.append((f"{p}.game.opponent", f'must be one of {", ".join(OPPONENTS)}'))
+    elif settings["opponent"] == "random" and len(env_spec["actors"]) != 1:
+        issues.append((f"{p}.actors", "a game against the random player has exactly one actor"))
+    elif settings["opponent"] == "actors" and len(env_spec["actors"]) != 2:
+        issues.append((f"{p}.actors", "a game between actors has exactly two (the first plays X and moves first)"))
+    if settings["actorPlays"] not in SIDES:
+        issues.append((f"{p}.game.actorPlays", f'must be one of {", ".join(SIDES)}'))
+    elif settings["opponent"] == "actors" and settings["actorPlays"] != "first":
+        issues.append((f"{p}.game.actorPlays", 'only for opponent "random": between actors the first actor plays X'))
+    bonus = settings["legalMoveReward"]
+    if isinstance(bonus, bool) or not isinstance(bonus, (int, float)) or bonus < 0:
+        issues.append((f"{p}.game.legalMoveReward", "must be a number >= 0"))
+    return issues
+
+
+def _name_seed(name: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"game:{name}".encode()).digest()[:8], "little")
+
+
+class GameEnvironment(Environment):
+    speaker = "game"
+
+    def __init__(self, settings: dict[str, Any] | None = None, seed: int | None = None) -> None:
+        """From the spec (`from_spec`), or with no arguments as a `python` environment class, whose
+        `params` are the game settings (`entrypoint: "troupe.games.environment:GameEnvironment"`)."""
+        self.settings = settings or {}
+        self.rng = np.random.default_rng(seed)
+
+    def setup(self) -> None:
+        if not self.settings:
+            spec = {"name": self.name, "actors": self.actors, "game": self.params}
+            issues = game_issues(spec, 0)
+            if issues:
+                raise ValueError(f"{issues[0][0].replace('environments.0.game', 'params')}: {issues[0][1]}")
+            self.settings = game_settings(spec)
+            self.rng = np.random.default_rng(_name_seed(self.name))
+
+    @classmethod
+    def from_spec(cls, env_spec: dict[str, Any], index: int) -> Environment:
+        issues = game_issues(env_spec, index)
+        if issues:
+            raise SpecError.at(*issues[0])
+        settings = game_settings(env_spec)
+        if settings["name"] == "chess":  # played by chess.js in a Node server, as a remote environment
+            return ChessEnvironment.from_chess_spec(env_spec, index, settings, _name_seed(env_spec["name"]))
+        return cls(settings, _name_seed(env_spec["name"]))
+
+    # -- who plays which side
+    def players(self, episode: Any) -> list[str | None]:
+        """[X, O]: actor names, None for the random player."""
+        if self.settings["opponent"] == "actors":
+            return [self.actors[0], self.actors[1]]
+        side = self.settings["actorPlays"]
+        second = side == "second" or (side == "alternate" and episode.sample % 2 == 1)
+        return [None, self.actors[0]] if second else [self.actors[0], None]
+
+    def _move_hint(self, game: BoardGame) -> str:
+        lo, hi = game.move_range
+        return f"{lo}-{hi}, {'row by row' if game.name == 'tic_tac_toe' else 'columns'}"
+
+    def reset(self, episode: Any) -> str:
+        game = BoardGame.new(self.settings["name"])
+        players = self.players(episode)
+        episode.state.update(game=game, players=players)
+        opening = ""
+        if players[0] is None:  # the random player moves first
+            move = random_move(game, self.rng)
+            game.play(move)
+            opening = f"{MARKS[0]} plays {move}. "
+        sides = ", ".join(f"{name} is {MARKS[k]}" for k, name in enumerate(players) if name is not None)
+        return f"{game.name} ({self._move_hint(game)}): {sides}. {opening}{game.render()}"
+
+    def next_speaker(self, episode: Any, turn: int) -> str | None:
+        game: BoardGame = episode.state["game"]
+        if episode.done or game.over:
+            return None
+        return episode.state["players"][game.to_move]
+
+    def step(self, episode: Any, message: Any) -> str:
+        game: BoardGame = episode.state["game"]
+        player = game.to_move
+        move = parse_move(message.text)
+        if move is None or move not in game.legal_moves():
+            game.lose_by_forfeit(player)
+            episode.done = True
+            said = "no move" if move is None else f"illegal move {move}"
+            return f"{said}: {game.outcome_text()}. {game.render()}"
+        game.play(move)
+        text = ""
+        opponent = episode.state["players"][game.to_move] if not game.over else "x"
+        if not game.over and opponent is None:
+            reply = random_move(game, self.rng)
+            game.play(reply)
+            text = f"{MARKS[1 - player]} plays {reply}. "
+        if game.over:
+            episode.done = True
+            return f"{text}{game.render()} {game.outcome_text()}"
+        return f"{text}{game.render()}"
+
+    def metrics(self, episodes: Any) -> dict[str, float]:
+        """Per actor (named `game/<actor>/<what>`; acting.py reports each under its actor as `game/<what>`):
+        the share of its games it won, drew, lost (forfeits included), forfeited itself, and that were cut
+        off by maxTurns unfinished. Against the random player the other side is nobody's."""
+        counts: dict[str, dict[str, int]] = {}
+        for episode in episodes:
+            game: BoardGame | None = episode.state.get("game")
+            if game is None:
+                continue
+            for k, name in enumerate(episode.state["players"]):
+                if name is None:
+                    continue
+                c = counts.setdefault(name, {"games": 0, "win": 0, "draw": 0, "loss": 0, "forfeit": 0, "unfinished": 0})
+                c["games"] += 1
+                if game.result is None:
+                    c["unfinished"] += 1
+                elif game.forfeit == k:
+                    c["forfeit"] += 1
+                    c["loss"] += 1
+                elif game.forfeit is not None:
+                    c["win"] += 1  # the opponent forfeited: scored 0, counted as a win of the game
+                elif game.result[k] > 0:
+                    c["win"] += 1
+                elif game.result[k] < 0:
+                    c["loss"] += 1
+                else:
+                    c["draw"] += 1
+        return {f"game/{name}/{what}": c[what] / c["games"] for name, c in counts.items() for what in ("win", "draw", "loss", "forfeit", "unfinished") if c["games"]}
+
+    def score(self, episode: Any) -> dict[str, float | dict[str, float]]:
+        game: BoardGame = episode.state["game"]
+        out: dict[str, float | dict[str, float]] = {}
+        bonus = float(self.settings["legalMoveReward"])
+        for k, name in enumerate(episode.state["players"]):
+            if name is not None:
+                out[name] = {"game": game.result[k] if game.result is not None else 0.0}
+                if bonus:
+                    # Moves alternate X, O, X...: player k made the moves at k, k + 2, ...
+                    out[name]["legal_moves"] = bonus * len(game.moves[k::2])
+        return out

@@ -1,0 +1,154 @@
+"""`environments[].kind: "remote"`: the episodes are played against an environment served over
+HTTP or gRPC (protocol.py; the url's scheme picks the transport), one session per episode; a turn's
+calls go out together.
+
+    url: "http://host:8100" | "grpc://host:8101", remote: {timeoutSeconds: 30, failureScore: 0}
+
+Failed episodes. A call that times out, cannot connect, gets an error status or a reply that
+breaks the protocol (or names an actor that is not in the environment) fails that episode only:
+- one log line (level "error") names the environment, the episode (group, sample), the call and
+  the cause;
+- the episode ends there; its tokens train nothing (every actor's loss mask on it is zeroed);
+- every actor of it scores `failureScore` (component "environment"), so the failure shows in the
+  reward metrics and transcripts;
+- the run goes on: the other episodes of the step train as usual.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any, Sequence
+
+from ..environment_api import Environment, Reply
+from ...spec import SpecError
+from ...spec.game_remote_rules import GRPC_MISSING, URL_HINT
+from .client import LoopClient, RemoteFailure, connect
+from .protocol import ResetReply, StepReply, grpc_available, transport_of
+
+DEFAULTS = {"timeoutSeconds": 30.0, "failureScore": 0.0}
+_log = logging.getLogger("troupe.remote")
+
+
+class RemoteEnvironment(Environment):
+    speaker = "environment"
+
+    def __init__(self, url: str | None = None, timeout_s: float = DEFAULTS["timeoutSeconds"], failure_score: float = DEFAULTS["failureScore"]) -> None:
+        """From the spec (`from_spec`), or with no arguments as a `python` environment class whose
+        `params` are {url, timeoutSeconds, failureScore}."""
+        self.url = url or ""
+        self.timeout_s = timeout_s
+        self.failure_score = failure_score
+        self.client: LoopClient | None = connect(url, timeout_s) if url else None
+        self.failed = 0  # episodes failed so far in this run
+
+    def setup(self) -> None:
+        if self.client is None:
+            settings = {**DEFAULTS, **(self.params or {})}
+            if transport_of(settings.get("url")) is None:
+                raise ValueError(f"params.url: {URL_HINT}")
+            if transport_of(settings.get("url")) == "grpc" and not grpc_available():
+                raise ValueError(f"params.url: {GRPC_MISSING}")
+            self.url, self.failure_score = str(settings["url"]), float(settings["failureScore"])
+            self.client = connect(self.url, float(settings["timeoutSeconds"]))
+
+    @classmethod
+    def from_spec(cls, env_spec: dict[str, Any], index: int) -> RemoteEnvironment:
+        url = env_spec.get("url")
+        if transport_of(url) is None:
+            raise SpecError.at(f"environments.{index}.url", URL_HINT)
+        if transport_of(url) == "grpc" and not grpc_available():
+            raise SpecError.at(f"environments.{index}.url", GRPC_MISSING)
+        settings = {**DEFAULTS, **(env_spec.get("remote") or {})}
+        return cls(str(url), float(settings["timeoutSeconds"]), float(settings["failureScore"]))
+
+    # -- failure policy
+    def fail(self, episode: Any, where: str, failure: RemoteFailure | str) -> None:
+        self.failed += 1
+        episode.state["failed"] = f"{where}: {failure}"
+        episode.done = True
+        for view in episode.views.values():
+            view.own = [0] * len(view.own)
+        line = (
+            f'remote environment "{self.name}" ({self.url}): episode group {episode.group} sample {episode.sample} failed at {where}: '
+            f"{failure}; it trains nothing and scores failureScore {self.failure_score:g}"
+        )
+        if self.log_sink is not None:  # the run's log (set by the runtime)
+            self.log("error", line)
+        else:
+            _log.error(line)
+
+    def _check_next(self, episode: Any, name: str | None, where: str) -> bool:
+        if name is not None and name not in self.actors:
+            self.fail(episode, where, f'garbage: next names "{name}", who is not one of the actors ({", ".join(self.actors)})')
+            return False
+        episode.state["next"] = name
+        return True
+
+    # -- the protocol
+    def reset(self, episode: Any) -> str | None:
+        return self.reset_many([episode])[0]
+
+    def reset_many(self, episodes: Sequence[Any]) -> list[str | None]:
+        bodies = []
+        for e in episodes:
+            e.state["session"] = uuid.uuid4().hex
+            e.state["turn"] = 0
+            bodies.append({"session": e.state["session"], "row": e.row, "actors": self.actors, "sample": e.sample})
+        out: list[str | None] = []
+        assert self.client is not None, "setup() first"
+        for e, reply in zip(episodes, self.client.call_many("reset", bodies, ResetReply.parse)):
+            if isinstance(reply, RemoteFailure):
+                self.fail(e, "reset", reply)
+                out.append(None)
+                continue
+            if self._check_next(e, reply.next, "reset") and reply.done:
+                e.done = True
+            out.append(reply.message)
+        return out
+
+    def next_speaker(self, episode: Any, turn: int) -> str | None:
+        if episode.done:
+            return None
+        return episode.state.get("next") or super().next_speaker(episode, turn)
+
+    def step_many(self, pairs: Sequence[tuple[Any, Any]]) -> list[list[Reply] | None]:
+        live = [(e, m) for e, m in pairs if not e.done]
+        bodies = [{"session": e.state["session"], "actor": m.actor, "text": m.text} for e, m in live]
+        assert self.client is not None, "setup() first"
+        replies = dict(zip((id(e) for e, _ in live), self.client.call_many("step", bodies, StepReply.parse))) if live else {}
+        out: list[list[Reply] | None] = []
+        for e, _ in pairs:
+            reply = replies.get(id(e))
+            e.state["turn"] = e.state.get("turn", 0) + 1
+            if reply is None:
+                out.append(None)
+            elif isinstance(reply, RemoteFailure):
+                self.fail(e, f"step {e.state['turn']}", reply)
+                out.append(None)
+            else:
+                bad = [a for a in (reply.rewards or {}) if a not in self.actors]
+                if bad:
+                    self.fail(e, f"step {e.state['turn']}", f'garbage: rewards name "{bad[0]}", who is not one of the actors')
+                    out.append(None)
+                    continue
+                if not self._check_next(e, reply.next, f"step {e.state['turn']}"):
+                    out.append(None)
+                    continue
+                if reply.done:
+                    e.done = True
+                    e.state["rewards"] = reply.rewards or {}
+                out.append([Reply(m.text, m.to) for m in reply.messages])
+        return out
+
+    def step(self, episode: Any, message: Any) -> list[Reply] | None:
+        return self.step_many([(episode, message)])[0]
+
+    def score(self, episode: Any) -> dict[str, float | dict[str, float]]:
+        if "failed" in episode.state:
+            return {a: {"environment": self.failure_score} for a in self.actors}
+        return dict(episode.state.get("rewards") or {})
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()

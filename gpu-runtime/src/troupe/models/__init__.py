@@ -1,0 +1,1 @@
+"""models: see gpu-runtime/ARCHITECTURE.md."""

@@ -1,0 +1,1 @@
+"""residency: see gpu-runtime/ARCHITECTURE.md."""

@@ -1,0 +1,1 @@
+"""rewards: see gpu-runtime/ARCHITECTURE.md."""

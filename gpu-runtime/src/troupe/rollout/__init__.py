@@ -1,0 +1,1 @@
+"""rollout: see gpu-runtime/ARCHITECTURE.md."""

@@ -1,0 +1,310 @@
+"""Asynchronous rollouts (`algorithm.async.maxStaleness: K`): a producer thread samples and scores the next
+batches while the trainer trains on the current one. (On a CPU host with K >= 1 the producer is a process
+instead, async_process.py: same schedule, same batches; this module holds what both share.)
+
+The producer samples from its own copy of each trainable actor's module (an `HFEngine` on the copy), never
+from the module the trainer is updating. Staleness is fixed, not "whatever was freshest": the batch of step t
+is sampled with the weights after exactly max(b, t - 1 - K) updates (b: the updates done when the run
+(re)started), so a batch is never more than K updates older than the policy it trains, and a run is the
+same run however the two threads' timing falls (a fixed seed gives the same steps; resume is exact).
+
+    trainer thread                              producer thread
+    take(t): wait for batch t                   for t = next, next + 1, ...: wait until the weights of
+    update with it                                version max(b, t - 1 - K) are published, load them into
+    publish(t): snapshot of the new weights       the copies, sample + score + dynamic sampling, hand over
+    eval / checkpoint under quiesce()           (at most K + 1 batches beyond the trainer's step)
+
+K = 0: batch t is sampled after update t - 1 is published, from a copy holding exactly those weights: the
+synchronous loop's order of random draws, so the same metrics bit for bit.
+
+Random draws: sampling uses torch's global generator, which both threads share. Only the producer draws from
+it while it runs; anything in the trainer thread that samples (evaluation) or records the generator's state
+(a checkpoint) first waits in `quiesce()` until the producer has made every batch it may make and is idle.
+Dropout in the trained model would also draw from it during the update; the tiny presets and the
+Qwen2/Llama configs we build have none (a model with dropout makes async runs depend on timing).
+
+Checkpoints: batches made but not yet trained on are saved beside the checkpoint (`in_flight.pt`), with the
+RNG state after them; a resumed run trains on them first, then continues from that RNG state.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import threading
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+import torch
+
+from ..models.loading import LoadedModel
+from ..engines.rollout import HFEngine
+from ..models.shared_lora import AdapterBound
+from ..envs.single_turn import EnvRollout, draw_single_turn, refill_groups, score_single_turn
+
+if TYPE_CHECKING:
+    from ..actors import Actor
+
+IN_FLIGHT_FILE = "in_flight.pt"
+
+
+@dataclass
+class ProducedBatch:
+    """What the rollout and reward phases of step `step` produce: each trainable actor's environment parts,
+    scored (and refilled by dynamic sampling); `version` = updates the sampling weights had seen."""
+
+    step: int
+    version: int
+    parts: dict[str, list[EnvRollout]]
+    rollout_seconds: dict[str, float]
+    resampling: dict[str, dict[str, float]]
+
+    def staleness(self) -> dict[str, float]:
+        """In updates: the policy trained at step t has seen t - 1. Every sample of a batch has the same age."""
+        lag = float(self.step - 1 - self.version)
+        return {"staleness/mean": lag, "staleness/max": lag}
+
+
+def produce_single_turn(
+    step: int,
+    version: int,
+    spec: dict[str, Any],
+    environments: list[Any],
+    prompts_per_env: list[int],
+    samplers: dict[str, "Actor"],
+    device: torch.device,
+) -> ProducedBatch:
+    """The synchronous loop's rollout and reward phases for single-turn environments, in the same order
+    (every environment samples, then every part is scored, then dynamic sampling refills per actor)."""
+    group_size = spec["algorithm"]["groupSize"]
+    parts: dict[str, list[EnvRollout]] = defaultdict(list)
+    seconds: dict[str, float] = defaultdict(float)
+    for env, n_prompts in zip(environments, prompts_per_env):
+        if n_prompts == 0:
+            continue
+        t0 = time.monotonic()
+        parts[env.actor].append(draw_single_turn(env, samplers[env.actor], n_prompts, group_size, device))
+        seconds[env.actor] += time.monotonic() - t0
+    overlong = spec["algorithm"]["overlong"]
+    for name, env_parts in parts.items():
+        for part in env_parts:
+            score_single_turn(part, group_size, overlong, int(samplers[name].spec["sampling"]["maxNewTokens"]))
+    resampling: dict[str, dict[str, float]] = {}
+    dynamic = spec["algorithm"]["dynamicSampling"]
+    if dynamic["enabled"]:
+        for name, env_parts in parts.items():
+            counts: dict[str, float] = defaultdict(float)
+            for k, part in enumerate(env_parts):
+                env_parts[k], part_counts = refill_groups(part, samplers[name], group_size, int(dynamic["maxRounds"]), overlong, device)
+                for key, value in part_counts.items():
+                    counts[key] += value
+            seconds[name] += counts.pop("seconds", 0.0)
+            resampling[name] = {f"dynamic_sampling/{key}": value for key, value in counts.items()}
+    return ProducedBatch(step, version, parts, seconds, resampling)
+
+
+def _raw(model: Any) -> torch.nn.Module:
+    """The module itself (a shared-base LoRA actor's `AdapterBound` is a view of the shared module)."""
+    return object.__getattribute__(model, "_shared") if isinstance(model, AdapterBound) else model
+
+
+def sampling_copies(actors: dict[str, "Actor"]) -> dict[str, "Actor"]:
+    """Each actor as the producer sees it: trainable actors on a copy of their module (one copy per shared
+    base), with an `HFEngine` on it; frozen actors as they are (nothing changes them)."""
+    memo: dict[int, Any] = {}
+    out: dict[str, Actor] = {}
+    for name, actor in actors.items():
+        if not actor.trainable:
+            out[name] = actor
+            continue
+        model = actor.loaded.model
+        # requires_grad stays as the trainer's: CPU kernels differ for parameters without it (the sampler's
+        # log-probs moved by ~5e-7, measured), and K = 0 must sample exactly what the synchronous loop does.
+        raw = copy.deepcopy(_raw(model), memo)
+        module = (
+            AdapterBound(raw, object.__getattribute__(model, "_troupe_adapter"), object.__getattribute__(model, "_troupe_lora_config"))
+            if isinstance(model, AdapterBound)
+            else raw
+        )
+        loaded = LoadedModel(module, actor.loaded.tokenizer, actor.loaded.description)  # type: ignore[arg-type]
+        out[name] = dataclasses.replace(actor, loaded=loaded, engine=HFEngine(module, actor.loaded.tokenizer, actor.device), reference=None)
+    return out
+
+
+class RolloutProducer:
+    """The producer thread and its hand-over with the trainer (see the module docstring)."""
+
+    def __init__(
+        self,
+        spec: dict[str, Any],
+        environments: list[Any],
+        prompts_per_env: list[int],
+        actors: dict[str, "Actor"],
+        device: torch.device,
+        first_step: int,
+        queued: list[ProducedBatch] | None = None,
+    ):
+        self.spec, self.environments, self.prompts_per_env, self.device = spec, environments, prompts_per_env, device
+        self.max_staleness = int(spec["algorithm"]["async"]["maxStaleness"])
+        self.total_steps = int(spec["trainer"]["steps"])
+        self.actors = actors
+        self.samplers = sampling_copies(actors)
+        queued = sorted(queued or [], key=lambda b: b.step)
+        if [b.step for b in queued] != list(range(first_step, first_step + len(queued))):
+            raise ValueError(f"in-flight batches {[b.step for b in queued]} do not continue from step {first_step}")
+        self._ready: dict[int, ProducedBatch] = {b.step: b for b in queued}
+        self._base = first_step - 1  # updates done at (re)start: what the copies hold now
+        self._loaded = self._base
+        self._next = first_step + len(queued)
+        self._published: dict[int, dict[int, dict[str, torch.Tensor]]] = {}
+        self._busy = self._held = self._closing = False
+        self._error: BaseException | None = None
+        self._cond = threading.Condition()
+        self._threads = torch.get_num_threads()  # OpenMP's thread count is per thread: the producer's must match
+        self._thread = threading.Thread(target=self._run, name="troupe-rollout-producer", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ trainer side
+    def take(self, step: int) -> ProducedBatch:
+        with self._cond:
+            while step not in self._ready and self._error is None:
+                self._cond.wait()
+            if self._error is not None:
+                raise RuntimeError(f"the rollout producer failed while sampling step {self._next}: {self._error}") from self._error
+            batch = self._ready.pop(step)
+        assert 0 <= step - 1 - batch.version <= self.max_staleness, (step, batch.version)
+        return batch
+
+    def publish(self, version: int) -> None:
+        """After update `version`: a snapshot of the trained weights, for the batch that will use them."""
+        if version + 1 + self.max_staleness > self.total_steps:
+            return  # no batch will be sampled with it
+        snapshot: dict[int, dict[str, torch.Tensor]] = {}
+        for actor in self.actors.values():
+            if actor.trainable:
+                raw = _raw(actor.loaded.model)
+                if id(raw) not in snapshot:
+                    snapshot[id(raw)] = {k: v.detach().clone() for k, v in raw.state_dict().items()}
+        with self._cond:
+            self._published[version] = snapshot
+            self._cond.notify_all()
+
+    @contextmanager
+    def quiesce(self) -> Iterator[None]:
+        """Waits until the producer has made every batch it may make and is idle, and keeps it idle: for
+        whatever in the trainer thread draws from or records the shared RNG (evaluation, checkpoints)."""
+        with self._cond:
+            while (self._busy or self._can_start()) and self._error is None:
+                self._cond.wait()
+            self._held = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._held = False
+                self._cond.notify_all()
+
+    def save_in_flight(self, folder: Path) -> int:
+        """Under `quiesce`: the batches made but not yet trained on, beside a checkpoint. Returns how many."""
+        with self._cond:
+            batches = [self._ready[s] for s in sorted(self._ready)]
+        saved = [batch_state(b, self.environments) for b in batches]
+        partial = folder / f".{IN_FLIGHT_FILE}.partial"
+        torch.save({"batches": saved}, partial)
+        partial.rename(folder / IN_FLIGHT_FILE)
+        return len(saved)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self._thread.join()
+
+    # ------------------------------------------------------------------ producer side
+    def _needed(self, step: int) -> int:
+        return max(self._base, step - 1 - self.max_staleness)
+
+    def _can_start(self) -> bool:
+        if self._next > self.total_steps:
+            return False
+        needed = self._needed(self._next)
+        return needed == self._loaded or needed in self._published
+
+    def _run(self) -> None:
+        # The trainer's intra-op thread count (trainer.cpuThreads): another count sums in another order, and the
+        # sampler's log-probs would differ from the synchronous loop's in their last bits.
+        torch.set_num_threads(self._threads)
+        while True:
+            with self._cond:
+                while not self._closing and (self._held or not self._can_start()):
+                    self._cond.wait()
+                if self._closing:
+                    return
+                step, version = self._next, self._needed(self._next)
+                snapshot = self._published.pop(version, None) if version != self._loaded else None
+                for old in [v for v in self._published if v < version]:
+                    del self._published[old]
+                self._busy = True
+            try:
+                if snapshot is not None:
+                    self._load(snapshot)
+                    self._loaded = version
+                batch = produce_single_turn(step, version, self.spec, self.environments, self.prompts_per_env, self.samplers, self.device)
+            except BaseException as e:  # handed to the trainer thread by take()
+                with self._cond:
+                    self._error, self._busy = e, False
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self._ready[step] = batch
+                self._next, self._busy = step + 1, False
+                self._cond.notify_all()
+
+    def _load(self, snapshot: dict[int, dict[str, torch.Tensor]]) -> None:
+        done: set[int] = set()
+        with torch.no_grad():
+            for name, actor in self.actors.items():
+                if not actor.trainable:
+                    continue
+                source, target = _raw(actor.loaded.model), _raw(self.samplers[name].loaded.model)
+                if id(source) in done:
+                    continue
+                target.load_state_dict(snapshot[id(source)])
+                done.add(id(source))
+
+
+def batch_state(batch: ProducedBatch, environments: list[Any]) -> dict[str, Any]:
+    """A batch as plain data (environments by position): for `in_flight.pt` and the producer process's queue."""
+    envs = {id(e): i for i, e in enumerate(environments) if e is not None}
+
+    def part(p: EnvRollout) -> dict[str, Any]:
+        return {**{f.name: getattr(p, f.name) for f in dataclasses.fields(p) if f.name != "env"}, "env": envs[id(p.env)]}
+
+    return {
+        "step": batch.step,
+        "version": batch.version,
+        "parts": {n: [part(p) for p in ps] for n, ps in batch.parts.items()},
+        "rollout_seconds": dict(batch.rollout_seconds),
+        "resampling": batch.resampling,
+    }
+
+
+def batch_from_state(state: dict[str, Any], environments: list[Any]) -> ProducedBatch:
+    parts: dict[str, list[EnvRollout]] = defaultdict(list)
+    for n, ps in state["parts"].items():
+        parts[n] = [EnvRollout(**{**p, "env": environments[p["env"]]}) for p in ps]
+    return ProducedBatch(state["step"], state["version"], parts, defaultdict(float, state["rollout_seconds"]), state["resampling"])
+
+
+def load_in_flight(folder: Path, environments: list[Any]) -> tuple[list[ProducedBatch], dict[str, Any] | None]:
+    """The batches a checkpoint saved as in flight (none when it was saved without async), and where a producer
+    process stood after them (None for the thread producer, which shares the trainer's RNG and data position)."""
+    path = folder / IN_FLIGHT_FILE
+    if not path.exists():
+        return [], None
+    state = torch.load(path, weights_only=False)  # our own file, written by save_in_flight
+    return [batch_from_state(b, environments) for b in state["batches"]], state.get("producer")

@@ -1,0 +1,55 @@
+"""The typed RunSpec (spec/runspec_types.py) is generated from the JSON Schema by spec/gen_types.py: the committed file
+must be what the generator writes now (drift), and a validated spec read into it must keep every value."""
+
+import dataclasses
+import json
+
+import pytest
+from runtime_helpers import FIXTURES
+
+from troupe.spec import load_spec
+from troupe.spec.gen_types import OUT, render, schema_text
+from troupe.spec.runspec_types import ActorModelTiny, RunSpec, Trainer
+
+
+def test_the_committed_types_are_the_schema_generated_now():
+    assert OUT.read_text(encoding="utf-8") == render(json.loads(schema_text())), "stale: run python -m troupe.spec.gen_types"
+
+
+def _same(typed, document, path="spec"):
+    """Every attribute equals its field of the document (absent fields are None), all the way down."""
+    for attr, name in type(typed).JSON_NAMES.items():
+        value, raw = getattr(typed, attr), document.get(name)
+        if dataclasses.is_dataclass(value):
+            _same(value, raw, f"{path}.{name}")
+        elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
+            assert len(value) == len(raw), f"{path}.{name}"
+            for i, (v, r) in enumerate(zip(value, raw)):
+                _same(v, r, f"{path}.{name}.{i}")
+        elif isinstance(value, tuple):
+            assert list(value) == raw, f"{path}.{name}"
+        else:
+            assert _plain(value) == raw, (f"{path}.{name}", value, raw)
+
+
+def _plain(value):
+    """Tuples (the types' arrays) as lists, inside mappings too: what the JSON document holds."""
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("fixture", ["demo.input.json", "template.debate.json", "template.majority_vote.json"])
+def test_a_validated_spec_reads_into_the_types_without_losing_a_value(fixture):
+    document = load_spec(json.loads((FIXTURES / fixture).read_text()))
+    typed = RunSpec.from_dict(document)
+    _same(typed, document)
+
+
+def test_the_types_are_frozen_and_unions_pick_their_class():
+    typed = RunSpec.from_dict(load_spec(json.loads((FIXTURES / "demo.input.json").read_text())))
+    assert isinstance(typed.trainer, Trainer) and isinstance(typed.actors[0].model, ActorModelTiny)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        typed.trainer.steps = 3  # type: ignore[misc]

@@ -1,0 +1,37 @@
+/**
+ * The algorithm names: the one list. RunSpec's `algorithm.name` and `training.lossType` enums, the rules, the
+ * web's pickers and the runtime (through the generated algorithms.v1.json, read by
+ * gpu-runtime/src/troupe/algorithms/names.py) all take them from here, so adding a learner touches one list.
+ */
+
+/** Policy-gradient learners on sampled groups (advantages from the group's rewards; no critic). */
+export const GRPO_FAMILY = ["grpo", "gspo", "dr_grpo", "dapo"] as const;
+/** Learners with critics (one per actor; mappo's is centralised). */
+export const PPO_FAMILY = ["ppo", "ippo", "mappo"] as const;
+/** Learners on dataset rows instead of sampled episodes. */
+export const OFFLINE_FAMILY = ["sft", "dpo"] as const;
+/** Every `algorithm.name`, in the order the RunSpec's enum lists them. */
+export const ALGORITHM_NAMES = [...GRPO_FAMILY, ...PPO_FAMILY, ...OFFLINE_FAMILY] as const;
+export type AlgorithmName = (typeof ALGORITHM_NAMES)[number];
+/** `training.lossType`: how the clipped policy loss is normalised (the GRPO family's names). */
+export const LOSS_TYPES = ["grpo", "dr_grpo", "dapo", "gspo"] as const;
+/** Algorithms that may sample asynchronously (`algorithm.async`): the GRPO family. */
+export const ASYNC_ALGORITHMS = GRPO_FAMILY;
+
+export function renderAlgorithms(): string {
+  return (
+    JSON.stringify(
+      {
+        $comment: "Generated from packages/contracts/src/algorithms.ts (npm run contracts:export); never edit by hand.",
+        grpoFamily: GRPO_FAMILY,
+        ppoFamily: PPO_FAMILY,
+        offline: OFFLINE_FAMILY,
+        names: ALGORITHM_NAMES,
+        lossTypes: LOSS_TYPES,
+        async: ASYNC_ALGORITHMS,
+      },
+      null,
+      2,
+    ) + "\n"
+  );
+}
