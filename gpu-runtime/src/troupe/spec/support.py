@@ -113,7 +113,9 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
                 no(f"{p}.{path}", message)
         if actor["placement"]["gpus"] and not cuda_available:
             no(f"{p}.placement.gpus", f"asks for GPUs {actor['placement']['gpus']}, but this host has no CUDA device; use placement.processes for CPU ranks")
-        elif actor["placement"]["gpus"] and max(actor["placement"]["gpus"]) >= gpu_count:
+        elif actor["placement"]["gpus"] and max(actor["placement"]["gpus"]) >= gpu_count and spec.get("cluster", {}).get("kind") != "ray":
+            # Under Ray the indices only count the ranks: each rank gets one GPU of some node (a bundle), so this
+            # host's count says nothing (a node with one GPU checks a 2-rank spec too); Ray refuses what it cannot place.
             no(f"{p}.placement.gpus", f"asks for GPU {max(actor['placement']['gpus'])}, but this host has {gpu_count} (indices 0-{gpu_count - 1})")
         if training["precision"] == "bf16" and cuda_available and not bf16_supported:
             no(f"{p}.training.precision", "bf16 needs a GPU with bf16 support (Ampere or newer); this one has none: use fp32")
