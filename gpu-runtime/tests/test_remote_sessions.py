@@ -146,3 +146,50 @@ def test_a_per_call_timeout_is_counted_as_a_timeout_too():
 def test_bad_limits_are_refused_by_name(settings, field):
     with pytest.raises(ValueError, match=field):
         remote("http://127.0.0.1:9", **settings)
+
+
+def test_over_grpc_the_gate_holds_the_limit_and_deadlines_start_after_the_queue():
+    """The same gate in front of gRPC calls (one channel, no connection pool to lean on): the reference server
+    behind a handler that counts calls in flight and makes each take 0.2 s. 20 sessions, 2 at a time, a 0.5 s
+    deadline per call: the last waits ~1.8 s in the queue and must still succeed."""
+    grpc = pytest.importorskip("grpc", reason="gRPC is an extra (troupe[grpc])")
+    from remote_helpers import serve_grpc
+
+    from troupe.remote.grpc_wire import METHODS, SERVICE, reply_message, request_body
+    from troupe.remote.server import EnvServer, load_environment
+
+    server = EnvServer(load_environment("troupe.remote.examples:Countdown", {}))
+    seen = {"now": 0, "peak": 0, "calls": 0}
+
+    def handler(route):
+        async def handle(request, context):
+            seen["now"] += 1
+            seen["calls"] += 1
+            seen["peak"] = max(seen["peak"], seen["now"])
+            try:
+                await asyncio.sleep(0.2)
+            finally:
+                seen["now"] -= 1
+            body = request_body(route, request)
+            return reply_message(route, server.reset(body) if route == "reset" else server.step(body))
+
+        return handle
+
+    generic = grpc.method_handlers_generic_handler(
+        SERVICE,
+        {
+            name: grpc.unary_unary_rpc_method_handler(handler(route), request_deserializer=request_type.FromString, response_serializer=lambda m: m.SerializeToString())
+            for route, (name, request_type, _) in METHODS.items()
+        },
+    )
+    with serve_grpc(generic) as url:
+        env = remote(url, timeoutSeconds=0.5, maxConcurrentSessions=2)
+        eps = episodes(20)
+        for e in eps:
+            e.row = {"start": 1}
+        env.reset_many(eps)
+        env.step_many([(e, Message("a", "1", [], [])) for e in eps])
+        env.close()
+    assert seen["peak"] == 2 and seen["calls"] == 40
+    assert [(e.done, e.state.get("failed")) for e in eps] == [(True, None)] * 20
+    assert env.metrics(eps) == {"remote/failed_sessions": 0.0, "remote/timeouts": 0.0}
