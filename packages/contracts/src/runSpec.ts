@@ -413,6 +413,17 @@ export const RemoteEnvironmentSettings = z
     timeoutSeconds: z.number().positive().max(3600).default(30),
     /** What every actor of a failed episode scores (a timeout, a crash, a reply that breaks the protocol). */
     failureScore: z.number().default(0),
+    /**
+     * How many sessions may have a call in flight at once (one HTTP connection or gRPC stream each); the rest
+     * wait their turn in the runner (back-pressure), so 10,000 episodes queue instead of opening 10,000 sockets.
+     */
+    maxConcurrentSessions: z.number().int().min(1).max(100000).default(256),
+    /**
+     * Per session: the seconds its calls may take in all (each call's time from leaving the queue to its reply;
+     * the model's turns between calls do not count). A session past it fails as a timeout (scores `failureScore`).
+     * Absent: only `timeoutSeconds` per call.
+     */
+    sessionTimeoutSeconds: z.number().positive().max(86400).optional(),
   })
   .strict();
 

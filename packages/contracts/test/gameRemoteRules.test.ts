@@ -24,7 +24,7 @@ describe("game and remote environments", () => {
     const game = RunSpec.parse(spec({ kind: "game" })).environments[0]!;
     expect(game.kind).toBe("game");
     const remote = RunSpec.parse(spec({ kind: "remote", url: "http://envhost:8100", remote: {} })).environments[0]!;
-    expect(remote.remote).toEqual({ timeoutSeconds: 30, failureScore: 0 });
+    expect(remote.remote).toEqual({ timeoutSeconds: 30, failureScore: 0, maxConcurrentSessions: 256 });
     for (const url of ["https://envhost/env", "grpc://envhost:8101", "grpc://10.0.0.7:8101/"]) {
       expect(issues(spec({ kind: "remote", url }))).toEqual({});
     }
@@ -37,6 +37,9 @@ describe("game and remote environments", () => {
     ["a url that is not http", { kind: "remote", url: "ftp://x" }, "environments.0.url", /http:\/\/ or https:\/\/ URL, or grpc:\/\/host:port/],
     ["a grpc url with a path", { kind: "remote", url: "grpc://envhost:8101/env" }, "environments.0.url", /grpc:\/\/host:port/],
     ["a timeout of 0", { kind: "remote", url: "http://x:1", remote: { timeoutSeconds: 0 } }, "environments.0.remote.timeoutSeconds", /./],
+    ["no session allowed in flight", { kind: "remote", url: "http://x:1", remote: { maxConcurrentSessions: 0 } }, "environments.0.remote.maxConcurrentSessions", /./],
+    ["a fractional session limit", { kind: "remote", url: "http://x:1", remote: { maxConcurrentSessions: 2.5 } }, "environments.0.remote.maxConcurrentSessions", /whole number/],
+    ["a session timeout of 0", { kind: "remote", url: "http://x:1", remote: { sessionTimeoutSeconds: 0 } }, "environments.0.remote.sessionTimeoutSeconds", /./],
     ["an unknown game", { kind: "game", game: { name: "go" } }, "environments.0.game.name", /./], // chess is known since #29
     ["two actors against the random player", { kind: "game", actors: ["student", "student"] }, "environments.0.actors", /exactly one actor/],
     ["one actor in a game between actors", { kind: "game", game: { opponent: "actors" } }, "environments.0.actors", /exactly two/],

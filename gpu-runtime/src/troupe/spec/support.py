@@ -116,7 +116,9 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
             no(f"{p}.placement.gpus", f"asks for GPUs {actor['placement']['gpus']}, but this host has no CUDA device; use placement.processes for CPU ranks")
         elif actor["placement"]["gpus"] and (missing := ungranted_gpus(actor["placement"]["gpus"])):
             no(f"{p}.placement.gpus", f"asks for GPU {', '.join(map(str, missing))}, but the runner granted this run GPU(s) {granted_gpus_text()} (indices are the runner's own)")
-        elif actor["placement"]["gpus"] and host_gpu_ids() is None and max(actor["placement"]["gpus"]) >= gpu_count:
+        elif actor["placement"]["gpus"] and host_gpu_ids() is None and max(actor["placement"]["gpus"]) >= gpu_count and spec.get("cluster", {}).get("kind") != "ray":
+            # Under Ray the indices only count the ranks: each rank gets one GPU of some node (a bundle), so this
+            # host's count says nothing (a node with one GPU checks a 2-rank spec too); Ray refuses what it cannot place.
             no(f"{p}.placement.gpus", f"asks for GPU {max(actor['placement']['gpus'])}, but this host has {gpu_count} (indices 0-{gpu_count - 1})")
         if training["precision"] == "bf16" and cuda_available and not bf16_supported:
             no(f"{p}.training.precision", "bf16 needs a GPU with bf16 support (Ampere or newer); this one has none: use fp32")

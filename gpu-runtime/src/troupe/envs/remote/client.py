@@ -6,7 +6,9 @@ the environment's policy, see environment.py).
 `LoopClient` runs its transport on a private event loop in a daemon thread, so the synchronous runtime
 can fire a whole turn's calls together (`call_many`) and wait for them all. Two transports of the same
 calls: `RemoteClient` (JSON over HTTP, aiohttp, one connection pool) here, and `GrpcClient`
-(grpc_client.py, one grpc.aio channel), which `connect` imports only for a grpc:// url.
+(grpc_client.py, one grpc.aio channel), which `connect` imports only for a grpc:// url. Every call goes
+through the client's `SessionGate` (gate.py): at most `maxConcurrentSessions` in flight, each session
+within its `sessionTimeoutSeconds`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import aiohttp
 
+from .gate import SessionGate, SessionLimits
 from .protocol import ProtocolError, transport_of
 
 T = TypeVar("T")
@@ -44,9 +47,10 @@ class LoopClient:
 
     transport = "http"
 
-    def __init__(self, url: str, timeout_s: float) -> None:
+    def __init__(self, url: str, timeout_s: float, limits: SessionLimits | None = None) -> None:
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
+        self.gate = SessionGate(limits or SessionLimits())
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="troupe-remote-env", daemon=True)
         self._thread.start()
@@ -62,7 +66,10 @@ class LoopClient:
         """Send every body to `route` at once; each result is the parsed reply or its failure."""
 
         async def gather() -> list[T | RemoteFailure]:
-            results = await asyncio.gather(*(self._post(route, b, parse) for b in bodies), return_exceptions=True)
+            results = await asyncio.gather(
+                *(self.gate.call(b.get("session"), lambda b=b: self._post(route, b, parse), route, self.transport) for b in bodies),
+                return_exceptions=True,
+            )
             out: list[T | RemoteFailure] = []
             for r in results:
                 if isinstance(r, BaseException) and not isinstance(r, RemoteFailure):
@@ -86,11 +93,12 @@ class LoopClient:
 
 
 class RemoteClient(LoopClient):
-    """JSON over HTTP (aiohttp): one pool of `max_connections` connections for every session."""
+    """JSON over HTTP (aiohttp): one pool of `max_connections` connections for every session (absent: one
+    per call the gate lets through, `maxConcurrentSessions`)."""
 
-    def __init__(self, url: str, timeout_s: float, max_connections: int = 256) -> None:
-        super().__init__(url, timeout_s)
-        self.max_connections = max_connections
+    def __init__(self, url: str, timeout_s: float, max_connections: int | None = None, limits: SessionLimits | None = None) -> None:
+        super().__init__(url, timeout_s, limits)
+        self.max_connections = max_connections or self.gate.limits.max_concurrent
         self._session: aiohttp.ClientSession | None = None
 
     async def _http(self) -> aiohttp.ClientSession:
@@ -125,10 +133,10 @@ class RemoteClient(LoopClient):
             await self._session.close()
 
 
-def connect(url: str, timeout_s: float) -> LoopClient:
+def connect(url: str, timeout_s: float, limits: SessionLimits | None = None) -> LoopClient:
     """The client of `url`'s transport. gRPC is imported here only: grpcio is an extra (troupe[grpc])."""
     if transport_of(url) == "grpc":
         from .grpc_client import GrpcClient
 
-        return GrpcClient(url, timeout_s)
-    return RemoteClient(url, timeout_s)
+        return GrpcClient(url, timeout_s, limits)
+    return RemoteClient(url, timeout_s, limits=limits)

@@ -2,7 +2,12 @@
 HTTP or gRPC (protocol.py; the url's scheme picks the transport), one session per episode; a turn's
 calls go out together.
 
-    url: "http://host:8100" | "grpc://host:8101", remote: {timeoutSeconds: 30, failureScore: 0}
+    url: "http://host:8100" | "grpc://host:8101", remote: {timeoutSeconds: 30, failureScore: 0,
+        maxConcurrentSessions: 256, sessionTimeoutSeconds: 300}
+
+At most `maxConcurrentSessions` sessions have a call in flight; the rest queue (gate.py). A session
+whose calls take more than `sessionTimeoutSeconds` in all fails as a timeout. Each step reports
+`remote/failed_sessions` and `remote/timeouts` (metrics.py).
 
 Failed episodes. A call that times out, cannot connect, gets an error status or a reply that
 breaks the protocol (or names an actor that is not in the environment) fails that episode only:
@@ -24,22 +29,32 @@ from ..environment_api import Environment, Reply
 from ...spec import SpecError
 from ...spec.game_remote_rules import GRPC_MISSING, URL_HINT
 from .client import LoopClient, RemoteFailure, connect
+from .gate import DEFAULT_MAX_CONCURRENT, SessionLimits
+from .metrics import session_metrics
 from .protocol import ResetReply, StepReply, grpc_available, transport_of
 
-DEFAULTS = {"timeoutSeconds": 30.0, "failureScore": 0.0}
+DEFAULTS = {"timeoutSeconds": 30.0, "failureScore": 0.0, "maxConcurrentSessions": DEFAULT_MAX_CONCURRENT, "sessionTimeoutSeconds": None}
+
+
+def limits_of(settings: dict[str, Any]) -> SessionLimits:
+    budget = settings.get("sessionTimeoutSeconds")
+    return SessionLimits(int(settings["maxConcurrentSessions"]), None if budget is None else float(budget))
 _log = logging.getLogger("troupe.remote")
 
 
 class RemoteEnvironment(Environment):
     speaker = "environment"
 
-    def __init__(self, url: str | None = None, timeout_s: float = DEFAULTS["timeoutSeconds"], failure_score: float = DEFAULTS["failureScore"]) -> None:
+    def __init__(
+        self, url: str | None = None, timeout_s: float = DEFAULTS["timeoutSeconds"], failure_score: float = DEFAULTS["failureScore"],
+        limits: SessionLimits | None = None,
+    ) -> None:
         """From the spec (`from_spec`), or with no arguments as a `python` environment class whose
-        `params` are {url, timeoutSeconds, failureScore}."""
+        `params` are {url, timeoutSeconds, failureScore, maxConcurrentSessions, sessionTimeoutSeconds}."""
         self.url = url or ""
         self.timeout_s = timeout_s
         self.failure_score = failure_score
-        self.client: LoopClient | None = connect(url, timeout_s) if url else None
+        self.client: LoopClient | None = connect(url, timeout_s, limits) if url else None
         self.failed = 0  # episodes failed so far in this run
 
     def setup(self) -> None:
@@ -50,7 +65,7 @@ class RemoteEnvironment(Environment):
             if transport_of(settings.get("url")) == "grpc" and not grpc_available():
                 raise ValueError(f"params.url: {GRPC_MISSING}")
             self.url, self.failure_score = str(settings["url"]), float(settings["failureScore"])
-            self.client = connect(self.url, float(settings["timeoutSeconds"]))
+            self.client = connect(self.url, float(settings["timeoutSeconds"]), limits_of(settings))
 
     @classmethod
     def from_spec(cls, env_spec: dict[str, Any], index: int) -> RemoteEnvironment:
@@ -60,12 +75,14 @@ class RemoteEnvironment(Environment):
         if transport_of(url) == "grpc" and not grpc_available():
             raise SpecError.at(f"environments.{index}.url", GRPC_MISSING)
         settings = {**DEFAULTS, **(env_spec.get("remote") or {})}
-        return cls(str(url), float(settings["timeoutSeconds"]), float(settings["failureScore"]))
+        return cls(str(url), float(settings["timeoutSeconds"]), float(settings["failureScore"]), limits_of(settings))
 
     # -- failure policy
     def fail(self, episode: Any, where: str, failure: RemoteFailure | str) -> None:
         self.failed += 1
         episode.state["failed"] = f"{where}: {failure}"
+        episode.state["failure_kind"] = failure.kind if isinstance(failure, RemoteFailure) else "garbage"
+        self._forget(episode)
         episode.done = True
         for view in episode.views.values():
             view.own = [0] * len(view.own)
@@ -104,6 +121,7 @@ class RemoteEnvironment(Environment):
                 continue
             if self._check_next(e, reply.next, "reset") and reply.done:
                 e.done = True
+                self._forget(e)
             out.append(reply.message)
         return out
 
@@ -138,6 +156,7 @@ class RemoteEnvironment(Environment):
                 if reply.done:
                     e.done = True
                     e.state["rewards"] = reply.rewards or {}
+                    self._forget(e)
                 out.append([Reply(m.text, m.to) for m in reply.messages])
         return out
 
@@ -148,6 +167,13 @@ class RemoteEnvironment(Environment):
         if "failed" in episode.state:
             return {a: {"environment": self.failure_score} for a in self.actors}
         return dict(episode.state.get("rewards") or {})
+
+    def _forget(self, episode: Any) -> None:
+        if self.client is not None and "session" in episode.state:
+            self.client.gate.forget(episode.state["session"])
+
+    def metrics(self, episodes: Sequence[Any]) -> dict[str, float]:
+        return session_metrics(episodes)
 
     def close(self) -> None:
         if self.client is not None:

@@ -21,6 +21,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from .client import LoopClient, RemoteFailure
+from .gate import SessionLimits
 from .grpc_wire import METHODS, method_path, reply_data, request_message
 from .protocol import GRPC_SCHEME, ProtocolError
 
@@ -39,8 +40,8 @@ def _serialize(message: Any) -> bytes:
 class GrpcClient(LoopClient):
     transport = "grpc"
 
-    def __init__(self, url: str, timeout_s: float) -> None:
-        super().__init__(url, timeout_s)
+    def __init__(self, url: str, timeout_s: float, limits: SessionLimits | None = None) -> None:
+        super().__init__(url, timeout_s, limits)
         self.target = self.url[len(GRPC_SCHEME) :]
         self._channel: grpc.aio.Channel | None = None
         self._calls: dict[str, Any] = {}
