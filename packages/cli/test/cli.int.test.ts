@@ -154,7 +154,7 @@ describe("troupe CLI against a real server and runner", () => {
   });
 
   it("run --wait: 2 when the run fails, and when it is cancelled", async () => {
-    const failing = writeSpec("fail.json", demo(3, { datasets: [{ name: "letters", source: { kind: "file", path: "/nonexistent/rows.jsonl", format: "jsonl" } }] }));
+    const failing = writeSpec("fail.json", demo(3, { datasets: [{ name: "letters", source: { kind: "file", path: "missing-rows.jsonl", format: "jsonl" } }] }));
     const failed = await troupe(["run", failing, "--wait", "--fail-below", "reward_mean=0"]);
     expect(failed.code, `${failed.stderr}\nrunner:\n${runnerLog.slice(-3000)}`).toBe(2);
     expect(failed.stderr).toMatch(/failed/);
