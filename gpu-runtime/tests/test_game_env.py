@@ -129,7 +129,7 @@ def test_win_draw_loss_and_forfeit_rates_per_actor():
     and left unfinished, named per actor so the run reports each under its own actor."""
     from types import SimpleNamespace
 
-    from troupe.acting import environment_metrics
+    from troupe.envs.acting import environment_metrics
 
     duel = env({"name": "tic_tac_toe", "opponent": "actors"}, actors=("a", "b"))
     games = []
@@ -154,7 +154,7 @@ def test_win_draw_loss_and_forfeit_rates_per_actor():
     assert m["game/a/win"] == pytest.approx(2 / 3) and m["game/a/loss"] == 0 and m["game/a/unfinished"] == pytest.approx(1 / 3)
     assert m["game/b/loss"] == pytest.approx(2 / 3) and m["game/b/forfeit"] == pytest.approx(1 / 3) and m["game/b/win"] == 0
     # Reported per actor under plain names (acting.py), each actor its own.
-    from troupe.acting import ActingEnvironment
+    from troupe.envs.acting import ActingEnvironment
 
     acting = ActingEnvironment(0, {"name": "duel"}, None, ["a", "b"], [], None, None, impl=duel)  # type: ignore[arg-type]
     conv = SimpleNamespace(env=acting, episodes=games)

@@ -361,7 +361,7 @@ def test_eight_forks_of_400mb_in_a_512mb_reward_are_killed_and_leave_no_zombies(
     """Issue 30: memory is bounded per sandbox (one cgroup), not per process: 8 x 400 MB (3.2 GB) in a reward
     of memoryMb 512 (+ the interpreter's 256) is cut down by the kernel to what fits; the killed children are
     reaped, so no zombie holds the task limit for the worker's life."""
-    from troupe.python_rewards import INTERPRETER_MB, PythonReward
+    from troupe.rewards.python_rewards import INTERPRETER_MB, PythonReward
     from troupe.sandbox.memory_scope import scope_status
 
     assert "one cgroup" in scope_status(), scope_status()  # this host can make them (the capabilities line says)

@@ -39,7 +39,7 @@ def engine_versions() -> dict[str, str | None]:
             found[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             found[name] = "unknown"
-    from .games.chess import chess_js_version  # the chess server's chess.js (Node), not a Python package
+    from .envs.games.chess import chess_js_version  # the chess server's chess.js (Node), not a Python package
 
     found["chess.js"] = chess_js_version()
     return found
