@@ -178,3 +178,18 @@ def test_capabilities_publish_the_operators_lists(tmp_path):
     out = subprocess.run([sys.executable, "-m", "troupe", "capabilities", "--json"], env=env, capture_output=True, text=True, check=True)
     policy = json.loads(out.stdout.strip().splitlines()[-1])["hostPolicy"]
     assert policy == {"actorKeyEnvs": ["OPENAI_API_KEY"], "apiHosts": ["api.openai.com"], "dataRoots": [os.path.realpath(tmp_path)]}
+
+
+def test_a_remote_environment_at_an_unlisted_host_is_refused_by_field(monkeypatch):
+    """The trainer calls a remote environment's url itself: like an API actor's host, it must be listed."""
+    from troupe.envs.remote.environment import RemoteEnvironment
+    from troupe.spec import SpecError
+
+    monkeypatch.setenv("TROUPE_API_HOSTS", "127.0.0.1")
+    env = {"name": "r", "kind": "remote", "url": "http://evil.example:8100", "actors": ["a"], "dataset": "d"}
+    with pytest.raises(SpecError) as info:
+        RemoteEnvironment.from_spec(env, 2)
+    assert info.value.field == "environments.2.url" and "TROUPE_API_HOSTS" in str(info.value)
+    with pytest.raises(SpecError, match="TROUPE_API_HOSTS"):
+        RemoteEnvironment.from_spec({**env, "url": "grpc://evil.example:8101"}, 2)
+    RemoteEnvironment.from_spec({**env, "url": "http://127.0.0.1:9"}, 2).close()  # listed: accepted

@@ -124,7 +124,8 @@ function reachOf(spec: unknown): Reach {
     if (model?.source === "local" && typeof model.path === "string") out.paths.push({ path: `actors.${i}.model.path`, value: model.path, what: "a local model" });
   });
   asList(doc.environments).forEach((env, i) => {
-    // MCP servers over HTTP are called from the runtime, as API actors are (environments[].tools.mcp).
+    // Remote environments and MCP servers over HTTP are called from the runtime, as API actors are.
+    if (typeof env.url === "string") out.apiUrls.push({ path: `environments.${i}.url`, url: env.url });
     const tools = env.tools as Json | undefined;
     asList(tools?.mcp).forEach((server, j) => {
       if (typeof server.url === "string") out.apiUrls.push({ path: `environments.${i}.tools.mcp.${j}.url`, url: server.url });

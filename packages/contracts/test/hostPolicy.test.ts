@@ -32,10 +32,13 @@ describe("host policy at launch", () => {
     expect(hostPolicyIssues(apiSpec("http://127.0.0.1:9999/v1", "X"), [])).toEqual([]); // none live: the runtime checks
   });
 
-  it("refuses an MCP server's url whose host no live runner lists (the runtime calls it, as an API actor)", () => {
+  it("refuses a remote environment's or MCP server's url whose host no live runner lists (the runtime calls it, as an API actor)", () => {
     const mcp = (url: string) => ({ actors: [], datasets: [], environments: [{ name: "t", kind: "tools", tools: { mcp: [{ kind: "mcp", command: ["python", "s.py"] }, { kind: "mcp", url }] } }] });
     expect(hostPolicyIssues(mcp("http://evil.example:8000/mcp"), [open]).map((i) => i.path)).toEqual(["environments.0.tools.mcp.1.url"]);
     expect(hostPolicyIssues(mcp("http://10.0.0.5:8000/mcp"), [open])).toEqual([]);
+    const remote = (url: string) => ({ actors: [], datasets: [], environments: [{ name: "r", kind: "remote", url }] });
+    expect(hostPolicyIssues(remote("grpc://evil.example:8101"), [open]).map((i) => i.path)).toEqual(["environments.0.url"]);
+    expect(hostPolicyIssues(remote("http://10.0.0.5:8000"), [open])).toEqual([]);
   });
 
   it("refuses file datasets and local models outside the run folder and every data root", () => {

@@ -23,15 +23,25 @@ from __future__ import annotations
 
 import logging
 import uuid
+from urllib.parse import urlsplit
 from typing import Any, Sequence
 
 from ..environment_api import Environment, Reply
+from ...host_policy import API_HOSTS_VAR, env_list, host_allowed
 from ...spec import SpecError
 from ...spec.game_remote_rules import GRPC_MISSING, URL_HINT
 from .client import LoopClient, RemoteFailure, connect
 from .gate import DEFAULT_MAX_CONCURRENT, SessionLimits
 from .metrics import session_metrics
 from .protocol import ResetReply, StepReply, grpc_available, transport_of
+
+def check_environment_url(url: str, field: str) -> None:
+    """The trainer calls a remote environment itself, so its host must be one the operator lists, as for API
+    actors (host_policy.py, TROUPE_API_HOSTS); the launch refuses the same (contracts hostPolicy.ts)."""
+    if not host_allowed(url, env_list(API_HOSTS_VAR)):
+        host = urlsplit(url).hostname or url
+        raise SpecError.at(field, f"host {host} is not one a run may call from this runner: the operator lists hosts in {API_HOSTS_VAR} on the runner host")
+
 
 DEFAULTS = {"timeoutSeconds": 30.0, "failureScore": 0.0, "maxConcurrentSessions": DEFAULT_MAX_CONCURRENT, "sessionTimeoutSeconds": None}
 
@@ -64,6 +74,7 @@ class RemoteEnvironment(Environment):
                 raise ValueError(f"params.url: {URL_HINT}")
             if transport_of(settings.get("url")) == "grpc" and not grpc_available():
                 raise ValueError(f"params.url: {GRPC_MISSING}")
+            check_environment_url(str(settings["url"]), "params.url")
             self.url, self.failure_score = str(settings["url"]), float(settings["failureScore"])
             self.client = connect(self.url, float(settings["timeoutSeconds"]), limits_of(settings))
 
@@ -74,6 +85,7 @@ class RemoteEnvironment(Environment):
             raise SpecError.at(f"environments.{index}.url", URL_HINT)
         if transport_of(url) == "grpc" and not grpc_available():
             raise SpecError.at(f"environments.{index}.url", GRPC_MISSING)
+        check_environment_url(str(url), f"environments.{index}.url")
         settings = {**DEFAULTS, **(env_spec.get("remote") or {})}
         return cls(str(url), float(settings["timeoutSeconds"]), float(settings["failureScore"]), limits_of(settings))
 
