@@ -53,7 +53,7 @@ from troupe.residency.manager import Resident, ResidencyManager  # noqa: E402
 from troupe.engines.rollout.sampling import Rollout  # noqa: E402
 from troupe.engines.rollout import EnginePrompt, HFEngine  # noqa: E402
 from troupe.algorithms.update import update_actor  # noqa: E402
-from troupe.update_loss import LossOptions  # noqa: E402
+from troupe.algorithms.update_loss import LossOptions  # noqa: E402
 from troupe_kernels import token_logprobs  # noqa: E402
 
 GIB = 2**30
