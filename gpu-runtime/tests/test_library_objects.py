@@ -178,3 +178,15 @@ def test_the_recorded_code_of_a_by_name_reward_runs_in_the_sandbox_as_a_dashboar
     for e in episodes:
         completion = [m["content"] for m in e["messages"] if m["role"] == "assistant"][-1]
         assert e["rewardComponents"]["has_answer"] == float(ROWS[e["datasetRow"]]["answer"] in completion)
+
+
+def test_troupe_train_is_the_library_call_even_once_the_loop_module_is_imported(tmp_path):
+    """`troupe.train` is also the loop's module name: importing the module must not take the call away."""
+    import troupe
+    import troupe.train as loop
+
+    assert callable(troupe.train) and hasattr(loop, "run_loop")
+    env = SingleTurnEnvironment(actors=[Actor(name="Bob", model="tiny:tiny-char-2l", training=TrainCfg(), sampling={"maxNewTokens": 2})],
+                                reward_functions=["letter_match"], train_data=[{"prompt": "say a:", "letter": "a"}] * 4, apply_chat_template=False, name="w")
+    result = troupe.train(env, steps=1, work_dir=tmp_path, group_size=2, prompts_per_step=2, trainer={"cpuThreads": TEST_THREADS, "device": "cpu"})
+    assert result.state == "succeeded", result.message

@@ -23,7 +23,7 @@ describe("runtimeCommand", () => {
       { specPath: "s", workDir: "w", seqStart: 2, gpuIds: [] },
       { PATH: "/bin", TROUPE_ADMIN_PASSWORD: "pw", AWS_SECRET_ACCESS_KEY: "aws", HF_TOKEN: "hf", OPENAI_API_KEY: "sk", MY_KEY: "k", TROUPE_ACTOR_KEY_ENVS: "MY_KEY", NCCL_DEBUG: "INFO", npm_config_cache: "/c" },
     );
-    expect(cmd.env).toEqual({ PATH: "/bin", MY_KEY: "k", TROUPE_ACTOR_KEY_ENVS: "MY_KEY", NCCL_DEBUG: "INFO", PYTHONUNBUFFERED: "1", CUDA_VISIBLE_DEVICES: "" });
+    expect(cmd.env).toEqual({ PATH: "/bin", MY_KEY: "k", TROUPE_ACTOR_KEY_ENVS: "MY_KEY", NCCL_DEBUG: "INFO", PYTHONUNBUFFERED: "1", CUDA_VISIBLE_DEVICES: "", TROUPE_GPU_IDS: "" });
   });
 
   it("resumes a new attempt from the checkpoint it is given", () => {

@@ -18,7 +18,7 @@ describe("POST /runs example body", () => {
     expect(fromYaml).toEqual(fromJson);
     expect(RunSpec.safeParse(fromJson).success).toBe(true);
     expect(checkLaunch(fromJson).issues).toEqual([]);
-    expect(fromJson.environments[0].roundSpec).toBe("student -> partner -> student");
+    expect(fromJson.environments[0].roundSpec).toBe("alice -> bob") // the relay demo (#31): only Alice sees the secret;
   });
 
   it("is on the reference page, ready to copy", () => {

@@ -10,7 +10,9 @@ turns them into updates, and the report phase writes the step's metrics and epis
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
+import types
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -348,3 +350,17 @@ def run_loop(
         source.publish(step)  # the weights after this update, for the batch that will be sampled with them
 
     return finish("succeeded", f"finished {total_steps} steps", total_steps)
+
+
+class _CallableTrainModule(types.ModuleType):
+    """`troupe.train` names two things: this module (the loop, `from troupe.train import run_loop`) and the
+    library's `troupe.train(env, steps=...)` (library/__init__.py), which the package exports. Importing this
+    module rebinds the package's attribute to the module, so the module answers that call itself."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from .library import train as train_environment  # library -> run -> this module: resolved at call time
+
+        return train_environment(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableTrainModule

@@ -39,7 +39,7 @@ export const runSettingsFields = {
   seed: z.number().int(),
   priority: z.number().int(),
   gpus: z.number().int().describe("GPUs the launch claims (an unplaced `trainer.device: auto` run takes at most what its runner has)"),
-  gpuIds: z.array(z.number().int()).describe("The runner's own GPU indices the run holds (held, once it ended); empty on the CPU or before a runner claims it"),
+  gpuIds: z.array(z.number().int()).default([]).describe("The runner's own GPU indices the run holds (held, once it ended); empty on the CPU or before a runner claims it"),
   tags: z.array(z.string()),
   source: RunSource,
   error: z.string().nullable().describe("Why the run failed or was cancelled"),

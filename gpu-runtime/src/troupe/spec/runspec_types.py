@@ -457,11 +457,87 @@ class RewardSourcePython:
 
 
 @dataclass(frozen=True)
+class RewardSourceJudgeParserNumber:
+    """`RewardSourceJudgeParserNumber` of the RunSpec."""
+
+    kind: Literal['number']
+    min: float | None = None
+    max: float | None = None
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'kind': 'kind', 'min': 'min', 'max': 'max'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RewardSourceJudgeParserNumber:
+        return cls(
+            kind=d['kind'],
+            min=d['min'] if d.get('min') is not None else None,
+            max=d['max'] if d.get('max') is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class RewardSourceJudgeParserYesNo:
+    """`RewardSourceJudgeParserYesNo` of the RunSpec."""
+
+    kind: Literal['yes_no']
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'kind': 'kind'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RewardSourceJudgeParserYesNo:
+        return cls(
+            kind=d['kind'],
+        )
+
+
+@dataclass(frozen=True)
+class RewardSourceJudgeParserRegex:
+    """`RewardSourceJudgeParserRegex` of the RunSpec."""
+
+    kind: Literal['regex']
+    pattern: str
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'kind': 'kind', 'pattern': 'pattern'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RewardSourceJudgeParserRegex:
+        return cls(
+            kind=d['kind'],
+            pattern=d['pattern'],
+        )
+
+
+@dataclass(frozen=True)
+class RewardSourceJudge:
+    """`RewardSourceJudge` of the RunSpec."""
+
+    kind: Literal['judge']
+    actor: str
+    prompt: str
+    parser: RewardSourceJudgeParserNumber | RewardSourceJudgeParserYesNo | RewardSourceJudgeParserRegex
+    batch_size: int
+    cache: bool
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'kind': 'kind', 'actor': 'actor', 'prompt': 'prompt', 'parser': 'parser', 'batch_size': 'batchSize', 'cache': 'cache'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RewardSourceJudge:
+        return cls(
+            kind=d['kind'],
+            actor=d['actor'],
+            prompt=d['prompt'],
+            parser={'number': RewardSourceJudgeParserNumber, 'yes_no': RewardSourceJudgeParserYesNo, 'regex': RewardSourceJudgeParserRegex}[d.get('parser', {'kind': 'number'})['kind']].from_dict(d.get('parser', {'kind': 'number'})),
+            batch_size=d.get('batchSize', 16),
+            cache=d.get('cache', True),
+        )
+
+
+@dataclass(frozen=True)
 class Reward:
     """`Reward` of the RunSpec."""
 
     name: str
-    source: RewardSourceBuiltin | RewardSourcePython
+    source: RewardSourceBuiltin | RewardSourcePython | RewardSourceJudge
     scope: Literal['completion', 'conversation']
     timeout_seconds: float
     memory_mb: int
@@ -474,7 +550,7 @@ class Reward:
     def from_dict(cls, d: Mapping[str, Any]) -> Reward:
         return cls(
             name=d['name'],
-            source={'builtin': RewardSourceBuiltin, 'python': RewardSourcePython}[d['source']['kind']].from_dict(d['source']),
+            source={'builtin': RewardSourceBuiltin, 'python': RewardSourcePython, 'judge': RewardSourceJudge}[d['source']['kind']].from_dict(d['source']),
             scope=d.get('scope', 'completion'),
             timeout_seconds=d.get('timeoutSeconds', 10),
             memory_mb=d.get('memoryMb', 512),
@@ -501,14 +577,55 @@ class EnvironmentCode:
 
 
 @dataclass(frozen=True)
+class EnvironmentToolsMcpMcp:
+    """`EnvironmentToolsMcpMcp` of the RunSpec."""
+
+    kind: Literal['mcp']
+    command: tuple[str, ...]
+    timeout_seconds: float
+    env: Mapping[str, str] | None = None
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'kind': 'kind', 'command': 'command', 'env': 'env', 'timeout_seconds': 'timeoutSeconds'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentToolsMcpMcp:
+        return cls(
+            kind=d['kind'],
+            command=tuple(d['command']),
+            env=dict(d['env']) if d.get('env') is not None else None,
+            timeout_seconds=d.get('timeoutSeconds', 30),
+        )
+
+
+@dataclass(frozen=True)
+class EnvironmentToolsMcpMcp:
+    """`EnvironmentToolsMcpMcp` of the RunSpec."""
+
+    kind: Literal['mcp']
+    url: str
+    timeout_seconds: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'kind': 'kind', 'url': 'url', 'timeout_seconds': 'timeoutSeconds'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentToolsMcpMcp:
+        return cls(
+            kind=d['kind'],
+            url=d['url'],
+            timeout_seconds=d.get('timeoutSeconds', 30),
+        )
+
+
+@dataclass(frozen=True)
 class EnvironmentTools:
     """`EnvironmentTools` of the RunSpec."""
 
     builtin: tuple[Literal['calculator', 'python'], ...]
     max_calls: int
     code: str | None = None
+    mcp: tuple[EnvironmentToolsMcpMcp | EnvironmentToolsMcpMcp, ...] | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'builtin': 'builtin', 'code': 'code', 'max_calls': 'maxCalls'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'builtin': 'builtin', 'code': 'code', 'max_calls': 'maxCalls', 'mcp': 'mcp'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentTools:
@@ -516,6 +633,7 @@ class EnvironmentTools:
             builtin=tuple(d.get('builtin', ['calculator'])),
             code=d['code'] if d.get('code') is not None else None,
             max_calls=d.get('maxCalls', 4),
+            mcp=tuple({'mcp': EnvironmentToolsMcpMcp, 'mcp': EnvironmentToolsMcpMcp}[x['kind']].from_dict(x) for x in d['mcp']) if d.get('mcp') is not None else None,
         )
 
 
@@ -523,12 +641,14 @@ class EnvironmentTools:
 class EnvironmentGame:
     """`EnvironmentGame` of the RunSpec."""
 
-    name: Literal['tic_tac_toe', 'connect_four']
+    name: Literal['tic_tac_toe', 'connect_four', 'chess']
     opponent: Literal['random', 'actors']
     actor_plays: Literal['first', 'second', 'alternate']
     legal_move_reward: float
+    show_legal_moves: bool | None = None
+    board: Literal['fen', 'ascii'] | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'opponent': 'opponent', 'actor_plays': 'actorPlays', 'legal_move_reward': 'legalMoveReward'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'opponent': 'opponent', 'actor_plays': 'actorPlays', 'legal_move_reward': 'legalMoveReward', 'show_legal_moves': 'showLegalMoves', 'board': 'board'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentGame:
@@ -537,6 +657,8 @@ class EnvironmentGame:
             opponent=d.get('opponent', 'random'),
             actor_plays=d.get('actorPlays', 'first'),
             legal_move_reward=d.get('legalMoveReward', 0),
+            show_legal_moves=d['showLegalMoves'] if d.get('showLegalMoves') is not None else None,
+            board=d['board'] if d.get('board') is not None else None,
         )
 
 
@@ -546,14 +668,18 @@ class EnvironmentRemote:
 
     timeout_seconds: float
     failure_score: float
+    max_concurrent_sessions: int
+    session_timeout_seconds: float | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'timeout_seconds': 'timeoutSeconds', 'failure_score': 'failureScore'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'timeout_seconds': 'timeoutSeconds', 'failure_score': 'failureScore', 'max_concurrent_sessions': 'maxConcurrentSessions', 'session_timeout_seconds': 'sessionTimeoutSeconds'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentRemote:
         return cls(
             timeout_seconds=d.get('timeoutSeconds', 30),
             failure_score=d.get('failureScore', 0),
+            max_concurrent_sessions=d.get('maxConcurrentSessions', 256),
+            session_timeout_seconds=d['sessionTimeoutSeconds'] if d.get('sessionTimeoutSeconds') is not None else None,
         )
 
 
@@ -762,6 +888,48 @@ class Algorithm:
 
 
 @dataclass(frozen=True)
+class TrainerTrackersWandb:
+    """`TrainerTrackersWandb` of the RunSpec."""
+
+    kind: Literal['wandb']
+    project: str
+    mode: Literal['offline', 'online']
+    dir: str
+    entity: str | None = None
+    name: str | None = None
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'kind': 'kind', 'project': 'project', 'mode': 'mode', 'entity': 'entity', 'name': 'name', 'dir': 'dir'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerTrackersWandb:
+        return cls(
+            kind=d['kind'],
+            project=d['project'],
+            mode=d.get('mode', 'offline'),
+            entity=d['entity'] if d.get('entity') is not None else None,
+            name=d['name'] if d.get('name') is not None else None,
+            dir=d.get('dir', 'wandb'),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerTrackersTensorboard:
+    """`TrainerTrackersTensorboard` of the RunSpec."""
+
+    kind: Literal['tensorboard']
+    dir: str
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'kind': 'kind', 'dir': 'dir'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerTrackersTensorboard:
+        return cls(
+            kind=d['kind'],
+            dir=d.get('dir', 'tensorboard'),
+        )
+
+
+@dataclass(frozen=True)
 class Trainer:
     """`Trainer` of the RunSpec."""
 
@@ -776,8 +944,9 @@ class Trainer:
     max_duration_seconds: int | None = None
     offload_between_phases: bool | None = None
     micro_batch_size: int | None = None
+    trackers: tuple[TrainerTrackersWandb | TrainerTrackersTensorboard, ...] | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'steps': 'steps', 'prompts_per_step': 'promptsPerStep', 'eval_every': 'evalEvery', 'checkpoint_every': 'checkpointEvery', 'keep_checkpoints': 'keepCheckpoints', 'episodes_per_step': 'episodesPerStep', 'device': 'device', 'cpu_threads': 'cpuThreads', 'max_duration_seconds': 'maxDurationSeconds', 'offload_between_phases': 'offloadBetweenPhases', 'micro_batch_size': 'microBatchSize'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'steps': 'steps', 'prompts_per_step': 'promptsPerStep', 'eval_every': 'evalEvery', 'checkpoint_every': 'checkpointEvery', 'keep_checkpoints': 'keepCheckpoints', 'episodes_per_step': 'episodesPerStep', 'device': 'device', 'cpu_threads': 'cpuThreads', 'max_duration_seconds': 'maxDurationSeconds', 'offload_between_phases': 'offloadBetweenPhases', 'micro_batch_size': 'microBatchSize', 'trackers': 'trackers'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Trainer:
@@ -793,6 +962,7 @@ class Trainer:
             max_duration_seconds=d['maxDurationSeconds'] if d.get('maxDurationSeconds') is not None else None,
             offload_between_phases=d['offloadBetweenPhases'] if d.get('offloadBetweenPhases') is not None else None,
             micro_batch_size=d['microBatchSize'] if d.get('microBatchSize') is not None else None,
+            trackers=tuple({'wandb': TrainerTrackersWandb, 'tensorboard': TrainerTrackersTensorboard}[x['kind']].from_dict(x) for x in d['trackers']) if d.get('trackers') is not None else None,
         )
 
 
