@@ -96,13 +96,16 @@ describe("runner requirements", () => {
     expect(specRequirements(remote("http://envhost:8100"))).toEqual([]);
     const grpcSpec = remote("grpc://envhost:8101");
     expect(specRequirements(grpcSpec).map((f) => [f.requirement.id, f.path])).toEqual([["grpc", "environments.0.url"]]);
-    const bare = runner("cpu-a", caps());
+    // The trainer calls the url itself, so its host must be on the runners' host list (issue 30) before engines count.
+    const listing = (c: RunnerCapabilities): RunnerCapabilities => ({ ...c, hostPolicy: { actorKeyEnvs: [], apiHosts: ["envhost"], dataRoots: [] } });
+    expect(runnerIssues(grpcSpec, [runner("cpu-z", caps({ engines: { grpcio: "1.84.0", protobuf: "7.36.2" } }))], now)[0]!.message).toMatch(/host envhost .*TROUPE_API_HOSTS/);
+    const bare = runner("cpu-a", listing(caps()));
     expect(runnerIssues(grpcSpec, [bare], now)).toEqual([
       { path: "environments.0.url", message: "no runner has grpcio and protobuf (remote environments over gRPC); runners: cpu-a (torch 2.8.0, no CUDA, no GPUs)" },
     ]);
-    const withGrpc = runner("cpu-b", caps({ engines: { grpcio: "1.84.0", protobuf: "7.36.2" } }));
+    const withGrpc = runner("cpu-b", listing(caps({ engines: { grpcio: "1.84.0", protobuf: "7.36.2" } })));
     expect(runnerIssues(grpcSpec, [bare, withGrpc], now)).toEqual([]);
-    expect(runnerIssues(grpcSpec, [runner("cpu-c", caps({ engines: { grpcio: "1.84.0" } }))], now).map((i) => i.path)).toEqual(["environments.0.url"]);
+    expect(runnerIssues(grpcSpec, [runner("cpu-c", listing(caps({ engines: { grpcio: "1.84.0" } })))], now).map((i) => i.path)).toEqual(["environments.0.url"]);
   });
 
   it("offers a runner only while it heartbeats", () => {
