@@ -27,9 +27,9 @@ export function TrackersSettings() {
       <p className="hint">Mirror this run to W&amp;B or TensorBoard: every metric (as actor/name), the spec as config, transcripts as a table. Files go under the run folder.</p>
       {trackers.map((t, i) => (
         <div className="form-grid" key={i} data-testid={`tracker-${i}`}>
-          <div className="form-field">
-            <span>{LABEL[t.kind]}</span>
-            <button type="button" onClick={() => write(trackers.filter((_, j) => j !== i))} aria-label={`Remove the ${LABEL[t.kind]} tracker`}>
+          <div className="composer-item-head">
+            <b>{LABEL[t.kind]}</b>
+            <button type="button" className="secondary small" onClick={() => write(trackers.filter((_, j) => j !== i))} aria-label={`Remove the ${LABEL[t.kind]} tracker`}>
               Remove
             </button>
             <IssueText path={`trainer.trackers.${i}.kind`} />
@@ -57,7 +57,7 @@ export function TrackersSettings() {
           const taken = trackers.some((t) => t.kind === kind);
           return (
             <span key={kind}>
-              <button type="button" disabled={reason !== undefined || taken} onClick={() => write([...trackers, FIRST[kind]])}>
+              <button type="button" className="secondary" disabled={reason !== undefined || taken} onClick={() => write([...trackers, FIRST[kind]])}>
                 + {LABEL[kind]}
               </button>
               {reason !== undefined ? (
