@@ -7,55 +7,27 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from chat_server_helpers import ChatServer, Request, last_message
 from runtime_helpers import TEST_THREADS
 
 from troupe import EventWriter, SpecError, run_spec, validate_spec
 from troupe.rewards.judge import JudgeParseError, bind_judge_reward, parse_judgement
 
 
-class JudgeServer:
-    """/v1/chat/completions: a judge that answers `7` for a question it can rate and `no idea` for the question
-    `bad` (read from the rendered prompt), and `echo <prompt>` for anything else (an answering model)."""
-
-    def __init__(self):
-        self.requests: list[dict] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                last = body["messages"][-1]["content"]
-                question = re.search(r"Question: (\S+)", last)
-                reply = ("no idea" if question.group(1) == "bad" else "Score: 7") if question else f"echo {last}"
-                data = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.http.shutdown()
-        self.http.server_close()
+def judge_reply(request: Request, index: int) -> tuple[int, str]:
+    """A judge that answers `7` for a question it can rate and `no idea` for the question `bad` (read from the
+    rendered prompt), and `echo <prompt>` for anything else (an answering model)."""
+    last = last_message(request)
+    question = re.search(r"Question: (\S+)", last)
+    return 200, (("no idea" if question.group(1) == "bad" else "Score: 7") if question else f"echo {last}")
 
 
 @pytest.fixture
 def judge_server():
-    server = JudgeServer()
-    yield server
-    server.close()
+    with ChatServer(judge_reply) as server:
+        yield server
 
 
 def judge_spec(tmp_path, url: str, rows: list[dict], **source) -> dict:
@@ -86,10 +58,10 @@ def test_a_judge_behind_an_api_scores_the_run_and_a_bad_answer_is_the_failure_va
         assert e["rewardComponents"]["judged"] == (-1.0 if asked == "bad" else 7.0)
     errors = [e["message"] for e in result.events if e["type"] == "log" and e["level"] == "error"]
     assert any('reward "judged" failed' in m and "no number in the judge's reply: 'no idea'" in m for m in errors), errors
-    sent = [r["messages"][-1]["content"] for r in judge_server.requests]
+    sent = [r.body["messages"][-1]["content"] for r in judge_server.requests]
     assert all(s.startswith("Question: ") and "\nAnswer: " in s for s in sent)
     assert len(sent) == len(set(sent)), "a rendered prompt was sent twice: the cache did not answer it"
-    assert {r["model"] for r in judge_server.requests} == {"judge-model"}
+    assert {r.body["model"] for r in judge_server.requests} == {"judge-model"}
 
 
 class CountingJudge:
