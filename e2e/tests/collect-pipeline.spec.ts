@@ -1,4 +1,5 @@
-import { expect, test, type APIRequestContext } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { launchSpec } from "./runs";
 
 /**
  * A pipeline through the run page (#18): a GRPO run of the tiny demo model finishes; its page's Collect button
@@ -20,18 +21,9 @@ const base = (name: string, extra: Record<string, unknown>) => ({
   ...extra,
 });
 
-async function launch(request: APIRequestContext, spec: unknown): Promise<string> {
-  const created = await request.post("/api/trpc/experiment.create", { data: { json: { spec } } });
-  expect(created.ok(), await created.text()).toBe(true);
-  const experimentId = ((await created.json()) as { result: { data: { json: { id: string } } } }).result.data.json.id;
-  const launched = await request.post("/api/trpc/experiment.launch", { data: { json: { experimentId, priority: 0 } } });
-  expect(launched.ok(), await launched.text()).toBe(true);
-  return ((await launched.json()) as { result: { data: { json: { runId: string } } } }).result.data.json.runId;
-}
-
 test("collect from the run page, SFT on the collected dataset, then RL from the SFT checkpoint", async ({ page, request }) => {
   const stamp = Date.now();
-  const grpoId = await launch(request, base(`collect source ${stamp}`, {}));
+  const grpoId = await launchSpec(request, base(`collect source ${stamp}`, {}));
   await page.goto(`/runs/${grpoId}`);
   await expect(page.getByTestId("run-status")).toHaveText("succeeded", { timeout: 180_000 });
 
@@ -48,7 +40,7 @@ test("collect from the run page, SFT on the collected dataset, then RL from the 
   const listed = await request.get(`/api/trpc/dataset.list`);
   const items = ((await listed.json()) as { result: { data: { json: { items: { id: string; name: string }[] } } } }).result.data.json.items;
   const dataset = items.find((d) => d.name === name)!;
-  const sftId = await launch(
+  const sftId = await launchSpec(
     request,
     base(`collect sft ${stamp}`, {
       algorithm: { name: "sft" },
@@ -61,7 +53,7 @@ test("collect from the run page, SFT on the collected dataset, then RL from the 
   await page.goto(`/runs/${sftId}`);
   await expect(page.getByTestId("run-status")).toHaveText("succeeded", { timeout: 180_000 });
 
-  const rlId = await launch(
+  const rlId = await launchSpec(
     request,
     base(`collect rl ${stamp}`, { actors: [{ name: "student", model: { source: "run", runId: sftId, step: 2 }, sampling: { temperature: 1.0, maxNewTokens: 8 } }] }),
   );

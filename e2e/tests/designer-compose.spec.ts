@@ -1,5 +1,6 @@
 import { expect, test, type Page } from "@playwright/test";
 import { addEnvironment, createPart, echoEnvironment, newExperiment, tinyStudent } from "./compose";
+import { shot } from "./runs";
 
 /**
  * The designer's second half, as a researcher: draw a round spec in the graph and see the text
@@ -9,12 +10,6 @@ import { addEnvironment, createPart, echoEnvironment, newExperiment, tinyStudent
  */
 
 const suffix = Date.now().toString(36);
-const shotDir = process.env.TROUPE_E2E_SCREENSHOTS;
-
-async function shot(page: Page, name: string) {
-  if (shotDir) await page.screenshot({ path: `${shotDir}/${name}.png`, fullPage: true });
-}
-
 /** The text of the Monaco editor named `label`, as the model holds it. */
 async function editorText(page: Page, label: string): Promise<string> {
   return page.evaluate((l) => {

@@ -1,4 +1,5 @@
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { shot } from "./runs";
 
 /**
  * A person types into the Environments page's editors key by key. The round-spec graph on the
@@ -8,12 +9,6 @@ import { expect, test, type APIRequestContext, type Page } from "@playwright/tes
  */
 
 const suffix = Date.now().toString(36);
-const shotDir = process.env.TROUPE_E2E_SCREENSHOTS;
-
-async function shot(page: Page, name: string) {
-  if (shotDir) await page.screenshot({ path: `${shotDir}/${name}.png`, fullPage: true });
-}
-
 async function createActor(request: APIRequestContext, name: string) {
   const response = await request.post("/api/trpc/part.create", {
     data: { json: { kind: "actor", spec: { name, model: { source: "tiny" } }, description: "" } },

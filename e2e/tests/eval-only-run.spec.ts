@@ -1,4 +1,5 @@
 import { expect, test } from "@playwright/test";
+import { launchSpec } from "./runs";
 
 /**
  * An eval-only run (`trainer.steps: 0`) of the tiny demo model: the real runner and runtime load the model,
@@ -34,12 +35,7 @@ const evalOnlySpec = (name: string) => ({
 
 test("an eval-only run evaluates once, succeeds, and shows eval results per environment", async ({ page, request }) => {
   const name = `eval only ${Date.now()}`;
-  const created = await request.post("/api/trpc/experiment.create", { data: { json: { spec: evalOnlySpec(name) } } });
-  expect(created.ok(), await created.text()).toBe(true);
-  const experimentId = ((await created.json()) as { result: { data: { json: { id: string } } } }).result.data.json.id;
-  const launched = await request.post("/api/trpc/experiment.launch", { data: { json: { experimentId, priority: 0 } } });
-  expect(launched.ok(), await launched.text()).toBe(true);
-  const runId = ((await launched.json()) as { result: { data: { json: { runId: string } } } }).result.data.json.runId;
+  const runId = await launchSpec(request, evalOnlySpec(name));
 
   await page.goto(`/runs/${runId}`);
   await expect(page.getByTestId("run-eval-only")).toHaveText("eval only");

@@ -1,33 +1,11 @@
-import { expect, test, type Page } from "@playwright/test";
-import { spawn } from "node:child_process";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { expect, test } from "@playwright/test";
+import { shot, simulateOffloadRun } from "./runs";
 
 /**
  * The GPU timeline (issue 31) on a run with offload events: two actors taking turns on cuda:0 with
  * between-phase offload (simulate-run --offload plays the events a runner stores; no GPU exists here).
  * Per step and phase it names the resident model and the reload/offload moves with bytes and seconds.
  */
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const shotDir = process.env.TROUPE_E2E_SCREENSHOTS;
-async function shot(page: Page, name: string) {
-  if (shotDir) await page.screenshot({ path: `${shotDir}/${name}.png`, fullPage: true });
-}
-
-function simulateOffloadRun(steps: number): Promise<string> {
-  return new Promise((ok, fail) => {
-    const child = spawn("npx", ["tsx", "apps/web/scripts/simulate-run.ts", "--steps", String(steps), "--interval-ms", "5", "--offload"], {
-      cwd: repoRoot,
-      env: process.env,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.on("error", fail);
-    child.on("exit", (code) => (code === 0 ? ok(out.split("\n")[0]!.trim()) : fail(new Error(`simulate-run exited ${code}`))));
-  });
-}
 
 test("GPU timeline: which model was resident in each phase, and the offload moves, on a run with offload events", async ({ page }) => {
   const runId = await simulateOffloadRun(12);

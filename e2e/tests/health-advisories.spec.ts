@@ -1,5 +1,6 @@
 import { DEMO_SPEC_INPUT } from "@troupe/contracts";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { launchSpec, shot } from "./runs";
 
 /**
  * Health advisories (issue 31) end to end: a real run of the tiny demo whose reward counts for nothing
@@ -7,11 +8,6 @@ import { expect, test, type Page } from "@playwright/test";
  * The run page shows it with its evidence and a link to the transcripts of its steps; the runs table
  * shows a badge; the REST endpoint lists it.
  */
-
-const shotDir = process.env.TROUPE_E2E_SCREENSHOTS;
-async function shot(page: Page, name: string) {
-  if (shotDir) await page.screenshot({ path: `${shotDir}/${name}.png`, fullPage: true });
-}
 
 const flatRewardSpec = (name: string) => ({
   ...DEMO_SPEC_INPUT,
@@ -23,12 +19,7 @@ const flatRewardSpec = (name: string) => ({
 
 test("health advisories: shown on the run page with evidence, linked to the transcripts, badged in the runs table", async ({ page, request }) => {
   const name = `flat reward ${Date.now()}`;
-  const created = await request.post("/api/trpc/experiment.create", { data: { json: { spec: flatRewardSpec(name) } } });
-  expect(created.ok(), await created.text()).toBe(true);
-  const experimentId = ((await created.json()) as { result: { data: { json: { id: string } } } }).result.data.json.id;
-  const launched = await request.post("/api/trpc/experiment.launch", { data: { json: { experimentId, priority: 0 } } });
-  expect(launched.ok(), await launched.text()).toBe(true);
-  const runId = ((await launched.json()) as { result: { data: { json: { runId: string } } } }).result.data.json.runId;
+  const runId = await launchSpec(request, flatRewardSpec(name));
 
   await page.goto(`/runs/${runId}`);
   await expect(page.getByTestId("run-status")).toHaveText("succeeded", { timeout: 240_000 });

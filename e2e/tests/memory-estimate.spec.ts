@@ -1,10 +1,6 @@
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { launchDemo } from "./demo";
-
-const shotDir = process.env.TROUPE_E2E_SCREENSHOTS;
-async function shot(page: Page, name: string) {
-  if (shotDir) await page.screenshot({ path: `${shotDir}/${name}.png`, fullPage: true });
-}
+import { shot } from "./runs";
 
 test("run page: the memory estimate beside the measured peaks, per phase and actor, in a chart and a table", async ({ page }) => {
   const pageErrors: string[] = [];

@@ -1,4 +1,5 @@
-import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { createExperiment, launchExperiment, shot } from "./runs";
 
 /**
  * Defects a newcomer met (issue 31), each as they met it: tags typed with a comma, a reward's squiggle on
@@ -7,12 +8,6 @@ import { expect, test, type APIRequestContext, type Page } from "@playwright/tes
  */
 
 const suffix = Date.now().toString(36);
-const shotDir = process.env.TROUPE_E2E_SCREENSHOTS;
-
-async function shot(page: Page, name: string) {
-  if (shotDir) await page.screenshot({ path: `${shotDir}/${name}.png`, fullPage: true });
-}
-
 /** A tiny CPU spec (the demo's task) with `steps` steps. */
 const tinySpec = (name: string, steps: number, over: Record<string, unknown> = {}) => ({
   specVersion: 1,
@@ -26,12 +21,6 @@ const tinySpec = (name: string, steps: number, over: Record<string, unknown> = {
   trainer: { steps, device: "cpu", cpuThreads: 1, promptsPerStep: 2, episodesPerStep: 4 },
   ...over,
 });
-
-async function createExperiment(request: APIRequestContext, spec: unknown): Promise<string> {
-  const created = await request.post("/api/trpc/experiment.create", { data: { json: { spec } } });
-  expect(created.ok(), await created.text()).toBe(true);
-  return ((await created.json()) as { result: { data: { json: { id: string } } } }).result.data.json.id;
-}
 
 test("composer: tags typed `walk, relay` are two tags, and GPUs on a GPU-less host are a problem before launch", async ({ page, request }) => {
   const id = await createExperiment(request, tinySpec(`tags_${suffix}`, 2));
@@ -98,9 +87,7 @@ test("reward editor: the squiggle sits on the line and column the message names"
 test("transcripts: the live tab reaches the last step when the run ends", async ({ page, request }) => {
   const steps = 8;
   const id = await createExperiment(request, tinySpec(`transcripts_${suffix}`, steps));
-  const launched = await request.post("/api/trpc/experiment.launch", { data: { json: { experimentId: id, priority: 0 } } });
-  expect(launched.ok(), await launched.text()).toBe(true);
-  const runId = ((await launched.json()) as { result: { data: { json: { runId: string } } } }).result.data.json.runId;
+  const runId = await launchExperiment(request, id);
 
   const hydration: string[] = [];
   page.on("pageerror", (e) => {

@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { launchSpec } from "./runs";
 
 /**
  * Runners in plain sight (issue 16), as a user meets them. The test's runner is a CPU host (no CUDA, no
@@ -132,12 +133,7 @@ test("runners page: every runner with its GPUs, engines and heartbeat, and GPU m
     // Issue #25: a spec with no placement that needs CUDA claims a GPU of the GPU runner (the CPU runner hands it
     // over); the run page says which one it holds, in the runner's numbering.
     const cudaSpec = { ...vllmSpec(`gpu_claim_${suffix}`), actors: [{ ...vllmSpec("x").actors[0], model: { source: "tiny", preset: "tiny-char-2l" }, backend: "hf" }], trainer: { steps: 2, device: "cuda" } };
-    const created = await request.post("/api/trpc/experiment.create", { data: { json: { spec: cudaSpec } } });
-    expect(created.ok(), await created.text()).toBe(true);
-    const experimentId = ((await created.json()) as { result: { data: { json: { id: string } } } }).result.data.json.id;
-    const launched = await request.post("/api/trpc/experiment.launch", { data: { json: { experimentId, priority: 0 } } });
-    expect(launched.ok(), await launched.text()).toBe(true);
-    const runId = ((await launched.json()) as { result: { data: { json: { runId: string } } } }).result.data.json.runId;
+    const runId = await launchSpec(request, cudaSpec);
     await page.goto(`/runs/${runId}`);
     await expect(page.getByTestId("run-gpus")).toHaveText(/^GPU\s*0$/, { timeout: 60_000 });
     await shot(page, "run-page-gpus");

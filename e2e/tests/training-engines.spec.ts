@@ -1,8 +1,6 @@
-import { expect, test, type Page } from "@playwright/test";
-import { spawn } from "node:child_process";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { expect, test } from "@playwright/test";
 import { addEnvironment, createPart, echoEnvironment, newExperiment } from "./compose";
+import { shot, simulateOffloadRun } from "./runs";
 
 /**
  * Training engines (issue 14) as a user meets them: an actor's backend, precision and CPU processes
@@ -11,29 +9,7 @@ import { addEnvironment, createPart, echoEnvironment, newExperiment } from "./co
  * their fields in the composer; and a run's offload moves on the memory timeline and in its table.
  */
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const suffix = Date.now().toString(36);
-const shotDir = process.env.TROUPE_E2E_SCREENSHOTS;
-
-async function shot(page: Page, name: string) {
-  if (shotDir) await page.screenshot({ path: `${shotDir}/${name}.png`, fullPage: true });
-}
-
-/** Plays a finished made-up run of two actors sharing cuda:0 with between-phase offload (simulate-run --offload). */
-function simulateOffloadRun(steps: number): Promise<string> {
-  return new Promise((ok, fail) => {
-    const child = spawn("npx", ["tsx", "apps/web/scripts/simulate-run.ts", "--steps", String(steps), "--interval-ms", "5", "--offload"], {
-      cwd: repoRoot,
-      env: process.env,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.on("error", fail);
-    child.on("exit", (code) => (code === 0 ? ok(out.split("\n")[0]!.trim()) : fail(new Error(`simulate-run exited ${code}`))));
-  });
-}
-
 test("designer: an actor's training engine, and the run-wide rules beside their fields", async ({ page, request }) => {
   const alice = `eng_alice_${suffix}`;
   const bob = `eng_bob_${suffix}`;

@@ -1,31 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { spawn } from "node:child_process";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-
-/**
- * Plays a made-up run into the test database and stream (apps/web/scripts/simulate-run.ts, the way a
- * runner would). Resolves with its id once printed; `done` resolves when the run has ended.
- */
-function simulateRun(steps: number, intervalMs: number): Promise<{ id: string; done: Promise<void> }> {
-  return new Promise((resolveStart, reject) => {
-    const child = spawn("npx", ["tsx", "apps/web/scripts/simulate-run.ts", "--steps", String(steps), "--interval-ms", String(intervalMs)], {
-      cwd: repoRoot,
-      env: process.env,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    const done = new Promise<void>((ok, fail) => child.on("exit", (code) => (code === 0 ? ok() : fail(new Error(`simulate-run exited ${code}`)))));
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const id = out.split("\n")[0]?.trim();
-      if (out.includes("\n") && id) resolveStart({ id, done });
-    });
-    child.on("error", reject);
-  });
-}
+import { simulateRun } from "./runs";
 
 const points = async (page: Page, testId: string) => Number((await page.getByTestId(testId).getAttribute("data-points")) ?? "0");
 
