@@ -77,3 +77,18 @@ def test_a_random_legal_player_is_rated_1000_within_its_ci():
     # 400 games: the CI is about +-40 Elo points; random against random is 1000 in expectation
     assert r.ci95 < 50
     assert abs(r.rating - 1000) < r.ci95, (r.rating, r.ci95)
+
+
+def test_pairings_each_current_player_against_every_other_once_sides_alternating():
+    from troupe.ratings.rater import _pairings
+
+    a, b = side("alice@4", None), side("bob@4", None, actor="bob")
+    snap = side("alice@2", None)
+    pairs = [(x.key, o.key) for x, o in _pairings([a, b], [RANDOM, snap], 2)]
+    assert pairs == [
+        ("alice@4", "bob@4"), ("bob@4", "alice@4"),
+        ("alice@4", "random"), ("random", "alice@4"),
+        ("alice@4", "alice@2"), ("alice@2", "alice@4"),
+        ("bob@4", "random"), ("random", "bob@4"),
+        ("bob@4", "alice@2"), ("alice@2", "bob@4"),
+    ]  # fmt: skip
