@@ -17,6 +17,7 @@ An earlier checkpoint's reported rating stays as it was reported; the refit move
 
 Rating games draw from their own generators and restore torch's and numpy's RNG states afterwards, so a run
 with ratings trains exactly as the same run without them.
+Games and snapshots live in memory: a resumed run starts its ratings afresh. Not played with several ranks yet.
 """
 
 from __future__ import annotations
