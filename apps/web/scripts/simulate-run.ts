@@ -2,11 +2,13 @@
  * Dev tool: plays a made-up run into the database and its Redis stream, the way a runner would,
  * so the run page can be looked at (and its live charts watched) without the Python runtime.
  *
- *   DATABASE_URL=… REDIS_URL=… npx tsx apps/web/scripts/simulate-run.ts [--steps 40] [--interval-ms 250] [--fail] [--experiment ID] [--offload]
+ *   DATABASE_URL=… REDIS_URL=… npx tsx apps/web/scripts/simulate-run.ts [--steps 40] [--interval-ms 250] [--fail] [--experiment ID] [--offload] [--ratings]
  *
  * Prints the run id first, then plays one step per interval. `--offload`: two actors, alice and bob,
  * take turns on cuda:0 with between-phase offload: each step reloads one before its update and
  * offloads it after (an `offload` event per move, with bytes and seconds), as the residency manager does.
+ * `--ratings`: two players, alice and bob, report win/draw/loss each step and an Elo every 4 steps (a checkpoint),
+ * as gpu-runtime troupe/ratings does: `elo/rating`, `elo/ci95`, `elo/games` per actor, `elo/opponent/<name>`.
  */
 import { parseArgs } from "node:util";
 import { DEMO_SPEC, runEventStreamKey, type RunEvent, type StatusEvent } from "@troupe/contracts";
@@ -21,6 +23,7 @@ const { values } = parseArgs({
     fail: { type: "boolean", default: false },
     experiment: { type: "string" },
     offload: { type: "boolean", default: false },
+    ratings: { type: "boolean", default: false },
   },
 });
 const steps = Number(values.steps);
@@ -70,6 +73,29 @@ function turnsOnOneDevice(step: number, ts: number, nextSeq: () => number): RunE
   return out;
 }
 
+/**
+ * Two players learning a game: outcome rates every step, and at each checkpoint (every 4 steps) their Elo, rising
+ * from below the random player's 1000 (an untrained model forfeits) with an interval that narrows as games add up.
+ */
+function gameEvents(step: number, ts: number, nextSeq: () => number): RunEvent[] {
+  const out: RunEvent[] = [];
+  const progress = step / steps;
+  for (const [actor, skill] of [
+    ["alice", 1],
+    ["bob", 0.6],
+  ] as const) {
+    const win = Math.min(0.9, 0.05 + 0.7 * skill * progress);
+    out.push({ seq: nextSeq(), ts, type: "metric", step, actor, values: { "game/win": win, "game/draw": 0.1, "game/loss": 0.9 - win, "game/forfeit": Math.max(0, 0.6 - progress) } });
+    if (step % 4 === 0) {
+      const games = 24 * (step / 4);
+      const rating = Math.round(700 + 650 * skill * progress);
+      out.push({ seq: nextSeq(), ts, type: "metric", step, actor, values: { "elo/rating": rating, "elo/ci95": Math.round(600 / Math.sqrt(games / 8)), "elo/games": games } });
+    }
+  }
+  if (step % 4 === 0) out.push({ seq: nextSeq(), ts, type: "metric", step, values: { "elo/opponent/random": 1000, "elo/opponent/first_move": 1120 } });
+  return out;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const running = await transitionRun(db, run.id, { from: ["queued"], to: "running", extra: { startedAt: new Date(), runnerId: "simulator" } });
 if (running) await appendToStream(redis, run.id, [running]);
@@ -106,6 +132,7 @@ for (let step = 1; step <= steps; step++) {
     },
   ];
   if (values.offload) events.push(...turnsOnOneDevice(step, now, () => seq++));
+  if (values.ratings) events.push(...gameEvents(step, now, () => seq++));
   // Whole GRPO groups, as the runtime records them: group 0 is one prompt sampled twice, its advantages
   // the rewards normalised within the group.
   const letter = letters[step % letters.length]!;

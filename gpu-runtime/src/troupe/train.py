@@ -46,6 +46,7 @@ from .rollout.sync import SyncRollout
 from .system import memory_readings, reset_memory_peaks, resolve_device, seed_everything, set_cpu_threads
 from .transcripts import emit_episodes
 from .advisories import Advisor
+from .ratings import Rater
 from .turn_metrics import turn_metrics
 from .device_choice import run_device_choice
 from .residency.host_buffers import HostBuffers
@@ -253,6 +254,8 @@ def run_loop(
         source.close()
         return state, message, steps
 
+    rater = Rater.for_run(spec, environments, actors, residency, device, ctx.distributed, events.log)
+
     def save(step: int) -> None:
         # With async rollouts: once the producer is idle (the RNG state is then after every batch it made), with those batches.
         with source.quiesce():
@@ -260,6 +263,7 @@ def run_loop(
             learner.save(folder)
             if ctx.is_main:
                 source.save_in_flight(folder)
+            rater.at_checkpoint(step, events, ctx.is_main)  # Elo per checkpoint in game environments (ratings/)
         if ctx.is_main:
             report_checkpoint(events, work_dir, step, saved, trainer["keepCheckpoints"])
             memory(step, "checkpoint")

@@ -615,6 +615,30 @@ export const TrackerSpec = z.discriminatedUnion("kind", [
 export type TrackerSpec = z.infer<typeof TrackerSpec>;
 export const TRACKER_KINDS = ["wandb", "tensorboard"] as const;
 
+/** The fixed opponents Elo ratings are played against (gpu-runtime troupe/ratings): `random` (a uniformly random legal move; the anchor, rated 1000) and `first_move` (always the lowest-numbered legal move, a scripted player). */
+export const RATING_OPPONENTS = ["random", "first_move"] as const;
+export const RatingOpponent = z.enum(RATING_OPPONENTS);
+
+/**
+ * Elo per checkpoint, for game environments: at each checkpoint (and the last step, when checkpoints are on) each
+ * actor's current weights play `gamesPerPair` games (sides alternating) against the fixed `opponents`, the other
+ * actors, and the frozen snapshots of every actor kept from the last `snapshots` checkpoints (host memory). Ratings
+ * are a Bradley-Terry maximum-likelihood fit over every game played so far (Elo scale: 400 points = 10:1 odds), the
+ * random player anchored at 1000, reported as metrics `elo/rating`, `elo/ci95`, `elo/games` per actor. Runs
+ * without checkpoints or without a game environment play none.
+ */
+export const RatingsSpec = z
+  .object({
+    /** Games per pairing at each checkpoint; 0 turns ratings off. */
+    gamesPerPair: z.number().int().min(0).max(1024).default(8),
+    /** The fixed opponents played; `random`, the anchor (1000), is played whether listed or not. */
+    opponents: z.array(RatingOpponent).max(RATING_OPPONENTS.length).default(["random", "first_move"]),
+    /** Earlier checkpoints of each actor kept as frozen opponents (copies in host memory). */
+    snapshots: z.number().int().min(0).max(32).default(3),
+  })
+  .strict();
+export type RatingsSpec = z.infer<typeof RatingsSpec>;
+
 export const TrainerSpec = z
   .object({
     /** Training steps; 0 is an eval-only run: load the models, evaluate every environment once, finish. */
@@ -659,6 +683,8 @@ export const TrainerSpec = z
     microBatchSize: z.number().int().min(1).max(65536).optional(),
     /** Mirror the run to W&B and/or TensorBoard (metrics, config, transcripts); absent: none. */
     trackers: z.array(TrackerSpec).max(8).optional(),
+    /** Elo per checkpoint in game environments (RatingsSpec); absent: the defaults, on whenever checkpoints are. */
+    ratings: RatingsSpec.optional(),
   })
   .strict();
 

@@ -930,6 +930,25 @@ class TrainerTrackersTensorboard:
 
 
 @dataclass(frozen=True)
+class TrainerRatings:
+    """`TrainerRatings` of the RunSpec."""
+
+    games_per_pair: int
+    opponents: tuple[Literal['random', 'first_move'], ...]
+    snapshots: int
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'games_per_pair': 'gamesPerPair', 'opponents': 'opponents', 'snapshots': 'snapshots'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerRatings:
+        return cls(
+            games_per_pair=d.get('gamesPerPair', 8),
+            opponents=tuple(d.get('opponents', ['random', 'first_move'])),
+            snapshots=d.get('snapshots', 3),
+        )
+
+
+@dataclass(frozen=True)
 class Trainer:
     """`Trainer` of the RunSpec."""
 
@@ -945,8 +964,9 @@ class Trainer:
     offload_between_phases: bool | None = None
     micro_batch_size: int | None = None
     trackers: tuple[TrainerTrackersWandb | TrainerTrackersTensorboard, ...] | None = None
+    ratings: TrainerRatings | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'steps': 'steps', 'prompts_per_step': 'promptsPerStep', 'eval_every': 'evalEvery', 'checkpoint_every': 'checkpointEvery', 'keep_checkpoints': 'keepCheckpoints', 'episodes_per_step': 'episodesPerStep', 'device': 'device', 'cpu_threads': 'cpuThreads', 'max_duration_seconds': 'maxDurationSeconds', 'offload_between_phases': 'offloadBetweenPhases', 'micro_batch_size': 'microBatchSize', 'trackers': 'trackers'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'steps': 'steps', 'prompts_per_step': 'promptsPerStep', 'eval_every': 'evalEvery', 'checkpoint_every': 'checkpointEvery', 'keep_checkpoints': 'keepCheckpoints', 'episodes_per_step': 'episodesPerStep', 'device': 'device', 'cpu_threads': 'cpuThreads', 'max_duration_seconds': 'maxDurationSeconds', 'offload_between_phases': 'offloadBetweenPhases', 'micro_batch_size': 'microBatchSize', 'trackers': 'trackers', 'ratings': 'ratings'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Trainer:
@@ -963,6 +983,7 @@ class Trainer:
             offload_between_phases=d['offloadBetweenPhases'] if d.get('offloadBetweenPhases') is not None else None,
             micro_batch_size=d['microBatchSize'] if d.get('microBatchSize') is not None else None,
             trackers=tuple({'wandb': TrainerTrackersWandb, 'tensorboard': TrainerTrackersTensorboard}[x['kind']].from_dict(x) for x in d['trackers']) if d.get('trackers') is not None else None,
+            ratings=TrainerRatings.from_dict(d['ratings']) if d.get('ratings') is not None else None,
         )
 
 

@@ -2,6 +2,7 @@ import { advisoryRouter } from "../../features/advisories/server/router";
 import { authRouter, userRouter } from "../../features/auth/server/router";
 import { datasetRouter } from "../../features/datasets/server/router";
 import { partsRouter } from "../../features/designer/server/partsRouter";
+import { ratingsRouter } from "../../features/ratings/server/router";
 import { experimentRouter } from "../../features/experiments/server/router";
 import { rewardRouter } from "../../features/rewards/server/router";
 import { runnerRouter } from "../../features/runners/server/router";
@@ -17,6 +18,7 @@ export const appRouter = createTRPCRouter({
   dataset: datasetRouter,
   experiment: experimentRouter,
   part: partsRouter,
+  ratings: ratingsRouter,
   reward: rewardRouter,
   run: runRouter,
   runner: runnerRouter,

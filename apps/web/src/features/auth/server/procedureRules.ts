@@ -54,6 +54,7 @@ export const PROCEDURE_ROLES: Readonly<Record<string, Role>> = {
   "advisory.ofRun": "viewer",
   "advisory.summaries": "viewer",
   "timeline.ofRun": "viewer",
+  "ratings.ofRun": "viewer",
   "run.episodes": "viewer",
   "run.cancel": "editor",
   // removes an ended run's rows for good

@@ -1,6 +1,7 @@
 "use client";
 
-import { memo, useRef } from "react";
+import { memo, useRef, type ReactNode } from "react";
+import { isEloMetric } from "../../ratings/lib/eloRatings";
 import type { LiveRunData } from "../../live/liveRunData";
 import { useElementWidth } from "../hooks/useElementWidth";
 import { metricSeries } from "../hooks/useRunCharts";
@@ -98,6 +99,8 @@ interface RunChartsProps {
   onWidth: (w: number) => void;
   /** Trainable actors whose KL penalty is off (training.klBeta 0): the Policy group says so in a card. */
   klOff?: string[];
+  /** Drawn in the Games group after its charts: the Elo per checkpoint (features/ratings), which draws `elo/…` itself. */
+  games?: ReactNode;
 }
 
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -139,7 +142,7 @@ function RunChartsGrid(props: RunChartsProps) {
         <div key={g.title}>
           <h3 className="group-title">{g.title}</h3>
           <div className="charts">
-            {g.names.map((name) => {
+            {g.names.filter((name) => !isEloMetric(name)).map((name) => {
               const band = bandFor(name, all);
               const series = metricSeries(name, props.history, props.live, band, props.zoom !== null);
               return (
@@ -158,6 +161,7 @@ function RunChartsGrid(props: RunChartsProps) {
                 />
               );
             })}
+            {g.title === "Games" && props.games}
             {g.title === "Policy" && props.klOff && props.klOff.length > 0 && <KlOffChart actors={props.klOff} measured={all.has("kl")} />}
           </div>
         </div>

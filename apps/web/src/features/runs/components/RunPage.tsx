@@ -5,6 +5,7 @@ import dynamic from "next/dynamic";
 import { useCallback, useEffect, useState } from "react";
 import { errorMessage } from "../../../trpc/errors";
 import { AdvisoriesPanel } from "../../advisories/components/AdvisoriesPanel";
+import { EloPanel } from "../../ratings/components/EloPanel";
 import { GpuTimelinePanel } from "../../timeline/components/GpuTimelinePanel";
 import { useRunLive } from "../hooks/useRunLive";
 import { useRunViewParams } from "../hooks/useRunViewParams";
@@ -117,6 +118,7 @@ export function RunPage({ runId, initialChartPoints = DEFAULT_CHART_POINTS }: { 
           onResetZoom={() => setZoom(null)}
           onWidth={onChartWidth}
           klOff={klOffActors(data.spec)}
+          games={<EloPanel runId={runId} actors={actors} live={!ended} version={live.metricVersion} />}
         />
         <h3 className="group-title">Memory</h3>
         <MemoryPanel runId={runId} history={memorySeries} live={live} version={version} spec={data.spec} />

@@ -18,8 +18,9 @@ const GROUPS: { title: string; match: (name: string) => boolean }[] = [
   { title: "Critic", match: anyOf(["value", "returns"]) },
   // Acting environments' own numbers (gpu-runtime tools_env.py: calls, errors, success and answer rates).
   { title: "Tools", match: anyOf(["tools"]) },
-  // Competitive environments: each player's outcome rates (gpu-runtime games/environment.py).
-  { title: "Games", match: anyOf(["game"]) },
+  // Competitive environments: each player's outcome rates (gpu-runtime games/environment.py) and its Elo per
+  // checkpoint (troupe/ratings: drawn by features/ratings' chart, not the grid).
+  { title: "Games", match: anyOf(["game", "elo"]) },
   // Agents x turns: each actor's messages by turn index (gpu-runtime turn_metrics.py).
   { title: "Turns", match: anyOf(["turns"]) },
   { title: "Preferences and supervision", match: anyOf(["dpo", "sft"]) },
