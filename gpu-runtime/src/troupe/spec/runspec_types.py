@@ -577,8 +577,8 @@ class EnvironmentCode:
 
 
 @dataclass(frozen=True)
-class EnvironmentToolsMcpMcp:
-    """`EnvironmentToolsMcpMcp` of the RunSpec."""
+class EnvironmentToolsMcpMcpCommand:
+    """`EnvironmentToolsMcpMcpCommand` of the RunSpec."""
 
     kind: Literal['mcp']
     command: tuple[str, ...]
@@ -588,7 +588,7 @@ class EnvironmentToolsMcpMcp:
     JSON_NAMES: ClassVar[Mapping[str, str]] = {'kind': 'kind', 'command': 'command', 'env': 'env', 'timeout_seconds': 'timeoutSeconds'}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentToolsMcpMcp:
+    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentToolsMcpMcpCommand:
         return cls(
             kind=d['kind'],
             command=tuple(d['command']),
@@ -598,8 +598,8 @@ class EnvironmentToolsMcpMcp:
 
 
 @dataclass(frozen=True)
-class EnvironmentToolsMcpMcp:
-    """`EnvironmentToolsMcpMcp` of the RunSpec."""
+class EnvironmentToolsMcpMcpUrl:
+    """`EnvironmentToolsMcpMcpUrl` of the RunSpec."""
 
     kind: Literal['mcp']
     url: str
@@ -608,7 +608,7 @@ class EnvironmentToolsMcpMcp:
     JSON_NAMES: ClassVar[Mapping[str, str]] = {'kind': 'kind', 'url': 'url', 'timeout_seconds': 'timeoutSeconds'}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentToolsMcpMcp:
+    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentToolsMcpMcpUrl:
         return cls(
             kind=d['kind'],
             url=d['url'],
@@ -623,7 +623,7 @@ class EnvironmentTools:
     builtin: tuple[Literal['calculator', 'python'], ...]
     max_calls: int
     code: str | None = None
-    mcp: tuple[EnvironmentToolsMcpMcp | EnvironmentToolsMcpMcp, ...] | None = None
+    mcp: tuple[EnvironmentToolsMcpMcpCommand | EnvironmentToolsMcpMcpUrl, ...] | None = None
 
     JSON_NAMES: ClassVar[Mapping[str, str]] = {'builtin': 'builtin', 'code': 'code', 'max_calls': 'maxCalls', 'mcp': 'mcp'}
 
@@ -633,7 +633,7 @@ class EnvironmentTools:
             builtin=tuple(d.get('builtin', ['calculator'])),
             code=d['code'] if d.get('code') is not None else None,
             max_calls=d.get('maxCalls', 4),
-            mcp=tuple({'mcp': EnvironmentToolsMcpMcp, 'mcp': EnvironmentToolsMcpMcp}[x['kind']].from_dict(x) for x in d['mcp']) if d.get('mcp') is not None else None,
+            mcp=tuple((EnvironmentToolsMcpMcpCommand if 'command' in x else EnvironmentToolsMcpMcpUrl).from_dict(x) for x in d['mcp']) if d.get('mcp') is not None else None,
         )
 
 
