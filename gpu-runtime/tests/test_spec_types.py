@@ -64,3 +64,14 @@ def test_union_variants_sharing_their_constant_are_told_apart_by_their_own_field
     command, url = tools.mcp
     assert isinstance(command, EnvironmentToolsMcpMcpCommand) and command.command == ("srv", "--stdio") and command.timeout_seconds == 30
     assert isinstance(url, EnvironmentToolsMcpMcpUrl) and url.url == "http://h:1/mcp" and url.timeout_seconds == 5
+
+
+@pytest.mark.parametrize("fixture", ["demo.input.json", "template.debate.json", "template.majority_vote.json"])
+def test_to_dict_gives_the_validated_document_back(fixture):
+    """Parts that still read a dict get one from the typed section, equal to the validated document's."""
+    from troupe.spec.runspec_types import to_dict
+
+    document = load_spec(json.loads((FIXTURES / fixture).read_text()))
+    typed = RunSpec.from_dict(document)
+    assert to_dict(typed) == document
+    assert to_dict(typed.actors[0].training) == document["actors"][0]["training"]

@@ -5,7 +5,7 @@ generated from it in turn, so the Python types cannot drift from the contract (t
 regenerates and compares). One class per object of the schema, named by its place (`trainer` -> `Trainer`,
 `actors[].training` -> `ActorTraining`); a `oneOf` of objects becomes a union of classes told apart by their
 constant field (`source: "tiny"`), or by a required field of their own where the constant is shared. Attributes are snake_case; `from_dict` reads a validated, defaults-filled
-spec, and `json_name` maps an attribute back to its field.
+spec, `json_name` maps an attribute back to its field, and `to_dict` gives a section back as its JSON document.
 """
 
 from __future__ import annotations
@@ -154,7 +154,29 @@ def render(schema: dict[str, Any]) -> str:
         "from dataclasses import dataclass\n"
         "from typing import Any, ClassVar, Literal, Mapping\n\n\n"
     )
-    return head + "\n\n\n".join(gen.classes) + "\n\n\ndef json_name(cls: type, attr: str) -> str:\n    \"\"\"The spec field an attribute reads (`learning_rate` -> `learningRate`).\"\"\"\n    return cls.JSON_NAMES[attr]  # type: ignore[attr-defined,no-any-return]\n"
+    return head + "\n\n\n".join(gen.classes) + TAIL
+
+
+TAIL = '''
+
+
+def json_name(cls: type, attr: str) -> str:
+    """The spec field an attribute reads (`learning_rate` -> `learningRate`)."""
+    return cls.JSON_NAMES[attr]  # type: ignore[attr-defined,no-any-return]
+
+
+def to_dict(section: Any) -> Any:
+    """A section back as its JSON document (what `from_dict` read, defaults filled; absent optional fields stay
+    absent), for the parts that still read the spec as a dict. Arrays come back as lists."""
+    names = getattr(type(section), "JSON_NAMES", None)
+    if names is not None:
+        return {field: to_dict(getattr(section, attr)) for attr, field in names.items() if getattr(section, attr) is not None}
+    if isinstance(section, tuple):
+        return [to_dict(x) for x in section]
+    if isinstance(section, Mapping):
+        return {k: to_dict(v) for k, v in section.items()}
+    return section
+'''
 
 
 def schema_text() -> str:

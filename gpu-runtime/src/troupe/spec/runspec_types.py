@@ -1065,3 +1065,16 @@ class RunSpec:
 def json_name(cls: type, attr: str) -> str:
     """The spec field an attribute reads (`learning_rate` -> `learningRate`)."""
     return cls.JSON_NAMES[attr]  # type: ignore[attr-defined,no-any-return]
+
+
+def to_dict(section: Any) -> Any:
+    """A section back as its JSON document (what `from_dict` read, defaults filled; absent optional fields stay
+    absent), for the parts that still read the spec as a dict. Arrays come back as lists."""
+    names = getattr(type(section), "JSON_NAMES", None)
+    if names is not None:
+        return {field: to_dict(getattr(section, attr)) for attr, field in names.items() if getattr(section, attr) is not None}
+    if isinstance(section, tuple):
+        return [to_dict(x) for x in section]
+    if isinstance(section, Mapping):
+        return {k: to_dict(v) for k, v in section.items()}
+    return section
