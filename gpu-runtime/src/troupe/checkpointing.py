@@ -168,9 +168,10 @@ def resolve_resume(work_dir: Path, value: str) -> Path:
 
 
 def load_training_checkpoint(
-    folder: Path, spec: dict[str, Any], actors: dict[str, "Actor"], environments: list[Any], device: torch.device
+    folder: Path, spec: dict[str, Any], actors: dict[str, "Actor"], environments: list[Any]
 ) -> tuple[int, list[str]]:
-    """Restores weights, optimizers, RNGs and data positions. Returns (step, warnings)."""
+    """Restores weights, optimizers, RNGs and data positions, each actor's onto its own device. Returns (step, warnings).
+    `spec` is the run's JSON document (its hash is compared with the one the checkpoint was saved with)."""
     state = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
     if state.get("formatVersion") != FORMAT_VERSION:
         raise CheckpointError(f"{folder / STATE_FILE}: formatVersion {state.get('formatVersion')!r}, expected {FORMAT_VERSION}")
@@ -190,9 +191,9 @@ def load_training_checkpoint(
             # Sharded: every rank reads the full weights and keeps its shard (the backend's loader).
             actor.backend.load_full_state_dict(_read_full_weights(actor.loaded.model, part))
         elif has_lora(actor.loaded.model):
-            _load_adapter(actor.loaded.model, part, actor.device)
+            _load_adapter(actor, part)
         else:
-            _load_weights(actor.loaded.model, part, actor.device)
+            _load_weights(actor, part)
         actor.backend.load_optimizer_state(torch.load(part / OPTIMIZER_FILE, map_location=actor.device, weights_only=True))
     for env, position in zip(environments, state["environments"]):
         env.sampler.load_state(position)
@@ -227,9 +228,10 @@ def _read_full_weights(model: torch.nn.Module, folder: Path) -> dict[str, torch.
     return state
 
 
-def _load_weights(model: torch.nn.Module, folder: Path, device: torch.device) -> None:
+def _load_weights(actor: "Actor", folder: Path) -> None:
     from safetensors.torch import load_file
 
+    model, device = actor.loaded.model, actor.device
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise CheckpointError(f"{folder}: no *.safetensors weights")
@@ -247,10 +249,11 @@ def _load_weights(model: torch.nn.Module, folder: Path, device: torch.device) ->
         raise CheckpointError(f"{folder}: weights missing from the checkpoint: {', '.join(untied[:5])}")
 
 
-def _load_adapter(model: torch.nn.Module, folder: Path, device: torch.device) -> None:
+def _load_adapter(actor: "Actor", folder: Path) -> None:
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
 
+    model, device = actor.loaded.model, actor.device
     path = folder / "adapter_model.safetensors"
     if not path.is_file():
         raise CheckpointError(f"{folder}: no adapter_model.safetensors")
