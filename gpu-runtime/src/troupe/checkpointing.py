@@ -191,9 +191,9 @@ def load_training_checkpoint(
             # Sharded: every rank reads the full weights and keeps its shard (the backend's loader).
             actor.backend.load_full_state_dict(_read_full_weights(actor.loaded.model, part))
         elif has_lora(actor.loaded.model):
-            _load_adapter(actor, part)
+            _load_adapter(actor.loaded.model, part, actor.device)
         else:
-            _load_weights(actor, part)
+            _load_weights(actor.loaded.model, part, actor.device)
         actor.backend.load_optimizer_state(torch.load(part / OPTIMIZER_FILE, map_location=actor.device, weights_only=True))
     for env, position in zip(environments, state["environments"]):
         env.sampler.load_state(position)
@@ -228,10 +228,15 @@ def _read_full_weights(model: torch.nn.Module, folder: Path) -> dict[str, torch.
     return state
 
 
-def _load_weights(actor: "Actor", folder: Path) -> None:
+def _device_of(model: torch.nn.Module) -> torch.device:
+    """Where a model's weights are (an actor's model sits on the actor's device): loaded weights go there."""
+    return next(model.parameters()).device
+
+
+def _load_weights(model: torch.nn.Module, folder: Path, device: torch.device | None = None) -> None:
     from safetensors.torch import load_file
 
-    model, device = actor.loaded.model, actor.device
+    device = device or _device_of(model)
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise CheckpointError(f"{folder}: no *.safetensors weights")
@@ -249,11 +254,12 @@ def _load_weights(actor: "Actor", folder: Path) -> None:
         raise CheckpointError(f"{folder}: weights missing from the checkpoint: {', '.join(untied[:5])}")
 
 
-def _load_adapter(actor: "Actor", folder: Path) -> None:
+def _load_adapter(model: torch.nn.Module, folder: Path, device: torch.device | None = None) -> None:
+    """An adapter's weights into `model` (on the model's device unless told)."""
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
 
-    model, device = actor.loaded.model, actor.device
+    device = device or _device_of(model)
     path = folder / "adapter_model.safetensors"
     if not path.is_file():
         raise CheckpointError(f"{folder}: no adapter_model.safetensors")

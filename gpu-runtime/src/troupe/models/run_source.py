@@ -101,7 +101,7 @@ def merge_adapter(model: torch.nn.Module, lora: dict[str, Any], folder: Path, in
     from .lora import apply_lora
 
     apply_lora(model, lora, index)
-    _load_adapter(model, folder, next(model.parameters()).device)
+    _load_adapter(model, folder)
     for name, module in list(model.named_modules()):
         if isinstance(module, BaseTunerLayer):
             module.merge()
