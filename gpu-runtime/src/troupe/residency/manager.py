@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 
 import torch
 
-from ..engines.train.base import PARTS, TrainBackend, tensor_bytes
+from ..engines.train.base import PARTS, TrainBackend, _move_param, tensor_bytes
 from .host_buffers import HostBuffers
 from .pool import pooled, pooled_move, prepare
 from ..spec.runspec_types import Trainer
@@ -64,8 +64,6 @@ class Resident:
         if self.backend is not None:
             return self.backend.move_part(part, target, pin)
         assert self.module is not None
-        from ..engines.train.base import _move_param
-
         return sum(_move_param(p, target, pin) for p in self.module.parameters())
 
 
