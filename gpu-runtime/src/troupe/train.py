@@ -225,7 +225,7 @@ def run_loop(
             events.log("warning", note)
 
     actors, api_actors = build_actors(run, work_dir, device, ctx, events.log, document=spec)
-    attach_engines(spec, actors, work_dir, ctx.distributed, events.log)  # vLLM actors sample with their own engine
+    attach_engines(run, actors, work_dir, ctx.distributed, events.log)  # vLLM actors sample with their own engine
     if closing is not None:
         closing.callback(close_engines, actors)
         closing.callback(static_decode.on_compile(lambda r: events.log("info", static_decode.describe(r))))
