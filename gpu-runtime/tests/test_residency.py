@@ -91,9 +91,9 @@ def test_resident_peak_is_the_largest_actors_state_not_the_sum(tmp_path):
     books = {}
     original = train_module.build_residency
 
-    def spy(spec, actors, events):
-        manager = original(spec, actors, events)
-        books[bool(spec["trainer"].get("offloadBetweenPhases"))] = manager
+    def spy(trainer, actors, events):  # the loop hands build_residency its typed trainer section
+        manager = original(trainer, actors, events)
+        books[bool(trainer.offload_between_phases)] = manager
         return manager
 
     train_module.build_residency = spy

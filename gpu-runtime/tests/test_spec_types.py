@@ -53,3 +53,25 @@ def test_the_types_are_frozen_and_unions_pick_their_class():
     assert isinstance(typed.trainer, Trainer) and isinstance(typed.actors[0].model, ActorModelTiny)
     with pytest.raises(dataclasses.FrozenInstanceError):
         typed.trainer.steps = 3  # type: ignore[misc]
+
+
+def test_union_variants_sharing_their_constant_are_told_apart_by_their_own_field():
+    """Both MCP server forms say `kind: "mcp"`; the generator once named both classes alike, so a command server
+    was read as the url class (KeyError 'url'). Each now reads into its own class."""
+    from troupe.spec.runspec_types import EnvironmentTools, EnvironmentToolsMcpMcpCommand, EnvironmentToolsMcpMcpUrl
+
+    tools = EnvironmentTools.from_dict({"mcp": [{"kind": "mcp", "command": ["srv", "--stdio"]}, {"kind": "mcp", "url": "http://h:1/mcp", "timeoutSeconds": 5}]})
+    command, url = tools.mcp
+    assert isinstance(command, EnvironmentToolsMcpMcpCommand) and command.command == ("srv", "--stdio") and command.timeout_seconds == 30
+    assert isinstance(url, EnvironmentToolsMcpMcpUrl) and url.url == "http://h:1/mcp" and url.timeout_seconds == 5
+
+
+@pytest.mark.parametrize("fixture", ["demo.input.json", "template.debate.json", "template.majority_vote.json"])
+def test_to_dict_gives_the_validated_document_back(fixture):
+    """Parts that still read a dict get one from the typed section, equal to the validated document's."""
+    from troupe.spec.runspec_types import to_dict
+
+    document = load_spec(json.loads((FIXTURES / fixture).read_text()))
+    typed = RunSpec.from_dict(document)
+    assert to_dict(typed) == document
+    assert to_dict(typed.actors[0].training) == document["actors"][0]["training"]

@@ -168,9 +168,10 @@ def resolve_resume(work_dir: Path, value: str) -> Path:
 
 
 def load_training_checkpoint(
-    folder: Path, spec: dict[str, Any], actors: dict[str, "Actor"], environments: list[Any], device: torch.device
+    folder: Path, spec: dict[str, Any], actors: dict[str, "Actor"], environments: list[Any]
 ) -> tuple[int, list[str]]:
-    """Restores weights, optimizers, RNGs and data positions. Returns (step, warnings)."""
+    """Restores weights, optimizers, RNGs and data positions, each actor's onto its own device. Returns (step, warnings).
+    `spec` is the run's JSON document (its hash is compared with the one the checkpoint was saved with)."""
     state = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
     if state.get("formatVersion") != FORMAT_VERSION:
         raise CheckpointError(f"{folder / STATE_FILE}: formatVersion {state.get('formatVersion')!r}, expected {FORMAT_VERSION}")
@@ -227,9 +228,15 @@ def _read_full_weights(model: torch.nn.Module, folder: Path) -> dict[str, torch.
     return state
 
 
-def _load_weights(model: torch.nn.Module, folder: Path, device: torch.device) -> None:
+def _device_of(model: torch.nn.Module) -> torch.device:
+    """Where a model's weights are (an actor's model sits on the actor's device): loaded weights go there."""
+    return next(model.parameters()).device
+
+
+def _load_weights(model: torch.nn.Module, folder: Path, device: torch.device | None = None) -> None:
     from safetensors.torch import load_file
 
+    device = device or _device_of(model)
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise CheckpointError(f"{folder}: no *.safetensors weights")
@@ -247,10 +254,12 @@ def _load_weights(model: torch.nn.Module, folder: Path, device: torch.device) ->
         raise CheckpointError(f"{folder}: weights missing from the checkpoint: {', '.join(untied[:5])}")
 
 
-def _load_adapter(model: torch.nn.Module, folder: Path, device: torch.device) -> None:
+def _load_adapter(model: torch.nn.Module, folder: Path, device: torch.device | None = None) -> None:
+    """An adapter's weights into `model` (on the model's device unless told)."""
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
 
+    device = device or _device_of(model)
     path = folder / "adapter_model.safetensors"
     if not path.is_file():
         raise CheckpointError(f"{folder}: no adapter_model.safetensors")

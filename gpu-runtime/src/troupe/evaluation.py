@@ -91,7 +91,7 @@ def _single_turn(env: Any, rows: list[int], actors: dict[str, Actor], api_actors
     return [Scored(env.name, env.actor, total, components, int(n)) for (total, components), n in zip(scored, lengths)]
 
 
-def _episodes(env: CollaborativeEnvironment, rows: list[int], actors: dict[str, Actor], api_actors: dict[str, Any], seed: int, device: torch.device) -> list[Scored]:
+def _episodes(env: CollaborativeEnvironment, rows: list[int], actors: dict[str, Actor], api_actors: dict[str, Any], seed: int) -> list[Scored]:
     tokenizers = {a: actors[a].loaded.tokenizer if a in actors else None for a in env.actors}
     episodes = []
     for k, r in enumerate(rows):
@@ -102,6 +102,9 @@ def _episodes(env: CollaborativeEnvironment, rows: list[int], actors: dict[str, 
     models = {a: engine_of(actors[a]) if a in actors else api_actors[a] for a in env.actors}
     samplings = {a: _sampling(actors[a]) if a in actors else api_actors[a].sampling for a in env.actors}
     play = getattr(env, "play", None) or run_turns  # acting environments speak between turns (acting.py)
+    # Every local actor samples through its own engine on its own device; `play` asks for one for what it builds
+    # itself: the environment's first local actor's (the CPU when all of them are API actors).
+    device = next((actors[a].device for a in env.actors if a in actors), torch.device("cpu"))
     play(episodes, models, tokenizers, samplings, device)
     env.score_all(episodes)
     out = []
@@ -115,12 +118,13 @@ def _episodes(env: CollaborativeEnvironment, rows: list[int], actors: dict[str, 
 
 
 def evaluate_environments(
-    environments: Iterable[Any], actors: dict[str, Actor], device: torch.device, api_actors: dict[str, Any] | None = None, seed: int = 0
+    environments: Iterable[Any], actors: dict[str, Actor], api_actors: dict[str, Any] | None = None, seed: int = 0
 ) -> list[Scored]:
-    """Every evaluated sample of every environment (RNG states restored afterwards)."""
+    """Every evaluated sample of every environment (RNG states restored afterwards: CUDA's too when an actor
+    samples on a GPU)."""
     api_actors = api_actors or {}
     cpu_state = torch.get_rng_state()
-    cuda_state = torch.cuda.get_rng_state_all() if device.type == "cuda" else None
+    cuda_state = torch.cuda.get_rng_state_all() if any(a.device.type == "cuda" for a in actors.values()) else None
     np_state = np.random.get_state()
     results: list[Scored] = []
     try:
@@ -129,7 +133,7 @@ def evaluate_environments(
             if not rows:
                 continue
             if isinstance(env, CollaborativeEnvironment):
-                results.extend(_episodes(env, rows, actors, api_actors, seed, device))
+                results.extend(_episodes(env, rows, actors, api_actors, seed))
             else:
                 results.extend(_single_turn(env, rows, actors, api_actors))
     finally:
@@ -155,13 +159,12 @@ def evaluate(
     step: int,
     environments: list[Any],
     actors: dict[str, Actor],
-    device: torch.device,
     api_actors: dict[str, Any] | None = None,
     seed: int = 0,
 ) -> list[Scored]:
     """Evaluate and report one metric event per evaluated actor: its overall `eval/...` values and its
     `eval/<environment>/...` values for each environment it took part in."""
-    results = evaluate_environments(environments, actors, device, api_actors, seed)
+    results = evaluate_environments(environments, actors, api_actors, seed)
     by_actor: dict[str, list[Scored]] = defaultdict(list)
     for s in results:
         by_actor[s.actor].append(s)

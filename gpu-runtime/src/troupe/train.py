@@ -51,6 +51,7 @@ from .turn_metrics import turn_metrics
 from .device_choice import run_device_choice
 from .residency.host_buffers import HostBuffers
 from .engines.rollout import static_decode
+from .spec.runspec_types import RunSpec, Trainer
 
 
 class StopSignal(Protocol):
@@ -59,20 +60,14 @@ class StopSignal(Protocol):
     def is_set(self) -> bool: ...
 
 
-def report_memory(events: EventWriter, step: int, phase: str, device: torch.device, actor: str | None = None) -> None:
-    for reading in memory_readings(device):
-        events.memory(step=step, phase=phase, actor=actor, **reading)  # type: ignore[arg-type]
-    reset_memory_peaks(device)  # so the next phase's peak is its own
-
-
-def build_residency(spec: dict[str, Any], actors: dict[str, Actor], events: EventWriter) -> ResidencyManager:
+def build_residency(trainer: Trainer, actors: dict[str, Actor], events: EventWriter) -> ResidencyManager:
     """One manager for every local model: trainable actors (params + optimizer), frozen ones and KL references."""
-    between = offload_between_phases(spec, {name: a.device for name, a in actors.items()})
+    between = offload_between_phases(trainer, {name: a.device for name, a in actors.items()})
     residency = ResidencyManager(between, report=events.offload)
     for name, a in actors.items():
-        offload = a.spec["training"]["offload"]
+        offload = a.section.training.offload
         if a.backend is not None:
-            residency.add(Resident(name, a.device, backend=a.backend, offload_params=offload["params"], offload_optimizer=offload["optimizer"], shared_params=a.shares_base))
+            residency.add(Resident(name, a.device, backend=a.backend, offload_params=offload.params, offload_optimizer=offload.optimizer, shared_params=a.shares_base))
         else:
             residency.add(Resident(name, a.device, module=a.loaded.model))
         if a.reference is not None:
@@ -102,36 +97,38 @@ def bind_actor_handles(environments: list[Any], rewards: dict[str, Any], actors:
         env.bind(handles, events.log)
 
 
-def plan_prompts(spec: dict[str, Any], environments: list[Any], actors: dict[str, Actor], api_actors: dict[str, Any], events: EventWriter) -> list[int]:
-    """Each environment's prompts per step (eval-only environments draw none: evaluation.py evaluates them)."""
-    trainer = spec["trainer"]
+def plan_prompts(run: RunSpec, environments: list[Any], actors: dict[str, Actor], api_actors: dict[str, Any], events: EventWriter) -> list[int]:
+    """Each environment's prompts per step (eval-only environments draw none: evaluation.py evaluates them).
+    Environments are read through their own objects (envs/), the trainer and algorithm typed."""
+    trainer = run.trainer
     unused = [name for name in [*actors, *api_actors] if not any(name in env.spec["actors"] for env in environments)]
     if unused:
         events.log("warning", f"actors in no environment (never trained): {', '.join(unused)}")
-    prompts_per_env = allocate_prompts(trainer["promptsPerStep"], [0.0 if env.spec.get("evalOnly") else env.spec["weight"] for env in environments])
+    prompts_per_env = allocate_prompts(trainer.prompts_per_step, [0.0 if env.spec.get("evalOnly") else env.spec["weight"] for env in environments])
     events.log(
         "info",
-        f"{trainer['steps']} steps x {trainer['promptsPerStep']} prompts x {spec['algorithm']['groupSize']} samples; "
+        f"{trainer.steps} steps x {trainer.prompts_per_step} prompts x {run.algorithm.group_size} samples; "
         + ", ".join(f'"{env.name}": {n} prompts/step' for env, n in zip(environments, prompts_per_env)),
     )
     return prompts_per_env
 
 
 def open_rollout_source(
-    spec: dict[str, Any], environments: list[Any], prompts_per_env: list[int], actors: dict[str, Actor], api_actors: dict[str, Any],
+    run: RunSpec, spec: dict[str, Any], environments: list[Any], prompts_per_env: list[int], actors: dict[str, Actor], api_actors: dict[str, Any],
     rewards: dict[str, Any], device: torch.device, first_step: int, work_dir: Path, events: EventWriter, resume_from: Path | None,
     places: SamplingPlaces, memory: Any,
 ) -> RolloutSource:
     """algorithm.async: a producer process (async_process.py) or thread (async_rollout.py) samples the next
-    batches while this one trains; else each step samples its own batch (sync.py)."""
-    if spec["algorithm"].get("async") is None or first_step > spec["trainer"]["steps"]:
+    batches while this one trains; else each step samples its own batch (sync.py). The sources (rollout/) still
+    take the run's document and device, which they hand on to their producers."""
+    if run.algorithm.async_ is None or first_step > run.trainer.steps:
         return SyncRollout(spec, places, api_actors, device, memory)
     queued, producer_state = load_in_flight(resume_from, environments) if resume_from else ([], None)
     why_thread = process_producer_ok(spec, actors, rewards, device)
     producer: RolloutProducer | ProcessRolloutProducer
     if why_thread is None:
         producer = ProcessRolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, work_dir, events.log, queued, producer_state)
-        events.log("info", f"asynchronous rollouts: a producer process (pid {producer.pid}) samples up to {spec['algorithm']['async']['maxStaleness']} updates behind the trainer")
+        events.log("info", f"asynchronous rollouts: a producer process (pid {producer.pid}) samples up to {run.algorithm.async_.max_staleness} updates behind the trainer")
     else:
         producer = RolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, queued)
         events.log("info", f"asynchronous rollouts: a producer thread ({why_thread})")
@@ -198,16 +195,17 @@ def run_loop(
     `control` are the run's, and its decisions at each step boundary are every rank's.
     """
     started = time.monotonic()
-    trainer, group_size = spec["trainer"], spec["algorithm"]["groupSize"]
-    total_steps = trainer["steps"]
+    run = RunSpec.from_dict(spec)  # typed, once; `spec` stays the document (events, checkpoints, the parts that read it)
+    trainer, group_size = run.trainer, run.algorithm.group_size
+    total_steps = trainer.steps
 
     # ------------------------------------------------------------------ setup
-    seed_everything(spec["seed"])
-    set_cpu_threads(trainer["cpuThreads"])
-    device = resolve_device(run_device_choice(spec), ctx.local_rank)
+    seed_everything(run.seed)
+    set_cpu_threads(trainer.cpu_threads)
+    device = resolve_device(run_device_choice(spec), ctx.local_rank)  # the run's: memory readings, the rollout sources
     events.log(
         "info",
-        f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads, seed {spec['seed']}"
+        f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads, seed {run.seed}"
         + (f", {ctx.world_size} ranks" if ctx.distributed else ""),
     )
     liger_cls = resolve_liger(device)  # None on CPU or without liger-kernel: the torch loss path
@@ -215,7 +213,9 @@ def run_loop(
         events.log("info", "policy loss: Liger fused linear GRPO loss where the loss type maps onto it")
 
     def memory(step: int, phase: str, actor: str | None = None) -> None:
-        report_memory(events, step, phase, device, actor=actor)
+        for reading in memory_readings(device):
+            events.memory(step=step, phase=phase, actor=actor, **reading)  # type: ignore[arg-type]
+        reset_memory_peaks(device)  # so the next phase's peak is its own
 
     environments: list[Any] = build_run_environments(spec, work_dir, rewards)
     for env in environments:
@@ -225,19 +225,19 @@ def run_loop(
         for note in env.notes:
             events.log("warning", note)
 
-    actors, api_actors = build_actors(spec, work_dir, device, ctx, events.log)
-    attach_engines(spec, actors, work_dir, ctx.distributed, events.log)  # vLLM actors sample with their own engine
+    actors, api_actors = build_actors(run, work_dir, device, ctx, events.log, document=spec)
+    attach_engines(run, actors, work_dir, ctx.distributed, events.log)  # vLLM actors sample with their own engine
     if closing is not None:
         closing.callback(close_engines, actors)
         closing.callback(static_decode.on_compile(lambda r: events.log("info", static_decode.describe(r))))
-    residency = build_residency(spec, actors, events)
+    residency = build_residency(trainer, actors, events)
     learner = OnPolicyLearner(spec, actors, environments, residency, ctx, work_dir, events.log, memory, liger_cls, device)
     bind_actor_handles(environments, rewards, actors, api_actors, events)
-    prompts_per_env = plan_prompts(spec, environments, actors, api_actors, events)
+    prompts_per_env = plan_prompts(run, environments, actors, api_actors, events)
     first_step = 1
     if resume_from is not None:
         # After every model, optimizer and sampler exists (setup drew from the RNGs): overwrite them all.
-        done, warnings = load_training_checkpoint(resume_from, spec, actors, environments, device)
+        done, warnings = load_training_checkpoint(resume_from, spec, actors, environments)
         for warning in warnings:
             events.log("warning", warning)
         learner.load(resume_from)
@@ -246,7 +246,7 @@ def run_loop(
     memory(first_step - 1, "setup")
     events.watch(advisor := Advisor.for_spec(spec))  # health advisories from the run's own events (advisories/)
     places = SamplingPlaces(actors, environments, prompts_per_env, residency, events.log, first_step, arranged=lambda: reset_memory_peaks(device))
-    source = open_rollout_source(spec, environments, prompts_per_env, actors, api_actors, rewards, device, first_step, work_dir, events, resume_from, places, memory)
+    source = open_rollout_source(run, spec, environments, prompts_per_env, actors, api_actors, rewards, device, first_step, work_dir, events, resume_from, places, memory)
     if closing is not None:
         closing.callback(source.close)  # also when the loop raises (close is idempotent)
 
@@ -265,14 +265,14 @@ def run_loop(
                 source.save_in_flight(folder)
             rater.at_checkpoint(step, events, ctx.is_main)  # Elo per checkpoint in game environments (ratings/)
         if ctx.is_main:
-            report_checkpoint(events, work_dir, step, saved, trainer["keepCheckpoints"])
+            report_checkpoint(events, work_dir, step, saved, trainer.keep_checkpoints)
             memory(step, "checkpoint")
 
     last_step_seconds, paused_seconds, last_saved = 0.0, 0.0, first_step - 1 if resume_from is not None else -1
-    offline = OfflineLearner(spec, environments, actors, prompts_per_env, ctx, residency) if family(spec["algorithm"]["name"]) == "offline" else None
+    offline = OfflineLearner(spec, environments, actors, prompts_per_env, ctx, residency) if family(run.algorithm.name) == "offline" else None
 
     def over_limit(pausing: float) -> str | None:
-        limit = trainer.get("maxDurationSeconds")
+        limit = trainer.max_duration_seconds
         elapsed = time.monotonic() - started - paused_seconds - pausing
         if limit and step > 1 and elapsed + last_step_seconds > limit:
             return (
@@ -286,7 +286,7 @@ def run_loop(
         # latest weights (it slept through the update); asleep again afterwards, as the update phase expects.
         residency.for_rollout(n for n in actors)
         wake_for_rollout(actors)
-        evaluate(events, step, environments, actors, device, api_actors=api_actors, seed=spec["seed"])
+        evaluate(events, step, environments, actors, api_actors=api_actors, seed=run.seed)
         sleep_for_training(actors)
 
     if total_steps == 0:
@@ -317,12 +317,12 @@ def run_loop(
             for name, values in offline.step(step).items():
                 events.metric(step, {**values, "step_time_s": time.monotonic() - step_started}, actor=name)
             last_step_seconds = time.monotonic() - step_started
-            if due(trainer["evalEvery"]):
+            if due(trainer.eval_every):
                 for name, values in offline.evaluate().items():
                     events.metric(step, values, actor=name)
                 if any(env.spec["rewards"] for env in environments):  # listed rewards are evaluated, not trained on
                     run_eval(step)
-            if due(trainer["checkpointEvery"]):
+            if due(trainer.checkpoint_every):
                 save(step)
                 last_saved = step
             continue
@@ -340,15 +340,15 @@ def run_loop(
             values["time/offload_s"] = residency.moved_seconds - offload_mark
             events.metric(step, values, actor=name)
         trained_names = {name for name, a in actors.items() if a.trainable}
-        emit_episodes(events, step, [p for env_parts in batch.parts.values() for p in env_parts], batch.conversations, trained_names, group_size, trainer["episodesPerStep"])
+        emit_episodes(events, step, [p for env_parts in batch.parts.values() for p in env_parts], batch.conversations, trained_names, group_size, trainer.episodes_per_step)
 
         # -------------------------------------------------------------- eval
-        if due(trainer["evalEvery"]):
+        if due(trainer.eval_every):
             with source.quiesce():  # eval draws from the shared RNG
                 run_eval(step)
         advisor.report(events, step)
         # -------------------------------------------------------------- checkpoint
-        if due(trainer["checkpointEvery"]):
+        if due(trainer.checkpoint_every):
             save(step)
             last_saved = step
         source.publish(step)  # the weights after this update, for the batch that will be sampled with them

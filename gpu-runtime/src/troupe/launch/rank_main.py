@@ -24,6 +24,7 @@ from ..control import RunControl, follow_file
 from ..distributed import rank_context_from_env
 from ..events import EventWriter, stderr_echo
 from ..run import StopRequest, run_spec
+from .ranks import die_with_parent
 
 
 def failure_file(folder: Path, rank: int) -> Path:
@@ -65,8 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seq-start", type=int, default=1)
     parser.add_argument("--resume")
     args = parser.parse_args(argv)
-    from .ranks import die_with_parent
-
     die_with_parent()  # torchrun gone (killed): so is this rank
     stop = StopRequest()
 

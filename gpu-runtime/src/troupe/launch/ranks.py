@@ -26,7 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..device_choice import run_device_choice
+from ..distributed import run_ranks
 from ..events import TERMINAL_STATES, EventWriter
+from ..run import RunResult, exit_code_of
 
 GRACE_SECONDS = float(os.environ.get("TROUPE_RANK_GRACE_SECONDS", "60"))
 _POLL = 0.05
@@ -145,12 +148,8 @@ def prepare_rank_dir(spec: dict[str, Any], work_dir: Path) -> Path:
 
 
 def launch_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: Any, control: Any, resume: Any) -> Any:
-    from ..device_choice import run_device_choice
-    from ..distributed import run_ranks
-    from ..run import RunResult, exit_code_of
-
     if spec["cluster"]["kind"] == "ray":
-        from .ray_ranks import launch_ray_ranks
+        from .ray_ranks import launch_ray_ranks  # optional: Ray is imported only for a ray cluster
 
         return launch_ray_ranks(spec, events, work_dir, stop, control, resume)
     world = run_ranks(spec)

@@ -19,7 +19,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from ..distributed import run_ranks
 from ..events import TERMINAL_STATES, EventWriter
+from ..run import RunResult, exit_code_of
 from .ranks import control_commands, forward_event
 
 _POLL = 0.05
@@ -72,6 +74,7 @@ class RankWorker:
             }
         )
         try:
+            # This body runs in a Ray worker process (Ray ships the function, not the module's state): it imports there.
             from ..control import RunControl
             from ..distributed import rank_context_from_env
             from ..events import stderr_echo
@@ -100,9 +103,6 @@ def launch_ray_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, 
     from ray.util.placement_group import placement_group, remove_placement_group
     from ray.util.queue import Queue
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
-
-    from ..distributed import run_ranks
-    from ..run import RunResult, exit_code_of
 
     world = run_ranks(spec)
     cluster = spec["cluster"]

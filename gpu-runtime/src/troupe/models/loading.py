@@ -82,7 +82,9 @@ def load_actor_model(actor: dict[str, Any], actor_index: int, work_dir: Path) ->
     if source["source"] == "tiny":
         loaded = build_tiny(source["preset"])
     elif source["source"] == "run":
-        from .run_source import load_from_run  # another run's checkpoint (run_source.py)
+        # another run's checkpoint (run_source.py), whose base model is read with load_actor_model in turn: the
+        # one edge of that mutual recursion resolved at call time
+        from .run_source import load_from_run
 
         loaded = load_from_run(actor, actor_index, work_dir)
     else:

@@ -11,12 +11,14 @@ peft is imported only when a spec asks for LoRA.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Iterator
 
 import torch
 
 from ..spec import SpecError
+from ..spec.runspec_types import ActorTrainingLora
 
 
 def peft_available() -> bool:
@@ -27,18 +29,27 @@ def peft_available() -> bool:
     return True
 
 
-def apply_lora(model: torch.nn.Module, lora: dict[str, Any], actor_index: int) -> int:
-    """Inject LoRA into `model`, freeze everything else; returns the number of trainable parameters."""
-    from peft import LoraConfig, inject_adapter_in_model
+def lora_config(lora: ActorTrainingLora | Mapping[str, Any]) -> Any:
+    """peft's LoraConfig for the actor's `training.lora` (typed, or its JSON document)."""
+    from peft import LoraConfig  # optional: only runs with LoRA import peft
 
+    lora = ActorTrainingLora.from_dict(lora) if isinstance(lora, Mapping) else lora
+    return LoraConfig(r=int(lora.rank), lora_alpha=float(lora.alpha), lora_dropout=float(lora.dropout), target_modules=list(lora.target_modules))
+
+
+def apply_lora(model: torch.nn.Module, lora: ActorTrainingLora | Mapping[str, Any], actor_index: int) -> int:
+    """Inject LoRA into `model`, freeze everything else; returns the number of trainable parameters."""
+    from peft import inject_adapter_in_model  # optional: only runs with LoRA import peft
+
+    lora = ActorTrainingLora.from_dict(lora) if isinstance(lora, Mapping) else lora
     names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
-    missing = [m for m in lora["targetModules"] if m not in names]
+    missing = [m for m in lora.target_modules if m not in names]
     if missing:
         raise SpecError.at(
             f"actors.{actor_index}.training.lora.targetModules",
             f"the model has no module named {', '.join(missing)} (it has e.g. {', '.join(sorted(n for n in names if n.endswith('proj'))[:8])})",
         )
-    config = LoraConfig(r=int(lora["rank"]), lora_alpha=float(lora["alpha"]), lora_dropout=float(lora["dropout"]), target_modules=list(lora["targetModules"]))
+    config = lora_config(lora)
     inject_adapter_in_model(config, model)
     model._troupe_lora_config = config  # type: ignore[attr-defined]
     trainable = 0

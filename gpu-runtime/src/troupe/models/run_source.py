@@ -18,7 +18,11 @@ from typing import Any
 
 import torch
 
+from ..checkpointing import _load_adapter
 from ..spec import SpecError
+from .loading import LoadedModel, _eos_from_generation_config, load_actor_model
+from .lora import apply_lora
+from .tokenizer import load_tokenizer
 
 ADAPTER_FILE = "adapter_model.safetensors"
 ACTOR_SPEC_FILE = "troupe_actor.json"  # checkpointing.py writes it beside an adapter
@@ -65,9 +69,6 @@ def load_from_run(actor_spec: dict[str, Any], index: int, work_dir: Path) -> Any
     """The LoadedModel of another run's checkpoint (models.LoadedModel)."""
     from transformers import AutoModelForCausalLM
 
-    from .loading import LoadedModel, _eos_from_generation_config, load_actor_model
-    from .tokenizer import load_tokenizer
-
     source = actor_spec["model"]
     part, origin, name = checkpoint_part(source, actor_spec["name"], index, work_dir)
     described = f'run {source["runId"]} step {source["step"]} ({name})'
@@ -97,11 +98,8 @@ def merge_adapter(model: torch.nn.Module, lora: dict[str, Any], folder: Path, in
     """Inject the adapter, load its weights, fold them into the base layers and drop the LoRA modules."""
     from peft.tuners.tuners_utils import BaseTunerLayer
 
-    from ..checkpointing import _load_adapter
-    from .lora import apply_lora
-
     apply_lora(model, lora, index)
-    _load_adapter(model, folder, next(model.parameters()).device)
+    _load_adapter(model, folder)
     for name, module in list(model.named_modules()):
         if isinstance(module, BaseTunerLayer):
             module.merge()

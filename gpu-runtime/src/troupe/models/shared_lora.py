@@ -17,18 +17,24 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Mapping
 from typing import Any, Iterator
 
 import torch
 
+from ..spec.runspec_types import Actor as ActorSection, ActorTrainingLora, to_dict
+from .lora import lora_config
+
 FIRST_ADAPTER = "default"  # the adapter `lora.apply_lora` injects (peft's default name)
 
 
-def base_key(actor_spec: dict[str, Any]) -> str | None:
-    """Actors with equal keys share one base; None = this actor never shares."""
-    if actor_spec["backend"] != "hf" or not actor_spec["trainable"] or "lora" not in actor_spec["training"]:
+def base_key(actor: ActorSection | Mapping[str, Any]) -> str | None:
+    """Actors with equal keys share one base; None = this actor never shares. (gpu_ids.py passes the actor's
+    JSON document, the actors its typed section.)"""
+    actor = ActorSection.from_dict(actor) if isinstance(actor, Mapping) else actor
+    if actor.backend != "hf" or not actor.trainable or actor.training.lora is None:
         return None
-    return json.dumps(actor_spec["model"], sort_keys=True)
+    return json.dumps(to_dict(actor.model), sort_keys=True)
 
 
 def activate(model: torch.nn.Module, adapter: str) -> None:
@@ -39,11 +45,11 @@ def activate(model: torch.nn.Module, adapter: str) -> None:
             module.set_adapter(adapter)  # also: requires_grad only on this adapter's weights
 
 
-def add_adapter(model: torch.nn.Module, lora: dict[str, Any], adapter: str) -> int:
+def add_adapter(model: torch.nn.Module, lora: ActorTrainingLora | Mapping[str, Any], adapter: str) -> int:
     """Injects another named adapter into an already LoRA-adapted model; returns its parameter count."""
-    from peft import LoraConfig, inject_adapter_in_model
+    from peft import inject_adapter_in_model  # optional: only runs with LoRA import peft
 
-    config = LoraConfig(r=int(lora["rank"]), lora_alpha=float(lora["alpha"]), lora_dropout=float(lora["dropout"]), target_modules=list(lora["targetModules"]))
+    config = lora_config(lora)
     with warnings.catch_warnings():  # peft warns that a second adapter is being added: that is the point
         warnings.filterwarnings("ignore", message="Already found a `peft_config`")
         inject_adapter_in_model(config, model, adapter_name=adapter)

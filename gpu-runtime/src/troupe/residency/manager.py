@@ -24,9 +24,10 @@ from typing import Any, Callable, Iterable
 
 import torch
 
-from ..engines.train.base import PARTS, TrainBackend, tensor_bytes
+from ..engines.train.base import PARTS, TrainBackend, _move_param, tensor_bytes
 from .host_buffers import HostBuffers
 from .pool import pooled, pooled_move, prepare
+from ..spec.runspec_types import Trainer
 
 HOST = torch.device("cpu")
 
@@ -63,8 +64,6 @@ class Resident:
         if self.backend is not None:
             return self.backend.move_part(part, target, pin)
         assert self.module is not None
-        from ..engines.train.base import _move_param
-
         return sum(_move_param(p, target, pin) for p in self.module.parameters())
 
 
@@ -168,11 +167,10 @@ class ResidencyManager:
         return total
 
 
-def offload_between_phases(spec: dict[str, Any], devices: dict[str, torch.device]) -> bool:
+def offload_between_phases(trainer: Trainer, devices: dict[str, torch.device]) -> bool:
     """`trainer.offloadBetweenPhases`, or by default: on when two or more local models share a device."""
-    chosen = spec["trainer"].get("offloadBetweenPhases")
-    if chosen is not None:
-        return bool(chosen)
+    if trainer.offload_between_phases is not None:
+        return trainer.offload_between_phases
     seen: dict[str, int] = {}
     for device in devices.values():
         seen[str(device)] = seen.get(str(device), 0) + 1

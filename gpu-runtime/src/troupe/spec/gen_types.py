@@ -4,8 +4,8 @@ The schema (schema/runspec.v1.schema.json) is generated from the contracts' zod 
 generated from it in turn, so the Python types cannot drift from the contract (tests/test_spec_types.py
 regenerates and compares). One class per object of the schema, named by its place (`trainer` -> `Trainer`,
 `actors[].training` -> `ActorTraining`); a `oneOf` of objects becomes a union of classes told apart by their
-constant field (`source: "tiny"`). Attributes are snake_case; `from_dict` reads a validated, defaults-filled
-spec, and `json_name` maps an attribute back to its field.
+constant field (`source: "tiny"`), or by a required field of their own where the constant is shared. Attributes are snake_case; `from_dict` reads a validated, defaults-filled
+spec, `json_name` maps an attribute back to its field, and `to_dict` gives a section back as its JSON document.
 """
 
 from __future__ import annotations
@@ -79,15 +79,31 @@ class Generator:
         return "Any", "{}"
 
     def union(self, variants: list[dict[str, Any]], name: str) -> tuple[str, str]:
+        """Variants told apart by their constant field (`source: "tiny"`); where several share the constant (an MCP
+        server by `command` or by `url`), by a required field only that variant has."""
         key = next(k for k, v in variants[0]["properties"].items() if "const" in v)
-        names = []
-        for v in variants:
-            const = v["properties"][key]["const"]
-            cls = name + camel_class(str(const))
+        consts = [v["properties"][key]["const"] for v in variants]
+        if len(set(consts)) == len(consts):
+            names = []
+            for v, const in zip(variants, consts):
+                cls = name + camel_class(str(const))
+                self.object(v, cls)
+                names.append((const, cls))
+            dispatch = "{" + ", ".join(f"{c!r}: {cls}" for c, cls in names) + "}"
+            return " | ".join(cls for _, cls in names), f"{dispatch}[{{}}[{key!r}]].from_dict({{}})"
+        by_field = []
+        for v, const in zip(variants, consts):
+            others = set().union(*(set(o.get("required", [])) for o in variants if o is not v))
+            own = sorted(set(v.get("required", [])) - others)
+            if not own:
+                raise ValueError(f"{name}: variants with {key}={const!r} have no required field of their own to tell them apart")
+            cls = name + camel_class(str(const)) + camel_class(own[0])
             self.object(v, cls)
-            names.append((const, cls))
-        dispatch = "{" + ", ".join(f"{c!r}: {cls}" for c, cls in names) + "}"
-        return " | ".join(cls for _, cls in names), f"{dispatch}[{{}}[{key!r}]].from_dict({{}})"
+            by_field.append((own[0], cls))
+        pick = by_field[-1][1]
+        for field, cls in reversed(by_field[:-1]):
+            pick = f"({cls} if {field!r} in {{}} else {pick})"
+        return " | ".join(cls for _, cls in by_field), f"{pick}.from_dict({{}})"
 
     def object(self, schema: dict[str, Any], name: str) -> bool:
         required = set(schema.get("required", []))
@@ -138,7 +154,29 @@ def render(schema: dict[str, Any]) -> str:
         "from dataclasses import dataclass\n"
         "from typing import Any, ClassVar, Literal, Mapping\n\n\n"
     )
-    return head + "\n\n\n".join(gen.classes) + "\n\n\ndef json_name(cls: type, attr: str) -> str:\n    \"\"\"The spec field an attribute reads (`learning_rate` -> `learningRate`).\"\"\"\n    return cls.JSON_NAMES[attr]  # type: ignore[attr-defined,no-any-return]\n"
+    return head + "\n\n\n".join(gen.classes) + TAIL
+
+
+TAIL = '''
+
+
+def json_name(cls: type, attr: str) -> str:
+    """The spec field an attribute reads (`learning_rate` -> `learningRate`)."""
+    return cls.JSON_NAMES[attr]  # type: ignore[attr-defined,no-any-return]
+
+
+def to_dict(section: Any) -> Any:
+    """A section back as its JSON document (what `from_dict` read, defaults filled; absent optional fields stay
+    absent), for the parts that still read the spec as a dict. Arrays come back as lists."""
+    names = getattr(type(section), "JSON_NAMES", None)
+    if names is not None:
+        return {field: to_dict(getattr(section, attr)) for attr, field in names.items() if getattr(section, attr) is not None}
+    if isinstance(section, tuple):
+        return [to_dict(x) for x in section]
+    if isinstance(section, Mapping):
+        return {k: to_dict(v) for k, v in section.items()}
+    return section
+'''
 
 
 def schema_text() -> str:

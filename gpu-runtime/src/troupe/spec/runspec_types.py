@@ -577,8 +577,8 @@ class EnvironmentCode:
 
 
 @dataclass(frozen=True)
-class EnvironmentToolsMcpMcp:
-    """`EnvironmentToolsMcpMcp` of the RunSpec."""
+class EnvironmentToolsMcpMcpCommand:
+    """`EnvironmentToolsMcpMcpCommand` of the RunSpec."""
 
     kind: Literal['mcp']
     command: tuple[str, ...]
@@ -588,7 +588,7 @@ class EnvironmentToolsMcpMcp:
     JSON_NAMES: ClassVar[Mapping[str, str]] = {'kind': 'kind', 'command': 'command', 'env': 'env', 'timeout_seconds': 'timeoutSeconds'}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentToolsMcpMcp:
+    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentToolsMcpMcpCommand:
         return cls(
             kind=d['kind'],
             command=tuple(d['command']),
@@ -598,8 +598,8 @@ class EnvironmentToolsMcpMcp:
 
 
 @dataclass(frozen=True)
-class EnvironmentToolsMcpMcp:
-    """`EnvironmentToolsMcpMcp` of the RunSpec."""
+class EnvironmentToolsMcpMcpUrl:
+    """`EnvironmentToolsMcpMcpUrl` of the RunSpec."""
 
     kind: Literal['mcp']
     url: str
@@ -608,7 +608,7 @@ class EnvironmentToolsMcpMcp:
     JSON_NAMES: ClassVar[Mapping[str, str]] = {'kind': 'kind', 'url': 'url', 'timeout_seconds': 'timeoutSeconds'}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentToolsMcpMcp:
+    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentToolsMcpMcpUrl:
         return cls(
             kind=d['kind'],
             url=d['url'],
@@ -623,7 +623,7 @@ class EnvironmentTools:
     builtin: tuple[Literal['calculator', 'python'], ...]
     max_calls: int
     code: str | None = None
-    mcp: tuple[EnvironmentToolsMcpMcp | EnvironmentToolsMcpMcp, ...] | None = None
+    mcp: tuple[EnvironmentToolsMcpMcpCommand | EnvironmentToolsMcpMcpUrl, ...] | None = None
 
     JSON_NAMES: ClassVar[Mapping[str, str]] = {'builtin': 'builtin', 'code': 'code', 'max_calls': 'maxCalls', 'mcp': 'mcp'}
 
@@ -633,7 +633,7 @@ class EnvironmentTools:
             builtin=tuple(d.get('builtin', ['calculator'])),
             code=d['code'] if d.get('code') is not None else None,
             max_calls=d.get('maxCalls', 4),
-            mcp=tuple({'mcp': EnvironmentToolsMcpMcp, 'mcp': EnvironmentToolsMcpMcp}[x['kind']].from_dict(x) for x in d['mcp']) if d.get('mcp') is not None else None,
+            mcp=tuple((EnvironmentToolsMcpMcpCommand if 'command' in x else EnvironmentToolsMcpMcpUrl).from_dict(x) for x in d['mcp']) if d.get('mcp') is not None else None,
         )
 
 
@@ -1086,3 +1086,16 @@ class RunSpec:
 def json_name(cls: type, attr: str) -> str:
     """The spec field an attribute reads (`learning_rate` -> `learningRate`)."""
     return cls.JSON_NAMES[attr]  # type: ignore[attr-defined,no-any-return]
+
+
+def to_dict(section: Any) -> Any:
+    """A section back as its JSON document (what `from_dict` read, defaults filled; absent optional fields stay
+    absent), for the parts that still read the spec as a dict. Arrays come back as lists."""
+    names = getattr(type(section), "JSON_NAMES", None)
+    if names is not None:
+        return {field: to_dict(getattr(section, attr)) for attr, field in names.items() if getattr(section, attr) is not None}
+    if isinstance(section, tuple):
+        return [to_dict(x) for x in section]
+    if isinstance(section, Mapping):
+        return {k: to_dict(v) for k, v in section.items()}
+    return section

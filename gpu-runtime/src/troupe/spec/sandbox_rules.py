@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Collection
 
 from ..sandbox.availability import sandbox_status
+from ..sandbox.limits import Limits
 from .issues import FieldIssue
 
 SANDBOXED_KINDS = ("code", "tools")
@@ -33,8 +34,6 @@ def sandbox_issues(spec: dict[str, Any], in_process: Collection[str] = ()) -> li
 
 def sandbox_settings_issues(spec: dict[str, Any]) -> list[FieldIssue]:
     """The run's `sandbox` settings as Limits (one place for rewards, tools and code)."""
-    from ..sandbox.limits import Limits
-
     try:
         Limits.from_settings(spec.get("sandbox"))
     except ValueError as e:

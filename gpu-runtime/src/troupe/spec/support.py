@@ -20,6 +20,7 @@ from .issues import FieldIssue, SpecError
 from .game_remote_rules import game_remote_issues
 from ..envs.games.board import pettingzoo_available
 from ..envs.remote.protocol import grpc_available
+from ..engines.train.deepspeed_config import deepspeed_actor_issues
 from ..gpu_ids import granted_gpus_text, host_gpu_ids, ungranted_gpus
 from ..envs.games.chess import chess_available
 from .run_rules import run_rule_issues
@@ -107,8 +108,6 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
         elif training["backend"] == "deepspeed" and not cuda_available:
             no(f"{p}.training.backend", '"deepspeed" trains on CUDA GPUs only; on this host use "fsdp2" (also with CPU processes)')
         elif training["backend"] == "deepspeed":
-            from ..engines.train.deepspeed_config import deepspeed_actor_issues
-
             between = effective_offload_between_phases(spec, cuda_available)
             for path, message in deepspeed_actor_issues(training, deepspeed_installed=True, cuda_available=True, offload_between_phases=between):
                 no(f"{p}.{path}", message)

@@ -21,6 +21,7 @@ from .base import RolloutEngine
 from .hf import HFEngine
 from .sampling_copy import sampling_dtype_for
 from .sync import SyncReport, lora_scale, merged_weights, push
+from ...spec.runspec_types import Actor as ActorSection, ActorModelHuggingface, ActorModelLocal, RunSpec
 
 if TYPE_CHECKING:
     from ...actors import Actor
@@ -42,36 +43,36 @@ def as_engine(model: Any, tokenizer: Any, device: torch.device) -> RolloutEngine
     return HFEngine(model, tokenizer, device)
 
 
-def model_path(actor_spec: dict[str, Any], work_dir: Path) -> tuple[str, str | None]:
+def model_path(actor: ActorSection, work_dir: Path) -> tuple[str, str | None]:
     """What vLLM loads at start-up: a folder or a Hugging Face id (and revision)."""
-    source = actor_spec["model"]
-    if source["source"] == "local":
-        return str(checked_path(source["path"], work_dir, f'actors.{actor_spec["name"]}.model.path', "a local model")), None
-    if source["source"] == "huggingface":
-        return source["id"], source.get("revision")
-    raise ValueError(f'actor "{actor_spec["name"]}": vLLM loads a model folder or a Hugging Face id, not a {source["source"]} preset')
+    source = actor.model
+    if isinstance(source, ActorModelLocal):
+        return str(checked_path(source.path, work_dir, f"actors.{actor.name}.model.path", "a local model")), None
+    if isinstance(source, ActorModelHuggingface):
+        return source.id, source.revision
+    raise ValueError(f'actor "{actor.name}": vLLM loads a model folder or a Hugging Face id, not a {source.source} preset')
 
 
-def attach_engines(spec: dict[str, Any], actors: dict[str, Actor], work_dir: Path, distributed: bool, log: Callable[[str, str], Any], vllm: Any = None) -> None:
+def attach_engines(run: RunSpec, actors: dict[str, Actor], work_dir: Path, distributed: bool, log: Callable[[str, str], Any], vllm: Any = None) -> None:
     """A colocated vLLM engine for each `backend: "vllm"` actor; every other actor keeps HF `generate`.
     `vllm` is the package (None: import it); tests pass the stand-in here, a spec never can."""
-    from .vllm_engine import VllmEngine, VllmSettings
+    from .vllm_engine import VllmEngine, VllmSettings  # optional engine: vLLM is imported only when an actor uses it
 
     for name, actor in actors.items():
-        if actor.spec["backend"] != "vllm":
+        if actor.section.backend != "vllm":
             continue
         settings = VllmSettings.from_spec(actor.spec)
-        path, revision = model_path(actor.spec, work_dir)
-        training = actor.spec["training"]
-        lora = training.get("lora") if actor.trainable else None
-        dtype = "bfloat16" if training["precision"] == "bf16" else "float32"
-        actor.engine = VllmEngine(path, actor.loaded.tokenizer, settings, int(spec["seed"]), dtype=dtype, distributed=distributed, vllm=vllm)
+        path, revision = model_path(actor.section, work_dir)
+        training = actor.section.training
+        lora = training.lora if actor.trainable else None
+        dtype = "bfloat16" if training.precision == "bf16" else "float32"
+        actor.engine = VllmEngine(path, actor.loaded.tokenizer, settings, int(run.seed), dtype=dtype, distributed=distributed, vllm=vllm)
         actor.engine_stale = actor.backend is not None  # the first rollout pushes the trainer's weights
         log(
             "info",
             f'actor "{name}": samples with vLLM ({path}{"@" + revision if revision else ""}, {dtype}, tensor parallel {settings.tensor_parallel}, '
             f"gpu memory {settings.gpu_memory_utilization:.0%}, sleep level {settings.sleep_level}"
-            + (f", LoRA rank {lora['rank']} merged into the pushed weights" if lora else "")
+            + (f", LoRA rank {lora.rank} merged into the pushed weights" if lora else "")
             + "); weights reach it in memory after every update",
         )
 

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
+from . import static_decode
 from .lean_sampling import lean_generate, lean_sampling_refusal
 
 
@@ -118,8 +119,7 @@ def sample(
     # rank's samples end earlier (transformers' synced_gpus, made for ZeRO-3 and FSDP).
     synced = bool(getattr(model, "_troupe_full_forward", False)) and torch.distributed.is_initialized()
     if lean_sampling_refusal(model, synced) is None:  # the same draws as generate's, with less around them
-        from . import static_decode  # CUDA: static KV cache + compiled step; CPU: the lean loop
-
+        # CUDA: static KV cache + compiled step; CPU: the lean loop
         decode = static_decode.static_generate if static_decode.decoder_for(device) == "static" else lean_generate
         sequences = decode(model, prompt_ids, prompt_mask, LogitsProcessorList(processors), greedy, int(sampling["maxNewTokens"]))
     else:

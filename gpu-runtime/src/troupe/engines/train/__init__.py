@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
+import importlib
+
 import torch
 
 from .base import BackendSettings, TrainBackend, make_optimizer, tensor_bytes
 
 
+# name -> (module, class): imported only when an actor asks for it (fsdp2 needs torch.distributed's FSDP, deepspeed
+# needs DeepSpeed and Accelerate; a CPU run with the torch backend loads neither).
+BACKENDS: dict[str, tuple[str, str]] = {
+    "torch": (".torch", "TorchBackend"),
+    "fsdp2": (".fsdp2", "FSDP2Backend"),
+    "deepspeed": (".deepspeed", "DeepSpeedBackend"),
+}
+
+
 def build_backend(model: torch.nn.Module, settings: BackendSettings) -> TrainBackend:
-    name = settings.training.get("backend", "torch")
-    if name == "torch":
-        from .torch import TorchBackend
-
-        return TorchBackend(model, settings)
-    if name == "fsdp2":
-        from .fsdp2 import FSDP2Backend
-
-        return FSDP2Backend(model, settings)
-    if name == "deepspeed":
-        from .deepspeed import DeepSpeedBackend
-
-        return DeepSpeedBackend(model, settings)
-    raise ValueError(f"unknown training backend {name!r}")
+    """The actor's `training.backend`, looked up by name (a new backend is a class and a line in BACKENDS)."""
+    name = settings.config.backend
+    if name not in BACKENDS:
+        raise ValueError(f"unknown training backend {name!r}")
+    module, cls = BACKENDS[name]
+    backend: type[TrainBackend] = getattr(importlib.import_module(module, __name__), cls)
+    return backend(model, settings)
 
 
 __all__ = ["BackendSettings", "TrainBackend", "build_backend", "make_optimizer", "tensor_bytes"]

@@ -12,40 +12,52 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import torch
 
 from ...distributed import RankContext
+from ...spec.runspec_types import ActorTraining, to_dict
 
 PARTS = ("params", "optimizer")
 
 
 @dataclass
 class BackendSettings:
-    """What a backend reads from the actor's `training` (defaults filled) and the trainer."""
+    """What a backend reads: the actor's typed `training` section (`config`), its device and rank context, and the
+    trainer's micro-batch size. `training` may be given typed or as its JSON document (tests and benches pass a
+    partial one; the schema's defaults fill the rest); `training` keeps the document for the readers of a dict
+    (the DeepSpeed config, shared with the spec checks)."""
 
     actor: str
-    training: dict[str, Any]
+    training: Mapping[str, Any] | ActorTraining
     device: torch.device
     ctx: RankContext
     micro_batch_size: int | None = None
+    config: ActorTraining = field(init=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.training, ActorTraining):
+            self.config, self.training = self.training, to_dict(self.training)
+        else:
+            self.config = ActorTraining.from_dict(self.training)
 
     @property
     def bf16(self) -> bool:
-        return self.training.get("precision", "fp32") == "bf16"
+        return self.config.precision == "bf16"
 
 
-def make_optimizer(params: list[torch.nn.Parameter], training: dict[str, Any], fused_ok: bool = True) -> torch.optim.Optimizer:
-    if training["optimizer"] == "sgd":
-        return torch.optim.SGD(params, lr=training["learningRate"], weight_decay=training["weightDecay"])
-    beta1, beta2 = training["betas"]
+def make_optimizer(params: list[torch.nn.Parameter], training: ActorTraining, fused_ok: bool = True) -> torch.optim.Optimizer:
+    if training.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=training.learning_rate, weight_decay=training.weight_decay)
+    beta1, beta2 = training.betas
     # The fused kernel does the whole update in one pass per tensor instead of a Python loop of
     # foreach ops: measured 2.6x faster optimizer steps on CPU (bench/runtime/trl_compare.py), and
     # it is TRL's default too. It needs plain floating tensors on CPU or CUDA (not DTensors).
     fused = fused_ok and all(p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in params)
-    return torch.optim.AdamW(params, lr=training["learningRate"], betas=(beta1, beta2), weight_decay=training["weightDecay"], fused=fused)
+    return torch.optim.AdamW(params, lr=training.learning_rate, betas=(beta1, beta2), weight_decay=training.weight_decay, fused=fused)
 
 
 def tensor_bytes(tensors: Any) -> int:

@@ -263,17 +263,17 @@ class DeepSpeedBackend(TrainBackend):
         return moved
 
     def _kept_on_host(self, part: str) -> bool:
-        offload = self.settings.training["offload"]
-        return bool(offload["params"] if part == "params" else offload["optimizer"])
+        offload = self.settings.config.offload
+        return offload.params if part == "params" else offload.optimizer
 
     def _refuse_state_moves(self, part: str) -> None:
-        offload = self.settings.training["offload"]
-        if offload["params"]:
+        offload = self.settings.config.offload
+        if offload.params:
             raise RuntimeError(
                 f"DeepSpeed cannot move {part} between phases while training.offload.params is on "
                 "(engine.offload_states: not supported for offloaded parameters); turn off trainer.offloadBetweenPhases"
             )
-        if offload["optimizer"]:
+        if offload.optimizer:
             raise RuntimeError(
                 f"DeepSpeed cannot move {part} between phases while training.offload.optimizer is on "
                 "(offload_states needs FusedAdam, DeepSpeed issue 6596); turn off trainer.offloadBetweenPhases"
@@ -356,9 +356,9 @@ def accelerate_engine(actor: str, model: torch.nn.Module, config: dict[str, Any]
     _accelerator.state.select_deepspeed_plugin(actor)
     # The optimizer is the config's (FusedAdam, or DeepSpeedCPUAdam with offload_optimizer):
     # Accelerate wants a DummyOptim for it.
-    training = settings.training
+    training = settings.config
     params = [p for p in model.parameters() if p.requires_grad]
-    dummy = DummyOptim(params, lr=training["learningRate"], weight_decay=training["weightDecay"])
+    dummy = DummyOptim(params, lr=training.learning_rate, weight_decay=training.weight_decay)
     engine, _ = _accelerator.prepare(model, dummy)
     # A selected stage-3 plugin leaves transformers' global "ZeRO-3 is on" switch set, which would make
     # every later from_pretrained (a frozen actor, a KL reference) build partitioned weights no engine owns.

@@ -34,7 +34,7 @@ def shard_model(model: torch.nn.Module, settings: BackendSettings, trainable: bo
     kwargs: dict[str, Any] = {}
     if settings.bf16:
         kwargs["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-    if trainable and settings.training["offload"]["params"]:
+    if trainable and settings.config.offload.params:
         # pin_memory asks for an accelerator: only on CUDA hosts (ENVIRONMENT.md, FSDP2 on CPU).
         kwargs["offload_policy"] = CPUOffloadPolicy(pin_memory=settings.device.type == "cuda")
     # The mesh on the rank's own device type: torch's default follows the host's accelerator, so CPU
@@ -58,7 +58,7 @@ class FSDP2Backend(TrainBackend):
     def __init__(self, model: torch.nn.Module, settings: BackendSettings):
         super().__init__(shard_model(model, settings), settings)
         params = [p for p in self.module.parameters() if p.requires_grad]
-        self.optimizer = make_optimizer(params, settings.training, fused_ok=False)
+        self.optimizer = make_optimizer(params, settings.config, fused_ok=False)
         self._fsdp_modules = [m for m in self.module.modules() if isinstance(m, FSDPModule)]
 
     @contextlib.contextmanager

@@ -18,7 +18,7 @@ class TorchBackend(TrainBackend):
 
     def __init__(self, model: torch.nn.Module, settings: BackendSettings):
         super().__init__(model, settings)
-        self.optimizer = make_optimizer([p for p in model.parameters() if p.requires_grad], settings.training)
+        self.optimizer = make_optimizer([p for p in model.parameters() if p.requires_grad], settings.config)
 
     def clip(self, max_norm: float) -> float:
         params = [p for p in self.module.parameters() if p.grad is not None]
