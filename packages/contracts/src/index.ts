@@ -10,6 +10,8 @@ export * from "./evalRules";
 export * from "./learnerRules";
 export * from "./collect";
 export * from "./ppoRules";
+export * from "./environmentKinds";
+export * from "./outcomeRules";
 export * from "./algorithms";
 export * from "./runViews";
 export * from "./restApi";
