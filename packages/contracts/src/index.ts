@@ -3,6 +3,7 @@ export * from "./events";
 export * from "./queue";
 export * from "./demo";
 export * from "./templates";
+export * from "./designerTemplates";
 export * from "./issues";
 export * from "./control";
 export * from "./actorRules";
