@@ -8,7 +8,8 @@ import type { LibraryDataset } from "../hooks/useLibrary";
 import { useRunnerSupport } from "../hooks/useRunnerSupport";
 import { GameRemoteFields } from "./GameRemoteFields";
 import { ActingFields } from "./ActingFields";
-import { OutcomeFields, isOutcomeKind } from "./OutcomeFields";
+import { isOutcomeKind } from "../lib/outcomeSettings";
+import { OutcomeFields } from "./OutcomeFields";
 import { RoundSpecEditor } from "./roundSpec/RoundSpecEditor";
 import { TemplateEditor } from "./TemplateEditor";
 

@@ -1,6 +1,7 @@
 "use client";
 
-import { ANSWER_EXTRACTORS, OUTCOME_SETTINGS_FIELD, type OutcomeEnvironmentKind } from "@troupe/contracts";
+import { ANSWER_EXTRACTORS, OUTCOME_SETTINGS_FIELD } from "@troupe/contracts";
+import { isOutcomeKind, withOutcomeSetting } from "../lib/outcomeSettings";
 import { NumberField, SelectField, TextField } from "./fields";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -11,8 +12,6 @@ const EXTRACT_LABELS: Record<(typeof ANSWER_EXTRACTORS)[number], string> = {
   last_number: "The last number in the message",
   letter: "The first letter A-Z (multiple choice)",
 };
-
-export const isOutcomeKind = (kind: string): kind is OutcomeEnvironmentKind => kind in OUTCOME_SETTINGS_FIELD;
 
 /**
  * The settings of the outcome environments (gpu-runtime envs/majority_vote.py, envs/summary.py): where the
@@ -25,18 +24,8 @@ export function OutcomeFields(props: { kind: string; draft: Draft; set(key: stri
   const field = OUTCOME_SETTINGS_FIELD[kind];
   const settings: Draft = draft[field] ?? {};
   const weights: Draft = settings.rewardWeights ?? {};
-  const put = (key: string, value: unknown) => {
-    const next = { ...settings };
-    if (value === undefined) delete next[key];
-    else next[key] = value;
-    set(field, next);
-  };
-  const putWeight = (key: string, value: unknown) => {
-    const next = { ...weights };
-    if (value === undefined) delete next[key];
-    else next[key] = value;
-    put("rewardWeights", Object.keys(next).length ? next : undefined);
-  };
+  const put = (key: string, value: unknown) => set(field, withOutcomeSetting(draft, kind, key, value)[field]);
+  const putWeight = (key: string, value: unknown) => set(field, withOutcomeSetting(draft, kind, key, value, true)[field]);
   const summariser = settings.summariser ?? props.actors[props.actors.length - 1];
   return (
     <fieldset data-testid="outcome-fields">
