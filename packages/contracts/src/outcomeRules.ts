@@ -34,7 +34,8 @@ export function outcomeIssues(spec: OutcomeRuleInput): ActorRuleIssue[] {
       }
     }
     if (!isOutcome(env.kind)) return;
-    const settings = env[OUTCOME_SETTINGS_FIELD[env.kind]];
+    const field = OUTCOME_SETTINGS_FIELD[env.kind];
+    const settings = env[field];
     if (env.kind === "majority_vote" && env.actors.length < 2) {
       add(["environments", i, "actors"], "a majority_vote environment has at least two voting actors");
     }
@@ -55,16 +56,16 @@ export function outcomeIssues(spec: OutcomeRuleInput): ActorRuleIssue[] {
       add(["environments", i, "maxTurns"], `every actor speaks once: maxTurns must be at least ${env.actors.length} (the number of actors)`);
     }
     if (settings && settings.rewardWeights.outcome === 0 && settings.rewardWeights.own === 0) {
-      add(["environments", i, OUTCOME_SETTINGS_FIELD[env.kind], "rewardWeights"], "both weights are 0: every reward would be 0 and nothing would learn");
+      add(["environments", i, field, "rewardWeights"], "both weights are 0: every reward would be 0 and nothing would learn");
     }
   });
   if (spec.algorithm.dynamicSampling.enabled) {
     const i = spec.environments.findIndex((env) => env.kind !== "single_turn" && !env.evalOnly);
     if (i >= 0) {
-      const env = spec.environments[i]!;
+      const kind = spec.environments[i]!.kind;
       add(
         ["algorithm", "dynamicSampling", "enabled"],
-        `dynamic sampling resamples single-turn groups only, and environments.${i} is a ${env.kind} environment (its episodes would not be resampled): turn it off, or train that environment in another run`,
+        `dynamic sampling resamples single-turn groups only, and environments.${i} is a ${kind} environment (its episodes would not be resampled): turn it off, or train that environment in another run`,
       );
     }
   }

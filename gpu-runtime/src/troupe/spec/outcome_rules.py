@@ -24,12 +24,13 @@ def outcome_rule_issues(spec: dict[str, Any]) -> list[FieldIssue]:
     for i, env in enumerate(environments):
         p = f"environments.{i}"
         kind, actors = env.get("kind"), env.get("actors", [])
-        for owner, field in OUTCOME_SETTINGS_FIELD.items():
-            if kind != owner and env.get(field) is not None:
-                add(f"{p}.{field}", f"only {owner} environments take {field} settings")
+        for owner, settings_field in OUTCOME_SETTINGS_FIELD.items():
+            if kind != owner and env.get(settings_field) is not None:
+                add(f"{p}.{settings_field}", f"only {owner} environments take {settings_field} settings")
         if kind not in OUTCOME_KINDS:
             continue
-        settings = env.get(OUTCOME_SETTINGS_FIELD[kind])
+        field = OUTCOME_SETTINGS_FIELD[kind]
+        settings = env.get(field)
         if kind == "majority_vote" and len(actors) < 2:
             add(f"{p}.actors", "a majority_vote environment has at least two voting actors")
         if kind == "summary" and len(actors) < 2:
@@ -47,13 +48,14 @@ def outcome_rule_issues(spec: dict[str, Any]) -> list[FieldIssue]:
             add(f"{p}.maxTurns", f"every actor speaks once: maxTurns must be at least {len(actors)} (the number of actors)")
         weights = (settings or {}).get("rewardWeights")
         if weights is not None and weights.get("outcome", 1) == 0 and weights.get("own", 0) == 0:
-            add(f"{p}.{OUTCOME_SETTINGS_FIELD[kind]}.rewardWeights", "both weights are 0: every reward would be 0 and nothing would learn")
+            add(f"{p}.{field}.rewardWeights", "both weights are 0: every reward would be 0 and nothing would learn")
     if spec.get("algorithm", {}).get("dynamicSampling", {}).get("enabled"):
         i = next((i for i, env in enumerate(environments) if env.get("kind") != "single_turn" and not env.get("evalOnly")), None)
         if i is not None:
+            kind = environments[i]["kind"]
             add(
                 "algorithm.dynamicSampling.enabled",
-                f"dynamic sampling resamples single-turn groups only, and environments.{i} is a {environments[i]['kind']} environment "
+                f"dynamic sampling resamples single-turn groups only, and environments.{i} is a {kind} environment "
                 "(its episodes would not be resampled): turn it off, or train that environment in another run",
             )
     return issues
