@@ -1,6 +1,8 @@
 """`majority_vote` and `summary` environments (envs/majority_vote.py, envs/summary.py): who speaks, who sees
 whom, each actor's reward from the outcome with its weights, the metrics, and a short run through the runtime."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from vote_helpers import vote_spec
@@ -14,13 +16,13 @@ from troupe.spec import SpecError, validate_spec
 ROW = {"prompt": "2+3=", "answer": "5"}
 
 
-def build(kind: str, weights: dict, rows=(ROW,), **settings):
-    spec = validate_spec(vote_spec(__import__("pathlib").Path("/tmp"), kind, weights=weights))
+def build(folder: Path, kind: str, weights: dict, rows=(ROW,), **settings):
+    spec = validate_spec(vote_spec(folder, kind, weights=weights))
     env_spec = spec["environments"][0]
     field = "majorityVote" if kind == "majority_vote" else "summary"
     env_spec[field] = {**env_spec[field], **settings}
     dataset = Dataset("sums", list(rows), list(range(len(rows))), [])
-    return build_any_environment(env_spec, 0, {"sums": dataset}, {}, np.random.default_rng(0), spec, __import__("pathlib").Path("/tmp"))
+    return build_any_environment(env_spec, 0, {"sums": dataset}, {}, np.random.default_rng(0), spec, folder)
 
 
 def play_by_hand(env, said: dict[str, str]):
@@ -33,8 +35,8 @@ def play_by_hand(env, said: dict[str, str]):
     return e
 
 
-def test_majority_vote_scores_each_actor_by_the_vote_and_its_own_answer():
-    env = build("majority_vote", {"outcome": 1, "own": 0.5})
+def test_majority_vote_scores_each_actor_by_the_vote_and_its_own_answer(tmp_path):
+    env = build(tmp_path, "majority_vote", {"outcome": 1, "own": 0.5})
     right = play_by_hand(env, {"s1": "5", "s2": "it is 5", "s3": "7"})
     env.score_all([right])
     assert right.rewards == {"s1": 1.5, "s2": 1.5, "s3": 1.0}
@@ -53,14 +55,14 @@ def test_majority_vote_scores_each_actor_by_the_vote_and_its_own_answer():
     assert metrics["vote/best_agent_accuracy"] == pytest.approx(2 / 3)
 
 
-def test_voters_see_only_the_prompt_and_their_own_answer():
-    env = build("majority_vote", {"outcome": 1, "own": 0})
+def test_voters_see_only_the_prompt_and_their_own_answer(tmp_path):
+    env = build(tmp_path, "majority_vote", {"outcome": 1, "own": 0})
     e = play_by_hand(env, {"s1": "5", "s2": "6", "s3": "7"})
     assert [e.sees("s2", a) for a in ("s1", "s2", "s3")] == [False, True, False]
 
 
-def test_summary_follows_the_summariser_who_reads_every_answer():
-    env = build("summary", {"outcome": 1, "own": 1})
+def test_summary_follows_the_summariser_who_reads_every_answer(tmp_path):
+    env = build(tmp_path, "summary", {"outcome": 1, "own": 1})
     assert [env.impl.next_speaker(env.new_episode(ROW, 0, 0, 0, [], {}), t) for t in range(5)] == ["s1", "s2", "s3", "lead", None]
     e = play_by_hand(env, {"s1": "5", "s2": "7", "s3": "7", "lead": "5"})
     assert all(e.sees("lead", a) for a in ("s1", "s2", "s3")) and not e.sees("s1", "s2")
@@ -72,15 +74,15 @@ def test_summary_follows_the_summariser_who_reads_every_answer():
     assert metrics["summary/s1/own_accuracy"] == 1.0 and "summary/lead/own_accuracy" not in metrics
 
 
-def test_a_named_summariser_speaks_last():
-    env = build("summary", {"outcome": 1, "own": 0}, summariser="s1")
+def test_a_named_summariser_speaks_last(tmp_path):
+    env = build(tmp_path, "summary", {"outcome": 1, "own": 0}, summariser="s1")
     e = env.new_episode(ROW, 0, 0, 0, [], {})
     assert [env.impl.next_speaker(e, t) for t in range(4)] == ["s2", "s3", "lead", "s1"]
 
 
-def test_a_missing_answer_column_is_refused_by_its_field():
+def test_a_missing_answer_column_is_refused_by_its_field(tmp_path):
     with pytest.raises(SpecError) as caught:
-        build("majority_vote", {"outcome": 1, "own": 0}, answerField="solution")
+        build(tmp_path, "majority_vote", {"outcome": 1, "own": 0}, answerField="solution")
     assert caught.value.issues[0].path == "environments.0.majorityVote.answerField"
 
 
