@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { renderSchemas } from "../src/jsonSchema";
 import { DEMO_SPEC, DEMO_SPEC_INPUT, MULTI_AGENT_DEMO_SPEC_INPUT } from "../src/demo";
 import { DEBATE_TEMPLATE_INPUT, MAJORITY_VOTE_TEMPLATE_INPUT } from "../src/templates";
+import { DESIGNER_TEMPLATES } from "../src/designerTemplates";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "../../..");
@@ -27,6 +28,8 @@ const outputs: [string, string][] = [
   // The outcome templates: tests/test_outcome_templates.py runs each for a few steps.
   [resolve(fixtures, "template.majority_vote.json"), json(MAJORITY_VOTE_TEMPLATE_INPUT)],
   [resolve(fixtures, "template.debate.json"), json(DEBATE_TEMPLATE_INPUT)],
+  // The designer's templates: tests/test_designer_templates.py checks each is valid and supported, and runs the new kinds.
+  [resolve(fixtures, "designer_templates.json"), json(Object.fromEntries(DESIGNER_TEMPLATES.map((t) => [t.id, t.spec])))],
 ];
 
 const check = process.argv.includes("--check");

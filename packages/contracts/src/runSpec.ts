@@ -3,6 +3,8 @@ import { actorIssues, runIssues } from "./actorRules";
 import { evalIssues } from "./evalRules";
 import { OFFLINE_ALGORITHMS, learnerIssues } from "./learnerRules";
 import { ppoIssues } from "./ppoRules";
+import { ANSWER_EXTRACTORS, OUTCOME_ENVIRONMENT_KINDS } from "./environmentKinds";
+import { outcomeIssues } from "./outcomeRules";
 import { ALGORITHM_NAMES, LOSS_TYPES } from "./algorithms";
 
 /**
@@ -427,10 +429,53 @@ export const RemoteEnvironmentSettings = z
   })
   .strict();
 
+/** Every environment kind, the one list (the runtime's builders are registered under these names). */
+export const ENVIRONMENT_KINDS = [
+  "single_turn",
+  "collaborative",
+  "parallel",
+  "adversarial",
+  ...ACTING_ENVIRONMENT_KINDS,
+  "game",
+  "remote",
+  ...OUTCOME_ENVIRONMENT_KINDS,
+] as const;
+
+/**
+ * Each agent's reward = outcome × [the team's final answer is right] + own × [its own answer is right].
+ * `outcome` alone is a shared team reward; `own` alone trains each agent as if alone.
+ */
+export const RewardWeightsSpec = z
+  .object({
+    outcome: z.number().min(0).max(100).default(1),
+    own: z.number().min(0).max(100).default(0),
+  })
+  .strict();
+
+/** `majority_vote` and `summary` environments: where the right answer is, how answers are read, the reward weights. */
+export const OutcomeEnvironmentSettings = z
+  .object({
+    /** Dataset column holding the right answer. */
+    answerField: z.string().min(1).default("answer"),
+    /** How each message's answer is read (and the dataset's answer, the same way). */
+    extract: z.enum(ANSWER_EXTRACTORS).default("last_number"),
+    rewardWeights: RewardWeightsSpec.default(RewardWeightsSpec.parse({})),
+  })
+  .strict();
+
+/** `majority_vote`: every actor answers; the answer with strictly the most votes is the team's (a tie decides nothing: wrong). */
+export const MajorityVoteSettings = OutcomeEnvironmentSettings;
+
+/** `summary`: every actor but the summariser answers; the summariser reads all answers and writes the team's. */
+export const SummarySettings = OutcomeEnvironmentSettings.extend({
+  /** The actor who reads the answers and writes the final one; absent: the environment's last actor. */
+  summariser: Identifier.optional(),
+}).strict();
+
 export const EnvironmentSpec = z
   .object({
     name: Identifier,
-    kind: z.enum(["single_turn", "collaborative", "parallel", "adversarial", ...ACTING_ENVIRONMENT_KINDS, "game", "remote"]).default("single_turn"),
+    kind: z.enum(ENVIRONMENT_KINDS).default("single_turn"),
     /** `python` environments: the `troupe.Environment` subclass, `module:Class` or `file.py:Class` (run folder). */
     entrypoint: z.string().regex(/^[^:\s]+:[A-Za-z_][A-Za-z0-9_]*$/, "must be module:Class or file.py:Class").optional(),
     /** `python` environments: settings handed to the class as `self.params`. */
@@ -452,6 +497,10 @@ export const EnvironmentSpec = z
       .optional(),
     /** `remote` environments: timeouts and the failed-episode score. */
     remote: RemoteEnvironmentSettings.optional(),
+    /** `majority_vote` environments: answer column, how answers are read, reward weights (absent: the defaults). */
+    majorityVote: MajorityVoteSettings.optional(),
+    /** `summary` environments: the summariser, answer column, how answers are read, reward weights (absent: the defaults). */
+    summary: SummarySettings.optional(),
     dataset: Identifier,
     /** Actors taking part, by name. A single-turn environment has exactly one. */
     actors: z.array(Identifier).min(1),
@@ -767,7 +816,7 @@ export const RunSpec = z
         ctx.addIssue({ code: "custom", path: ["environments", i, "actors"], message: "a single_turn environment has exactly one actor" });
       }
       const acting = (ACTING_ENVIRONMENT_KINDS as readonly string[]).includes(env.kind);
-      if (env.rewards.length === 0 && !["code", "python", "game", "remote"].includes(env.kind) && !OFFLINE_ALGORITHMS.includes(spec.algorithm.name)) {
+      if (env.rewards.length === 0 && !["code", "python", "game", "remote", ...OUTCOME_ENVIRONMENT_KINDS].includes(env.kind) && !OFFLINE_ALGORITHMS.includes(spec.algorithm.name)) {
         ctx.addIssue({ code: "custom", path: ["environments", i, "rewards"], message: `a ${env.kind} environment needs at least one reward` });
       }
       if (env.kind === "python" && !env.entrypoint) {
@@ -820,6 +869,7 @@ export const RunSpec = z
     for (const issue of evalIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     for (const issue of learnerIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     for (const issue of ppoIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
+    for (const issue of outcomeIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     if (!spec.actors.some((a) => a.trainable) && spec.trainer.steps > 0) {
       ctx.addIssue({ code: "custom", path: ["actors"], message: "at least one actor must be trainable" });
     }

@@ -3,12 +3,13 @@
     single_turn                          environments.py
     collaborative, adversarial, parallel collaborative.py (round spec)
     python, code, tools                  acting.py (an `Environment` object speaks between turns)
+    majority_vote, summary               majority_vote.py, summary.py (N actors answer, the outcome decides)
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -16,12 +17,22 @@ from .acting import ACTING_KINDS
 from .collaborative import MULTI_ACTOR_KINDS, build_collaborative
 from .data import Dataset, load_dataset
 from .environments import build_environment
+from .majority_vote import build_majority_vote
+from .summary import build_summary
+
+# Kinds built by one function each (kind -> builder(env_spec, index, datasets, rewards, rng)).
+BUILDERS: dict[str, Callable[..., Any]] = {
+    "majority_vote": build_majority_vote,
+    "summary": build_summary,
+}
 
 
 def build_any_environment(
     env_spec: dict[str, Any], index: int, datasets: dict[str, Dataset], rewards: dict[str, Any], rng: np.random.Generator, spec: dict[str, Any], work_dir: Path
 ) -> Any:
     kind = env_spec["kind"]
+    if kind in BUILDERS:
+        return BUILDERS[kind](env_spec, index, datasets, rewards, rng)
     if kind in MULTI_ACTOR_KINDS:
         return build_collaborative(env_spec, index, datasets, rewards, rng)
     if kind in ACTING_KINDS:

@@ -7,10 +7,11 @@ from typing import Any
 
 from ..algorithms.names import OFFLINE_FAMILY
 from .issues import FieldIssue
+from .outcome_rules import OUTCOME_KINDS
 
 ACTING_KINDS = ("code", "tools", "python")
 # Kinds that score their episodes themselves, so they may list no spec reward.
-SELF_SCORING_KINDS = ("code", "python", "game", "remote")
+SELF_SCORING_KINDS = ("code", "python", "game", "remote", *OUTCOME_KINDS)
 
 
 def acting_environment_issues(env: dict[str, Any], i: int, algorithm: str = "grpo") -> list[FieldIssue]:

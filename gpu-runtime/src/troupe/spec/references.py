@@ -11,6 +11,7 @@ from typing import Any
 from .acting_rules import acting_environment_issues
 from .eval_rules import eval_rule_issues
 from .issues import FieldIssue
+from .outcome_rules import outcome_rule_issues
 
 
 def reference_issues(spec: dict[str, Any]) -> list[FieldIssue]:
@@ -62,6 +63,7 @@ def reference_issues(spec: dict[str, Any]) -> list[FieldIssue]:
         if env.get("kind") == "collaborative" and not env.get("roundSpec"):
             issues.append(FieldIssue(f"environments.{i}.roundSpec", "a collaborative environment needs a roundSpec"))
     issues.extend(eval_rule_issues(spec))
+    issues.extend(outcome_rule_issues(spec))
     # An eval-only run (trainer.steps 0) may evaluate frozen actors only.
     if not any(a.get("trainable") for a in spec.get("actors", [])) and spec.get("trainer", {}).get("steps", 1) > 0:
         issues.append(FieldIssue("actors", "at least one actor must be trainable"))

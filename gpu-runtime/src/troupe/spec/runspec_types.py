@@ -684,6 +684,80 @@ class EnvironmentRemote:
 
 
 @dataclass(frozen=True)
+class EnvironmentMajorityVoteRewardWeights:
+    """`EnvironmentMajorityVoteRewardWeights` of the RunSpec."""
+
+    outcome: float
+    own: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'outcome': 'outcome', 'own': 'own'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentMajorityVoteRewardWeights:
+        return cls(
+            outcome=d.get('outcome', 1),
+            own=d.get('own', 0),
+        )
+
+
+@dataclass(frozen=True)
+class EnvironmentMajorityVote:
+    """`EnvironmentMajorityVote` of the RunSpec."""
+
+    answer_field: str
+    extract: Literal['text', 'last_number', 'letter']
+    reward_weights: EnvironmentMajorityVoteRewardWeights
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'answer_field': 'answerField', 'extract': 'extract', 'reward_weights': 'rewardWeights'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentMajorityVote:
+        return cls(
+            answer_field=d.get('answerField', 'answer'),
+            extract=d.get('extract', 'last_number'),
+            reward_weights=EnvironmentMajorityVoteRewardWeights.from_dict(d.get('rewardWeights', {'outcome': 1, 'own': 0})),
+        )
+
+
+@dataclass(frozen=True)
+class EnvironmentSummaryRewardWeights:
+    """`EnvironmentSummaryRewardWeights` of the RunSpec."""
+
+    outcome: float
+    own: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'outcome': 'outcome', 'own': 'own'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentSummaryRewardWeights:
+        return cls(
+            outcome=d.get('outcome', 1),
+            own=d.get('own', 0),
+        )
+
+
+@dataclass(frozen=True)
+class EnvironmentSummary:
+    """`EnvironmentSummary` of the RunSpec."""
+
+    answer_field: str
+    extract: Literal['text', 'last_number', 'letter']
+    reward_weights: EnvironmentSummaryRewardWeights
+    summariser: str | None = None
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'answer_field': 'answerField', 'extract': 'extract', 'reward_weights': 'rewardWeights', 'summariser': 'summariser'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentSummary:
+        return cls(
+            answer_field=d.get('answerField', 'answer'),
+            extract=d.get('extract', 'last_number'),
+            reward_weights=EnvironmentSummaryRewardWeights.from_dict(d.get('rewardWeights', {'outcome': 1, 'own': 0})),
+            summariser=d['summariser'] if d.get('summariser') is not None else None,
+        )
+
+
+@dataclass(frozen=True)
 class EnvironmentPrompt:
     """`EnvironmentPrompt` of the RunSpec."""
 
@@ -724,7 +798,7 @@ class Environment:
     """`Environment` of the RunSpec."""
 
     name: str
-    kind: Literal['single_turn', 'collaborative', 'parallel', 'adversarial', 'code', 'tools', 'python', 'game', 'remote']
+    kind: Literal['single_turn', 'collaborative', 'parallel', 'adversarial', 'code', 'tools', 'python', 'game', 'remote', 'majority_vote', 'summary']
     dataset: str
     actors: tuple[str, ...]
     prompt: EnvironmentPrompt
@@ -740,13 +814,15 @@ class Environment:
     game: EnvironmentGame | None = None
     url: str | None = None
     remote: EnvironmentRemote | None = None
+    majority_vote: EnvironmentMajorityVote | None = None
+    summary: EnvironmentSummary | None = None
     round_spec: str | None = None
     visibility: Mapping[str, tuple[str, ...]] | None = None
     completion_field: str | None = None
     chosen_field: str | None = None
     rejected_field: str | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'kind': 'kind', 'entrypoint': 'entrypoint', 'params': 'params', 'code': 'code', 'tools': 'tools', 'game': 'game', 'url': 'url', 'remote': 'remote', 'dataset': 'dataset', 'actors': 'actors', 'round_spec': 'roundSpec', 'prompt': 'prompt', 'system_prompts': 'systemPrompts', 'visibility': 'visibility', 'rewards': 'rewards', 'completion_field': 'completionField', 'chosen_field': 'chosenField', 'rejected_field': 'rejectedField', 'weight': 'weight', 'max_turns': 'maxTurns', 'eval_only': 'evalOnly'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'kind': 'kind', 'entrypoint': 'entrypoint', 'params': 'params', 'code': 'code', 'tools': 'tools', 'game': 'game', 'url': 'url', 'remote': 'remote', 'majority_vote': 'majorityVote', 'summary': 'summary', 'dataset': 'dataset', 'actors': 'actors', 'round_spec': 'roundSpec', 'prompt': 'prompt', 'system_prompts': 'systemPrompts', 'visibility': 'visibility', 'rewards': 'rewards', 'completion_field': 'completionField', 'chosen_field': 'chosenField', 'rejected_field': 'rejectedField', 'weight': 'weight', 'max_turns': 'maxTurns', 'eval_only': 'evalOnly'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Environment:
@@ -760,6 +836,8 @@ class Environment:
             game=EnvironmentGame.from_dict(d['game']) if d.get('game') is not None else None,
             url=d['url'] if d.get('url') is not None else None,
             remote=EnvironmentRemote.from_dict(d['remote']) if d.get('remote') is not None else None,
+            majority_vote=EnvironmentMajorityVote.from_dict(d['majorityVote']) if d.get('majorityVote') is not None else None,
+            summary=EnvironmentSummary.from_dict(d['summary']) if d.get('summary') is not None else None,
             dataset=d['dataset'],
             actors=tuple(d['actors']),
             round_spec=d['roundSpec'] if d.get('roundSpec') is not None else None,

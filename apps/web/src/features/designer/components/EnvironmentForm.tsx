@@ -8,6 +8,8 @@ import type { LibraryDataset } from "../hooks/useLibrary";
 import { useRunnerSupport } from "../hooks/useRunnerSupport";
 import { GameRemoteFields } from "./GameRemoteFields";
 import { ActingFields } from "./ActingFields";
+import { isOutcomeKind } from "../lib/outcomeSettings";
+import { OutcomeFields } from "./OutcomeFields";
 import { RoundSpecEditor } from "./roundSpec/RoundSpecEditor";
 import { TemplateEditor } from "./TemplateEditor";
 
@@ -31,6 +33,16 @@ const KINDS = [
     value: "game",
     label: "Board game",
     note: "Tic-tac-toe or connect four (PettingZoo): the game speaks between moves (never trained on); win 1, draw 0, loss -1, an illegal move forfeits. Needs no reward.",
+  },
+  {
+    value: "majority_vote",
+    label: "Majority vote",
+    note: "Every actor answers the same prompt alone; the answer with the most votes is the team's, and each actor's reward follows it (weights below). Needs no reward.",
+  },
+  {
+    value: "summary",
+    label: "Summary",
+    note: "Every actor but the summariser answers the same prompt alone; the summariser reads the answers and writes the team's, and each actor's reward follows it (weights below). Needs no reward.",
   },
   {
     value: "remote",
@@ -168,6 +180,8 @@ export function EnvironmentForm(props: {
 
       <ActingFields kind={kind} draft={draft} set={set} issues={issues} />
 
+      <OutcomeFields kind={kind} draft={draft} set={set} issues={issues} actors={actors} />
+
       <fieldset>
         <legend>Actors and rewards</legend>
         <div className="two-col">
@@ -280,7 +294,14 @@ export function EnvironmentForm(props: {
       <fieldset>
         <legend>Round spec (who speaks when)</legend>
         {kind === "single_turn" && <p className="hint muted small">A single-turn environment needs no round spec: its one actor answers once.</p>}
-        <RoundSpecEditor value={draft.roundSpec ?? ""} onChange={(t) => set("roundSpec", t.trim() === "" ? undefined : t)} actors={actors} maxTurns={maxTurns} />
+        {isOutcomeKind(kind) ? (
+          <p className="hint muted small" data-testid="outcome-round-note">
+            A {kind} environment decides who speaks: every answering actor once, none seeing another&apos;s answer
+            {kind === "summary" ? ", then the summariser, who sees them all" : ""}.
+          </p>
+        ) : (
+          <RoundSpecEditor value={draft.roundSpec ?? ""} onChange={(t) => set("roundSpec", t.trim() === "" ? undefined : t)} actors={actors} maxTurns={maxTurns} />
+        )}
         <FieldError issues={issues} path="roundSpec" />
       </fieldset>
       {!localCheck.success && (

@@ -1,6 +1,6 @@
 "use client";
 
-import { DEMO_SPEC_INPUT, SPEC_VERSION } from "@troupe/contracts";
+import { DEMO_SPEC_INPUT, DESIGNER_TEMPLATES, SPEC_VERSION } from "@troupe/contracts";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
@@ -19,7 +19,7 @@ const BLANK = {
   trainer: { steps: 100, promptsPerStep: 4 },
 };
 
-/** The experiments: open one in the composer, start a blank one or one from the demo. */
+/** The experiments: open one in the composer, start a blank one, one from the demo or one from a template. */
 export function ExperimentsIndex() {
   const trpc = useTRPC();
   const router = useRouter();
@@ -42,6 +42,24 @@ export function ExperimentsIndex() {
           Start from the demo
         </button>
         <span className="muted small">Import a YAML or JSON spec from inside an experiment (Import…).</span>
+      </div>
+      <div className="form-actions" style={{ marginBottom: "1rem" }} role="group" aria-labelledby="templates-label">
+        <span className="label" id="templates-label">
+          Start from a template:
+        </span>
+        {DESIGNER_TEMPLATES.map((t) => (
+          <button
+            key={t.id}
+            type="button"
+            className="secondary"
+            title={t.note}
+            data-testid={`template-${t.id}`}
+            onClick={() => create.mutate({ spec: structuredClone(t.spec) as Record<string, unknown> })}
+            disabled={create.isPending}
+          >
+            {t.label}
+          </button>
+        ))}
       </div>
       {create.error && <div className="form-error">{errorMessage(create.error)}</div>}
       {list.isPending && <p className="muted">Loading…</p>}

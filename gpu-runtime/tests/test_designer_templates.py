@@ -1,0 +1,41 @@
+"""The designer's templates (packages/contracts/src/designerTemplates.ts, exported as
+fixtures/designer_templates.json): each is a valid RunSpec here, and the majority-vote and summary templates
+run through the runtime, every actor's reward following the outcome."""
+
+import json
+
+import pytest
+from runtime_helpers import FIXTURES, TEST_THREADS
+
+from troupe import EventWriter, run_spec
+from troupe.spec import validate_spec
+from troupe.spec.support import support_issues
+
+TEMPLATES = json.loads((FIXTURES / "designer_templates.json").read_text())
+
+
+def test_the_designer_offers_debate_majority_vote_summary_and_a_self_play_game():
+    assert list(TEMPLATES) == ["debate", "majority_vote", "summary", "self_play_game"]
+    assert [TEMPLATES[k]["environments"][0]["kind"] for k in TEMPLATES] == ["collaborative", "majority_vote", "summary", "game"]
+
+
+@pytest.mark.parametrize("name", list(TEMPLATES))
+def test_template_is_a_valid_spec(name):
+    spec = validate_spec(TEMPLATES[name])
+    if name != "self_play_game":  # the game needs PettingZoo on the runner, which this host may lack
+        assert support_issues(spec, cuda_available=False) == []
+
+
+@pytest.mark.parametrize("name, area", [("majority_vote", "vote"), ("summary", "summary")])
+def test_outcome_template_runs(tmp_path, name, area):
+    spec = json.loads(json.dumps(TEMPLATES[name]))
+    spec["trainer"].update({"steps": 2, "promptsPerStep": 2, "episodesPerStep": 4, "cpuThreads": TEST_THREADS})
+    spec["algorithm"]["groupSize"] = 4
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    weights = spec["environments"][0]["majorityVote" if name == "majority_vote" else "summary"]["rewardWeights"]
+    for episode in (e for e in result.events if e["type"] == "episode"):
+        for key, value in episode["rewardComponents"].items():
+            term = key.split("/")[1]
+            assert value in (0.0, weights[term]), key
+    assert len(result.metrics(f"{area}/accuracy", actor="s1")) == 2

@@ -1,0 +1,106 @@
+import { DEBATE_TEMPLATE_INPUT } from "./templates";
+import { SPEC_VERSION, type RunSpecInput } from "./runSpec";
+
+/**
+ * Experiments a person can start from in the designer (Experiments page, "Start from a template"): a debate, a
+ * majority vote, a summary and a self-play board game. Tiny character models on the CPU, so each runs on a laptop
+ * as it is; swap the actors' models and the dataset for real ones. The majority-vote and summary templates use
+ * the environment kinds of the same names (gpu-runtime envs/majority_vote.py, envs/summary.py); the debate is the
+ * outcome template of templates.ts.
+ */
+const tinyActor = (name: string, maxNewTokens = 6) => ({
+  name,
+  model: { source: "tiny" as const, preset: "tiny-char-2l" as const },
+  backend: "hf" as const,
+  trainable: true,
+  training: { learningRate: 3e-3, maxGradNorm: 1.0 },
+  sampling: { temperature: 1.0, maxNewTokens },
+});
+
+const words = { name: "words", source: { kind: "builtin" as const, name: "reverse_word" as const, size: 256 } };
+const cpuTrainer = { steps: 100, promptsPerStep: 4, episodesPerStep: 4, device: "cpu" as const, cpuThreads: 1 };
+
+/** Three solvers answer alone; the majority answer is the team's. */
+export const MAJORITY_VOTE_KIND_TEMPLATE_INPUT: RunSpecInput = {
+  specVersion: SPEC_VERSION,
+  name: "Majority vote (template)",
+  description:
+    "Environment kind `majority_vote`: s1, s2 and s3 answer the same prompt, none seeing another's answer; the answer with the most votes is the team's (a tie decides nothing). Each solver's reward: outcome × [the vote is right] + own × [its own answer is right].",
+  seed: 1234,
+  actors: [tinyActor("s1"), tinyActor("s2"), tinyActor("s3")],
+  datasets: [words],
+  rewards: [],
+  environments: [
+    {
+      name: "vote",
+      kind: "majority_vote",
+      dataset: "words",
+      actors: ["s1", "s2", "s3"],
+      prompt: { field: "prompt", applyChatTemplate: false },
+      majorityVote: { answerField: "answer", extract: "text", rewardWeights: { outcome: 1, own: 0.5 } },
+    },
+  ],
+  algorithm: { name: "grpo", groupSize: 8 },
+  trainer: cpuTrainer,
+  tags: ["template", "multi-agent", "majority-vote"],
+};
+
+/** Three solvers answer alone; a summariser reads their answers and writes the team's. */
+export const SUMMARY_TEMPLATE_INPUT: RunSpecInput = {
+  specVersion: SPEC_VERSION,
+  name: "Summary (template)",
+  description:
+    "Environment kind `summary`: s1, s2 and s3 answer the same prompt, none seeing another's answer; then `lead` reads all three and writes the team's answer. Every actor's reward: outcome × [the summary is right] + own × [its own answer is right].",
+  seed: 1234,
+  actors: [tinyActor("s1"), tinyActor("s2"), tinyActor("s3"), tinyActor("lead")],
+  datasets: [words],
+  rewards: [],
+  environments: [
+    {
+      name: "summary",
+      kind: "summary",
+      dataset: "words",
+      actors: ["s1", "s2", "s3", "lead"],
+      prompt: { field: "prompt", applyChatTemplate: false },
+      systemPrompts: { lead: "Read the answers and give the right one." },
+      summary: { summariser: "lead", answerField: "answer", extract: "text", rewardWeights: { outcome: 1, own: 0.5 } },
+    },
+  ],
+  algorithm: { name: "grpo", groupSize: 8 },
+  trainer: cpuTrainer,
+  tags: ["template", "multi-agent", "summary"],
+};
+
+/** Two actors of the same tiny model play tic-tac-toe against each other. */
+export const SELF_PLAY_GAME_TEMPLATE_INPUT: RunSpecInput = {
+  specVersion: SPEC_VERSION,
+  name: "Self-play tic-tac-toe (template)",
+  description:
+    "Environment kind `game`, opponent `actors`: `x` (moves first) and `o`, both the same tiny model, play tic-tac-toe against each other; the game speaks between moves. Win 1, draw 0, loss -1, an illegal move forfeits; 0.1 per legal move while they learn what a move looks like.",
+  seed: 1234,
+  actors: [tinyActor("x", 4), tinyActor("o", 4)],
+  datasets: [{ name: "boards", source: { kind: "builtin", name: "echo_letter", size: 64 } }],
+  rewards: [],
+  environments: [
+    {
+      name: "tictactoe",
+      kind: "game",
+      dataset: "boards",
+      actors: ["x", "o"],
+      game: { name: "tic_tac_toe", opponent: "actors", legalMoveReward: 0.1 },
+      prompt: { field: "prompt", applyChatTemplate: false },
+      maxTurns: 9,
+    },
+  ],
+  algorithm: { name: "grpo", groupSize: 8 },
+  trainer: cpuTrainer,
+  tags: ["template", "multi-agent", "self-play"],
+};
+
+/** The designer's templates, in the order it lists them; `note` is the one line it shows beside each. */
+export const DESIGNER_TEMPLATES: { id: string; label: string; note: string; spec: RunSpecInput }[] = [
+  { id: "debate", label: "Debate", note: "Two debaters argue in turn; a frozen judge names the winner, who is rewarded.", spec: DEBATE_TEMPLATE_INPUT },
+  { id: "majority_vote", label: "Majority vote", note: "Three solvers answer alone; the majority answer decides everyone's reward.", spec: MAJORITY_VOTE_KIND_TEMPLATE_INPUT },
+  { id: "summary", label: "Summary", note: "Three solvers answer alone; a summariser reads them and writes the team's answer.", spec: SUMMARY_TEMPLATE_INPUT },
+  { id: "self_play_game", label: "Self-play game", note: "Two actors of one tiny model play tic-tac-toe against each other.", spec: SELF_PLAY_GAME_TEMPLATE_INPUT },
+];
