@@ -121,3 +121,18 @@ def test_reward_rises_when_trained_on_its_own_generations(tmp_path):
     print(f"generate(): reward first 15 steps {head:.3f}, last 15 {tail:.3f}, last 5 {last:.3f} (chance ~0.01, prompt-blind best {PROMPT_BLIND_BEST})")
     assert tail - head >= 0.15, (head, tail)
     assert tail >= 2 * PROMPT_BLIND_BEST and last >= 2 * PROMPT_BLIND_BEST, (tail, last)
+
+
+def test_generate_runs_inside_a_running_event_loop_too():
+    """A notebook calls `troupe.train` with its own loop running: the coroutine runs on a helper thread."""
+    import asyncio
+
+    from troupe.envs.environment_generate import run_coroutine
+
+    async def answer():
+        return 42
+
+    async def notebook_cell():
+        return run_coroutine(answer())
+
+    assert run_coroutine(answer()) == 42 and asyncio.run(notebook_cell()) == 42

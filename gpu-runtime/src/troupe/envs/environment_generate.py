@@ -138,6 +138,19 @@ def checked_samples(env_name: str, actors: Sequence[str], out: Any, n: int) -> d
     return checked
 
 
+def run_coroutine(coroutine: Any) -> Any:
+    """`asyncio.run`, or, where this thread already runs an event loop (a notebook calling `troupe.train`), the
+    same on a helper thread while this one waits (so the engine is still used by one thread at a time)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def play_generated(
     env: "Environment",
     episodes: list["Episode"],
@@ -156,7 +169,7 @@ def play_generated(
         a: ActorEngine(a, as_engine(models[a], tok, device), tok, samplings[a], seconds) for a, tok in tokenizers.items() if tok is not None and a in models
     }
     batch = GenerateBatch([e.row for e in episodes], [e.group for e in episodes], [e.sample for e in episodes], engines)
-    out = checked_samples(env.name, env.actors, asyncio.run(env.generate(batch)), len(episodes))
+    out = checked_samples(env.name, env.actors, run_coroutine(env.generate(batch)), len(episodes))
     for i, e in enumerate(episodes):
         e.views = {a: View() for a in e.views}
         rewards: dict[str, float | Mapping[str, float]] = {}
