@@ -1,6 +1,6 @@
 """Chess against the random legal player: does GRPO learn to play legal moves, and how does it score?
 
-    python bench/runtime/chess.py [--steps 60] [--seed 5] [--max-turns 4] [--prompts 4] [--group 8] [--format index]
+    python bench/runtime/chess.py [--steps 60] [--seed 5] [--max-turns 3] [--prompts 4] [--group 8] [--format index]
 
 A tiny random-init character model (tiny-char-2l) plays `game: {name: "chess", opponent: "random", actorPlays:
 "alternate", moveFormat: "index", cutoff: "material"}`: the legal moves are listed numbered under the board, the
@@ -55,7 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--seed", type=int, default=5)
-    parser.add_argument("--max-turns", type=int, default=4)
+    parser.add_argument("--max-turns", type=int, default=3)
     parser.add_argument("--prompts", type=int, default=4)
     parser.add_argument("--group", type=int, default=8)
     parser.add_argument("--format", default="index", choices=["index", "san"])
