@@ -9,6 +9,7 @@ Importing `troupe` is light (no torch); the training loop imports torch/transfor
 
 from ._compat import install as _install_compat
 from .envs.environment_api import Environment, Reply
+from .envs.environment_generate import GenerateBatch, Generation, Sample
 from .events import EventWriter
 from .rewards.reward_api import RewardFunction, reward
 from .run import EXIT_CANCELLED, EXIT_FAILED, EXIT_SPEC, EXIT_SUCCEEDED, RunResult, StopRequest, run_spec
@@ -20,6 +21,7 @@ from .library import (
     CollaborativeEnvironment,
     Data,
     OpenAIActor,
+    PythonEnvironment,
     SingleTurnEnvironment,
     TrainCfg,
     conversation_reward_function,
@@ -40,6 +42,7 @@ __all__ = [
     "CollaborativeEnvironment",
     "Data",
     "OpenAIActor",
+    "PythonEnvironment",
     "SingleTurnEnvironment",
     "TrainCfg",
     "conversation_reward_function",
@@ -54,7 +57,10 @@ __all__ = [
     "Environment",
     "EventWriter",
     "FieldIssue",
+    "GenerateBatch",
+    "Generation",
     "Reply",
+    "Sample",
     "RewardFunction",
     "RunResult",
     "SpecError",

@@ -36,6 +36,20 @@ export function findMove(text) {
   return null;
 }
 
+/** The first number in a message (an index into the listed legal moves), or null. */
+export function findIndex(text) {
+  const match = /\d+/.exec(String(text));
+  return match ? match[0] : null;
+}
+
+/** Material per side (pawn 1, knight and bishop 3, rook 5, queen 9): what a cut-off game is adjudicated by. */
+export const PIECE_VALUES = { p: 1, n: 3, b: 3, r: 5, q: 9, k: 0 };
+export function material(chess) {
+  const sides = [0, 0];
+  for (const row of chess.board()) for (const square of row) if (square) sides[square.color === "w" ? 0 : 1] += PIECE_VALUES[square.type];
+  return sides;
+}
+
 /** Plays `word` if it is a legal move in this position (SAN or coordinates); the SAN played, or null. */
 export function tryMove(chess, word) {
   const coords = /^([a-h][1-8])([a-h][1-8])([qrbn])?$/.exec(word);
@@ -49,7 +63,8 @@ export function tryMove(chess, word) {
 
 /**
  * A new game. `players`: [white, black], actor names or null for the built-in random player.
- * `settings`: { legalMoveReward, maxActorMoves, showLegalMoves, board: "fen" | "ascii", fen? }.
+ * `settings`: { legalMoveReward, maxActorMoves, showLegalMoves, board: "fen" | "ascii", moveFormat?: "san" | "index",
+ *   cutoff?: "draw" | "material", fen? }.
  */
 export function newGame(players, settings, seed) {
   return {
@@ -69,8 +84,9 @@ const sideToMove = (game) => (game.chess.turn() === "w" ? 0 : 1);
 export function board(game) {
   const { chess, settings } = game;
   const text = settings.board === "ascii" ? chess.ascii().trimEnd() : `FEN ${chess.fen()}`;
-  const legal = settings.showLegalMoves && !game.result ? `\nlegal: ${chess.moves().join(" ")}` : "";
-  return text + legal;
+  if (game.result) return text;
+  if (settings.moveFormat === "index") return `${text}\nmoves: ${chess.moves().map((m, i) => `${i}:${m}`).join(" ")}`;
+  return text + (settings.showLegalMoves ? `\nlegal: ${chess.moves().join(" ")}` : "");
 }
 
 function finishIfOver(game) {
@@ -126,23 +142,35 @@ export function letRandomMove(game) {
  */
 export function actorMoves(game, text) {
   const side = sideToMove(game);
-  const word = findMove(text);
-  const san = word === null ? null : tryMove(game.chess, word);
+  const byIndex = game.settings.moveFormat === "index";
+  const word = byIndex ? findIndex(text) : findMove(text);
+  const legal = byIndex ? game.chess.moves() : null;
+  const san = word === null ? null : byIndex ? (Number(word) < legal.length ? tryMove(game.chess, legal[Number(word)]) : null) : tryMove(game.chess, word);
   if (san === null) {
     game.forfeit = side;
     game.result = side === 0 ? [-1, 0] : [0, -1];
-    game.reason = word === null ? "no move" : `illegal move ${word}`;
+    game.reason = word === null ? "no move" : byIndex ? `move ${word} is not in the list (0-${legal.length - 1})` : `illegal move ${word}`;
     return `${game.reason}: ${outcomeText(game)}. ${board(game)}`;
   }
   game.legalMoves[side] += 1;
   finishIfOver(game);
   const said = letRandomMove(game);
-  if (!game.result && game.settings.maxActorMoves && game.legalMoves[side] >= game.settings.maxActorMoves) {
-    game.result = [0, 0];
-    game.reason = `cut off after ${game.settings.maxActorMoves} moves`;
-  }
+  if (!game.result && game.settings.maxActorMoves && game.legalMoves[side] >= game.settings.maxActorMoves) cutOff(game);
   const prefix = said.length > 0 ? `${said.join(". ")}. ` : "";
   return game.result ? `${prefix}${board(game)} ${outcomeText(game)}` : `${prefix}${board(game)}`;
+}
+
+/** The game reached its move cap: a draw, or (cutoff "material") won by the side ahead in material. */
+function cutOff(game) {
+  const cap = `cut off after ${game.settings.maxActorMoves} moves`;
+  if (game.settings.cutoff !== "material") {
+    game.result = [0, 0];
+    game.reason = cap;
+    return;
+  }
+  const [white, black] = material(game.chess);
+  game.result = white === black ? [0, 0] : white > black ? [1, -1] : [-1, 1];
+  game.reason = `${cap}, material ${white}-${black}`;
 }
 
 /** Rewards per actor (component `game`: win 1, draw 0, loss -1; `legal_moves`: the bonus per legal move). */

@@ -5,13 +5,14 @@
 //
 //   node server.mjs [--port 0] [--host 127.0.0.1] [--opponent random|actors] [--actor-plays first|second|alternate]
 //                   [--legal-move-reward 0] [--max-actor-moves 0] [--show-legal-moves] [--board fen|ascii] [--seed 0]
+//                   [--move-format san|index] [--cutoff draw|material]
 //
 // Prints `listening on http://HOST:PORT` once it accepts connections.
 import { createServer } from "node:http";
 import { actorMoves, board, hash, letRandomMove, newGame, nextActor, rewards, SIDES } from "./game.mjs";
 
 export function parseArgs(argv) {
-  const opts = { port: 0, host: "127.0.0.1", opponent: "random", actorPlays: "first", legalMoveReward: 0, maxActorMoves: 0, showLegalMoves: false, board: "fen", seed: 0 };
+  const opts = { port: 0, host: "127.0.0.1", opponent: "random", actorPlays: "first", legalMoveReward: 0, maxActorMoves: 0, showLegalMoves: false, board: "fen", seed: 0, moveFormat: "san", cutoff: "draw" };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = () => {
@@ -28,11 +29,15 @@ export function parseArgs(argv) {
     else if (flag === "--show-legal-moves") opts.showLegalMoves = true;
     else if (flag === "--board") opts.board = value();
     else if (flag === "--seed") opts.seed = Number(value());
+    else if (flag === "--move-format") opts.moveFormat = value();
+    else if (flag === "--cutoff") opts.cutoff = value();
     else throw new Error(`unknown flag ${flag}`);
   }
   if (!["random", "actors"].includes(opts.opponent)) throw new Error("--opponent must be random or actors");
   if (!["first", "second", "alternate"].includes(opts.actorPlays)) throw new Error("--actor-plays must be first, second or alternate");
   if (!["fen", "ascii"].includes(opts.board)) throw new Error("--board must be fen or ascii");
+  if (!["san", "index"].includes(opts.moveFormat)) throw new Error("--move-format must be san or index");
+  if (!["draw", "material"].includes(opts.cutoff)) throw new Error("--cutoff must be draw or material");
   return opts;
 }
 
@@ -55,7 +60,7 @@ export function chessEnvironment(opts) {
     reset({ session, row, actors, sample }) {
       if (typeof session !== "string" || !Array.isArray(actors)) throw new BadRequest("reset needs session and actors");
       const sides = players(actors, Number(sample) || 0);
-      const settings = { legalMoveReward: opts.legalMoveReward, maxActorMoves: opts.maxActorMoves, showLegalMoves: opts.showLegalMoves, board: opts.board, fen: row && typeof row.fen === "string" ? row.fen : undefined };
+      const settings = { legalMoveReward: opts.legalMoveReward, maxActorMoves: opts.maxActorMoves, showLegalMoves: opts.showLegalMoves, board: opts.board, moveFormat: opts.moveFormat, cutoff: opts.cutoff, fen: row && typeof row.fen === "string" ? row.fen : undefined };
       let game;
       try {
         game = newGame(sides, settings, hash(`${opts.seed}:${JSON.stringify(row ?? {})}:${sample}`));
@@ -65,7 +70,8 @@ export function chessEnvironment(opts) {
       sessions.set(session, game);
       const opened = letRandomMove(game);
       const who = sides.map((name, side) => (name === null ? null : `${name} plays ${SIDES[side]}`)).filter(Boolean).join(", ");
-      const opening = `chess (moves in SAN like Nf3 or coordinates like g1f3): ${who}. ${opened.map((s) => `${s}. `).join("")}${board(game)}`;
+      const how = opts.moveFormat === "index" ? "answer with the number of a listed move" : "moves in SAN like Nf3 or coordinates like g1f3";
+      const opening = `chess (${how}): ${who}. ${opened.map((s) => `${s}. `).join("")}${board(game)}`;
       return { message: opening, next: nextActor(game), done: game.result !== null };
     },
     step({ session, actor, text }) {

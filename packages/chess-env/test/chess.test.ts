@@ -1,7 +1,7 @@
 // Chess rules and outcomes as Troupe's chess environment plays them (chess.js underneath), on fixed games,
 // and the reset/step protocol over real HTTP.
 import { describe, expect, it } from "vitest";
-import { actorMoves, findMove, newGame, rewards } from "../src/game.mjs";
+import { actorMoves, board, findIndex, findMove, material, newGame, rewards } from "../src/game.mjs";
 import { serve } from "../src/server.mjs";
 
 const settings = { legalMoveReward: 0, maxActorMoves: 0, showLegalMoves: false, board: "fen" as const };
@@ -56,6 +56,28 @@ describe("chess games", () => {
     expect(a).toEqual(play(7));
     expect(a.replies[2]).toMatch(/draw \(cut off after 3 moves\)/);
     expect(a.rewards).toEqual({ w: { game: 0, legal_moves: 1.5 } });
+  });
+
+  it("moveFormat index: the legal moves are listed numbered and a number picks one; none or out of range forfeits", () => {
+    const game = newGame(["w", "b"], { ...settings, moveFormat: "index" }, 1);
+    expect(board(game)).toMatch(/\nmoves: 0:a3 1:a4 2:b3 .* 19:Nh3$/); // chess.js's order of the 20 opening moves
+    expect(findIndex("I pick 17, then 3")).toBe("17");
+    expect(actorMoves(game, "17")).toMatch(/FEN rnbqkbnr\/pppppppp\/8\/8\/8\/2N5\/PPPPPPPP\/R1BQKBNR b/); // 16:Na3 17:Nc3 18:Nf3 19:Nh3 after the pawns
+    const outOfRange = actorMoves(game, "20");
+    expect(outOfRange).toMatch(/^move 20 is not in the list \(0-19\): black forfeits/);
+    expect(rewards(game)).toEqual({ w: { game: 0 }, b: { game: -1 } });
+    const silent = newGame(["w", "b"], { ...settings, moveFormat: "index" }, 1);
+    expect(actorMoves(silent, "Nf")).toMatch(/^no move: white forfeits/); // no number in it
+  });
+
+  it("cutoff material: a game cut off at the move cap is won by the side ahead in material, equal material draws", () => {
+    // White takes the black queen on a8 with check (Rxa8+); the black king cannot take back: 5-0 after black's reply.
+    const ahead = newGame(["w", null], { ...settings, maxActorMoves: 1, cutoff: "material", fen: "q6k/8/8/8/8/8/8/R3K3 w - - 0 1" }, 1);
+    expect(material(ahead.chess)).toEqual([5, 9]);
+    expect(actorMoves(ahead, "Rxa8+")).toMatch(/white wins \(cut off after 1 moves, material 5-0\)/);
+    expect(rewards(ahead)).toEqual({ w: { game: 1 } });
+    const level = newGame(["w", null], { ...settings, maxActorMoves: 1, cutoff: "material" }, 1);
+    expect(actorMoves(level, "e4")).toMatch(/draw \(cut off after 1 moves, material 39-39\)/);
   });
 });
 

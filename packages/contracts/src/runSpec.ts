@@ -405,6 +405,19 @@ export const GameEnvironmentSettings = z
     showLegalMoves: z.boolean().optional(),
     /** chess: the board as its FEN line (compact) or chess.js's 8-line ASCII diagram; absent: fen. */
     board: z.enum(["fen", "ascii"]).optional(),
+    /**
+     * chess: how an actor names its move. `san`: a move word (`Nf3`, `g1f3`) read from its message; `index`: the
+     * legal moves are listed numbered under every board (`0:Na3 1:Nc3 ...`) and the actor answers with a number
+     * from the list (its first number), so a model that cannot yet write chess can still pick legal moves. An
+     * unreadable or out-of-range answer forfeits, as an illegal move does. Absent: san.
+     */
+    moveFormat: z.enum(["san", "index"]).optional(),
+    /**
+     * chess: a game cut off at the environment's `maxTurns` moves of one actor is a `draw`, or adjudicated by
+     * `material` (pawn 1, knight and bishop 3, rook 5, queen 9): the side ahead wins, equal material draws.
+     * Absent: draw.
+     */
+    cutoff: z.enum(["draw", "material"]).optional(),
   })
   .strict();
 
@@ -862,6 +875,11 @@ export const RunSpec = z
         }
         if (opponent === "actors" && (env.game?.actorPlays ?? "first") !== "first") {
           ctx.addIssue({ code: "custom", path: ["environments", i, "game", "actorPlays"], message: 'only for opponent "random": between actors the first actor plays X' });
+        }
+        for (const field of ["moveFormat", "cutoff"] as const) {
+          if (env.game?.[field] !== undefined && env.game.name !== "chess") {
+            ctx.addIssue({ code: "custom", path: ["environments", i, "game", field], message: `only chess takes ${field}` });
+          }
         }
       }
     });

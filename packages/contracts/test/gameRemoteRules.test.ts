@@ -45,6 +45,9 @@ describe("game and remote environments", () => {
     ["one actor in a game between actors", { kind: "game", game: { opponent: "actors" } }, "environments.0.actors", /exactly two/],
     ["a side between actors", { kind: "game", actors: ["student", "student"], game: { opponent: "actors", actorPlays: "second" } }, "environments.0.game.actorPlays", /only for opponent "random"/],
     ["a negative legal-move reward", { kind: "game", game: { legalMoveReward: -1 } }, "environments.0.game.legalMoveReward", /./],
+    ["a chess move format on another game", { kind: "game", game: { name: "connect_four", moveFormat: "index" } }, "environments.0.game.moveFormat", /only chess takes moveFormat/],
+    ["a chess cutoff rule on another game", { kind: "game", game: { cutoff: "material" } }, "environments.0.game.cutoff", /only chess takes cutoff/],
+    ["an unknown chess move format", { kind: "game", game: { name: "chess", moveFormat: "uci" } }, "environments.0.game.moveFormat", /./],
     ["game settings on another kind", { kind: "single_turn", rewards: [{ reward: "letter_match" }], game: {} }, "environments.0.game", /only game environments take game settings/],
     ["a url on another kind", { kind: "single_turn", rewards: [{ reward: "letter_match" }], url: "http://x:1" }, "environments.0.url", /only remote environments take a url/],
   ];

@@ -25,6 +25,7 @@ import torch
 
 from .collaborative import CollaborativeEnvironment, Episode, Message, View, append_message, speak, SEPARATOR
 from .environment_api import Environment, Reply
+from .environment_generate import play_generated
 from ..rewards.builtin import combine_rewards
 from ..models.tokenizer import Tokenizer
 
@@ -83,6 +84,8 @@ class ActingEnvironment(CollaborativeEnvironment):
         device: torch.device,
     ) -> dict[str, float]:
         """Play the step's episodes to their end; rollout seconds per actor."""
+        if self.impl.generates():  # the environment plays them itself (environment_generate.py)
+            return play_generated(self.impl, episodes, models, tokenizers, samplings, device)
         seconds: dict[str, float] = {}
         turns: dict[int, int] = {id(e): 0 for e in episodes}
         max_turns = int(self.spec["maxTurns"])

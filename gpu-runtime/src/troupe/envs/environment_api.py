@@ -30,6 +30,17 @@ Handles the runtime sets before `setup()`:
     self.log(level, message): a line in the run's log
 An environment object is trusted code, run in the trainer's process (like `@reward` functions);
 code that a model wrote must go through `self.sandbox`.
+
+Or the environment plays whole episodes itself, as the Actors library's environments do: override
+`async def generate(self, batch)` (environment_generate.py has the types and how the runtime trains on it):
+
+    class Echo(Environment):
+        async def generate(self, batch):                      # batch: G samples per row, groups contiguous
+            said = await batch.actors["bob"].generate([f"say {c}:" for c in batch["letter"]])
+            return {"bob": [Sample.of(g, reward=float(g.text[:1] == c)) for g, c in zip(said, batch["letter"])]}
+
+Then `reset`, `next_speaker`, `step` and `score` are not called: the ids and rewards `generate` returned
+are exactly what each actor trains on (its completion ids are the loss targets, the prompt ids context).
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 if TYPE_CHECKING:
     from .collaborative import Episode, Message
+    from .environment_generate import GenerateBatch, Sample
 
 
 @dataclass
@@ -110,6 +122,17 @@ class Environment:
         """Numbers about a training step's episodes (after `score`), reported with the metrics of each of
         its actors, e.g. `{"tools/calls": 1.5}`; name them `<area>/<what>` so the run page groups them."""
         return {}
+
+    async def generate(self, batch: "GenerateBatch") -> "dict[str, Sequence[Sample]]":
+        """Plays a step's episodes in one go: per actor, one `Sample` per episode of `batch` (in its order),
+        the prompt and completion token ids the actor trains on and its reward. An actor left out (or a
+        None in its list) trains on nothing in that episode. Override it, or the turn methods above."""
+        raise NotImplementedError
+
+    @classmethod
+    def generates(cls) -> bool:
+        """Whether this class plays its episodes through `generate` (it overrides it)."""
+        return cls.generate is not Environment.generate
 
     def close(self) -> None:
         """The run is over."""

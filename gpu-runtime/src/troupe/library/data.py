@@ -15,6 +15,8 @@ FORMATS = {".jsonl": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 class Data:
     source: Mapping[str, Any]
     rows: tuple[Mapping[str, Any], ...] | None = field(default=None, compare=False)
+    # The RunSpec dataset's name, when read back by `from_spec` (else the environment's name is used).
+    name: str | None = field(default=None, compare=False)
 
     @classmethod
     def builtin(cls, name: str, size: int = 256) -> Data:

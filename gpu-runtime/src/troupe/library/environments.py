@@ -100,13 +100,15 @@ class TrainingEnvironment:
         datasets: list[tuple[dict[str, Any], Data]] = []
         if self.train_data is not None:
             data = as_data(self.train_data, name)
-            datasets.append(({"name": name, "source": dict(data.source)}, data))
-            envs.append({"name": name, **self.base_entry(), "dataset": name, "weight": self.weight})
+            dataset = data.name or name
+            datasets.append(({"name": dataset, "source": dict(data.source)}, data))
+            envs.append({"name": name, **self.base_entry(), "dataset": dataset, "weight": self.weight})
         for key, rows in self.eval_data.items():
             eval_name = _slug(f"{name}.{key}") if key else name  # "": an eval-only environment read back by from_spec
             data = as_data(rows, eval_name)
-            datasets.append(({"name": eval_name, "source": dict(data.source)}, data))
-            envs.append({"name": eval_name, **self.base_entry(), "dataset": eval_name, "evalOnly": True})
+            dataset = data.name or eval_name
+            datasets.append(({"name": dataset, "source": dict(data.source)}, data))
+            envs.append({"name": eval_name, **self.base_entry(), "dataset": dataset, "evalOnly": True})
         if not envs:
             raise ValueError(f"environment {name}: give it train_data, eval_data or both")
         return envs, datasets
@@ -133,17 +135,119 @@ class CollaborativeEnvironment(TrainingEnvironment):
 
 
 @dataclass(frozen=True, eq=False)
+class AdversarialEnvironment(CollaborativeEnvironment):
+    """Two actors, attacker then defender (`round_spec` optional: `<first> -> <second>` when absent)."""
+
+    kind = "adversarial"
+
+    def base_entry(self) -> dict[str, Any]:
+        entry = TrainingEnvironment.base_entry(self)
+        return {**entry, "roundSpec": self.round_spec} if self.round_spec else entry
+
+
+class ParallelEnvironment(AdversarialEnvironment):
+    """Every actor but the last drafts at once, the last combines (`round_spec` optional)."""
+
+    kind = "parallel"
+
+
+@dataclass(frozen=True, eq=False)
+class SettingsEnvironment(TrainingEnvironment):
+    """An environment kind whose own settings are one RunSpec object (`code`, `tools`, `game`, `remote`'s
+    `remote`), kept as the mapping the RunSpec has: the runtime and the designer check it, field by field."""
+
+    settings: Mapping[str, Any] | None = None
+
+    settings_field = ""
+
+    def base_entry(self) -> dict[str, Any]:
+        entry = super().base_entry()
+        return {**entry, self.settings_field: dict(self.settings)} if self.settings is not None else entry
+
+    @classmethod
+    def own_fields(cls, e: Mapping[str, Any]) -> dict[str, Any]:
+        return {"settings": e.get(cls.settings_field)}
+
+
+class CodeEnvironment(SettingsEnvironment):
+    """The actor writes a program; `settings` (the RunSpec's `code`) say how it is tested in the sandbox."""
+
+    kind, settings_field = "code", "code"
+
+
+class ToolsEnvironment(SettingsEnvironment):
+    """The actor calls tools between turns; `settings` is the RunSpec's `tools` (built-ins, MCP servers)."""
+
+    kind, settings_field = "tools", "tools"
+
+
+class GameEnvironment(SettingsEnvironment):
+    """A board game (tic-tac-toe, connect four, chess); `settings` is the RunSpec's `game`
+    (`{"name": "chess", "opponent": "random", "moveFormat": "index"}`)."""
+
+    kind, settings_field = "game", "game"
+
+
+@dataclass(frozen=True, eq=False)
+class RemoteEnvironment(SettingsEnvironment):
+    """Episodes played by a server of the reset/step protocol at `url`; `settings` is the RunSpec's `remote`."""
+
+    url: str = ""
+
+    kind, settings_field = "remote", "remote"
+
+    def base_entry(self) -> dict[str, Any]:
+        if not self.url:
+            raise ValueError("a RemoteEnvironment needs url (http://, https:// or grpc://)")
+        return {**super().base_entry(), "url": self.url}
+
+    @classmethod
+    def own_fields(cls, e: Mapping[str, Any]) -> dict[str, Any]:
+        return {**super().own_fields(e), "url": e.get("url", "")}
+
+
+@dataclass(frozen=True, eq=False)
+class PythonEnvironment(TrainingEnvironment):
+    """A `troupe.Environment` subclass (turn hooks, or `async def generate(batch)`), by class or by
+    "module:Class" / "file.py:Class"; `params` reach it as `self.params`. The RunSpec names it by entrypoint,
+    so a class must be importable where the run runs (in `troupe.train`, this process: any loaded module)."""
+
+    environment: Any = None
+    params: Mapping[str, Any] | None = None
+
+    kind = "python"
+
+    def entrypoint(self) -> str:
+        env = self.environment
+        if isinstance(env, str):
+            return env
+        if isinstance(env, type) and "<locals>" not in env.__qualname__:
+            return f"{env.__module__}:{env.__qualname__}"
+        raise ValueError("a PythonEnvironment needs environment=: a troupe.Environment subclass defined at module level, or \"module:Class\"")
+
+    def base_entry(self) -> dict[str, Any]:
+        entry = {**super().base_entry(), "entrypoint": self.entrypoint()}
+        return {**entry, "params": dict(self.params)} if self.params is not None else entry
+
+    @classmethod
+    def own_fields(cls, e: Mapping[str, Any]) -> dict[str, Any]:
+        return {"environment": e.get("entrypoint"), "params": e.get("params")}
+
+
+@dataclass(frozen=True, eq=False)
 class CombinedEnvironment:
     """Several environments trained (and evaluated) together: `env_a + env_b + eval_env`."""
 
     environments: Sequence[TrainingEnvironment]
+    # The run's settings (`compile_spec`'s keywords) a RunSpec read by `from_spec` had: `to_spec()` gives it back.
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     def __add__(self, other: TrainingEnvironment | CombinedEnvironment) -> CombinedEnvironment:
         more = list(other.environments) if isinstance(other, CombinedEnvironment) else [other]
-        return CombinedEnvironment([*self.environments, *more])
+        return CombinedEnvironment([*self.environments, *more], self.settings)
 
     def to_spec(self, **settings: Any) -> dict[str, Any]:
-        return compile_spec(list(self.environments), **settings)
+        return compile_spec(list(self.environments), **{**self.settings, **settings})
 
     def data(self) -> list[Data]:
         return [d for i, env in enumerate(self.environments) for _, d in env.spec_parts(i)[1]]
@@ -167,11 +271,19 @@ def compile_spec(
     seed: int = 0,
     trainer: Mapping[str, Any] | None = None,
     description: str = "",
+    extra: Mapping[str, Any] | None = None,
+    actors_first: Sequence[AnyActor] = (),
+    rewards_first: Sequence[Mapping[str, Any]] = (),
+    datasets_first: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The RunSpec of these environments with their actors, datasets and rewards (checked for clashes)."""
-    actors: dict[str, dict[str, Any]] = {}
-    rewards: dict[str, dict[str, Any]] = {}
-    datasets: list[dict[str, Any]] = []
+    """The RunSpec of these environments with their actors, datasets and rewards (checked for clashes).
+    `extra`: any other top-level RunSpec field (`sandbox`, `cluster`, `tags`, ...), as it is. `*_first`: entries
+    listed first, in this order, those no environment names too (a judge actor, its reward's dataset): what
+    `from_spec` keeps so that `to_spec()` gives the RunSpec back."""
+    actors: dict[str, dict[str, Any]] = {a.name: a.to_spec() for a in actors_first}
+    rewards: dict[str, dict[str, Any]] = {str(r["name"]): dict(r) for r in rewards_first}
+    given = {str(d["name"]): dict(d) for d in datasets_first}
+    datasets: list[dict[str, Any]] = list(given.values())
     envs: list[dict[str, Any]] = []
     for i, env in enumerate(environments):
         for actor in env.actor_objects():
@@ -190,7 +302,12 @@ def compile_spec(
         if clash:
             raise ValueError(f'two environments are named "{clash[0]}": give them different name=')
         envs += env_entries
-        datasets += [entry for entry, _ in env_datasets]
+        for entry, _ in env_datasets:
+            known = next((d for d in datasets if d["name"] == entry["name"]), None)
+            if known is None:
+                datasets.append(entry)
+            elif dict(known["source"]) != entry["source"]:
+                raise ValueError(f'two different datasets are named "{entry["name"]}"')
     algo = {"name": algorithm} if isinstance(algorithm, str) else dict(algorithm)
     if group_size is not None:
         algo["groupSize"] = group_size
@@ -210,6 +327,7 @@ def compile_spec(
         "environments": envs,
         "algorithm": algo,
         "trainer": train,
+        **dict(extra or {}),
     }
 
 
@@ -219,40 +337,49 @@ def to_spec(env: TrainingEnvironment | CombinedEnvironment, **settings: Any) -> 
 
 TrainingEnvironment.to_spec = lambda self, **settings: to_spec(self, **settings)  # type: ignore[attr-defined]
 
-_KINDS: dict[str, type[TrainingEnvironment]] = {"single_turn": SingleTurnEnvironment, "collaborative": CollaborativeEnvironment}
+_KINDS: dict[str, type[TrainingEnvironment]] = {
+    cls.kind: cls
+    for cls in (SingleTurnEnvironment, CollaborativeEnvironment, AdversarialEnvironment, ParallelEnvironment, CodeEnvironment,
+                ToolsEnvironment, GameEnvironment, RemoteEnvironment, PythonEnvironment)
+}
+_COMMON = {"name", "kind", "actors", "prompt", "rewards", "systemPrompts", "maxTurns", "dataset", "weight", "evalOnly"}
+_OWN = {"collaborative": {"roundSpec"}, "adversarial": {"roundSpec"}, "parallel": {"roundSpec"}, "code": {"code"}, "tools": {"tools"},
+        "game": {"game"}, "remote": {"url", "remote"}, "python": {"entrypoint", "params"}}
+_RUN_FIELDS = {"specVersion", "name", "description", "seed", "actors", "datasets", "rewards", "environments", "algorithm", "trainer"}
+
+
+def _own_fields(cls: type[TrainingEnvironment], e: Mapping[str, Any]) -> dict[str, Any]:
+    if hasattr(cls, "own_fields"):
+        return cls.own_fields(e)  # type: ignore[attr-defined, no-any-return]
+    if issubclass(cls, CollaborativeEnvironment):
+        return {"round_spec": e.get("roundSpec", "")}
+    return {}
 
 
 def from_spec(spec: Mapping[str, Any]) -> CombinedEnvironment:
-    """A RunSpec read back into objects. Rows stay where the spec says (files, built-ins, hub); an eval-only
-    environment comes back as an environment with that eval set only. Kinds without an object here (games,
-    tools, remote, ...) are refused by name."""
+    """A RunSpec read back into objects, one class per environment kind; `.to_spec()` gives the same RunSpec
+    back (its run settings, and actors, rewards and datasets no environment names, are kept on the result).
+    Rows stay where the spec says (files, built-ins, hub); an eval-only environment comes back as an environment
+    with that eval set only; rewards come back as their entries (`PythonReward`), unchanged."""
     from .actors import actor_from_spec
-    from .rewards import Builtin, PythonReward
+    from .rewards import PythonReward
 
     actors = {a["name"]: actor_from_spec(a) for a in spec["actors"]}
-    datasets = {d["name"]: Data(dict(d["source"])) for d in spec["datasets"]}
-    rewards: dict[str, dict[str, Any]] = {r["name"]: r for r in spec["rewards"]}
+    datasets = {d["name"]: Data(dict(d["source"]), name=d["name"]) for d in spec["datasets"]}
+    rewards: dict[str, dict[str, Any]] = {r["name"]: r for r in spec.get("rewards", [])}
     out: list[TrainingEnvironment] = []
-    for e in spec["environments"]:
+    for i, e in enumerate(spec["environments"]):
         kind = e.get("kind", "single_turn")
-        if kind not in _KINDS:
-            raise ValueError(f'environment "{e["name"]}": kind "{kind}" has no library object yet; run its RunSpec as it is')
-
-        def reward_object(ref: Mapping[str, Any]) -> Any:
-            entry = rewards[ref["reward"]]
-            weight = float(ref.get("weight", 1.0))
-            if entry["source"]["kind"] == "builtin":
-                return Builtin(entry["source"]["name"], name=entry["name"] if entry["name"] != entry["source"]["name"] else None,
-                               weight=weight, scope=entry.get("scope"), **entry["source"].get("params", {}))
-            return PythonReward(entry, weight)
-
+        cls = _KINDS.get(kind)
+        if cls is None:
+            raise ValueError(f'environments.{i}.kind: "{kind}" has no library object (known: {", ".join(_KINDS)})')
         prompts = e.get("systemPrompts") or {}
         members: list[Any] = [CollaborativeActorConfig(actors[n], prompts[n]) if n in prompts else actors[n] for n in e["actors"]]
         prompt = e.get("prompt") or {}
-        known = {"name", "kind", "actors", "prompt", "rewards", "systemPrompts", "maxTurns", "dataset", "weight", "evalOnly", "roundSpec"}
+        known = _COMMON | _OWN.get(kind, set())
         common: dict[str, Any] = dict(
             actors=members,
-            reward_functions=[reward_object(r) for r in e.get("rewards", [])],
+            reward_functions=[PythonReward(rewards[r["reward"]], float(r.get("weight", 1.0))) for r in e.get("rewards", [])],
             prompt_column=prompt.get("field", "prompt"),
             prompt_template=prompt.get("template"),
             apply_chat_template=prompt.get("applyChatTemplate", True),
@@ -266,8 +393,18 @@ def from_spec(spec: Mapping[str, Any]) -> CombinedEnvironment:
             common.update(eval_data={"": data})
         else:
             common.update(train_data=data)
-        if kind == "collaborative":
-            out.append(CollaborativeEnvironment(round_spec=e.get("roundSpec", ""), **common))
-        else:
-            out.append(SingleTurnEnvironment(**common))
-    return CombinedEnvironment(out)
+        out.append(cls(**common, **_own_fields(cls, e)))
+    trainer = dict(spec.get("trainer") or {})
+    settings: dict[str, Any] = dict(
+        name=spec.get("name", "troupe-library-run"),
+        description=spec.get("description", ""),
+        seed=spec.get("seed", 0),
+        algorithm=dict(spec.get("algorithm") or {"name": "grpo"}),
+        steps=int(trainer.get("steps", 100)),
+        trainer=trainer,
+        extra={k: v for k, v in spec.items() if k not in _RUN_FIELDS},
+        actors_first=list(actors.values()),
+        rewards_first=list(rewards.values()),
+        datasets_first=list(spec["datasets"]),
+    )
+    return CombinedEnvironment(out, settings)

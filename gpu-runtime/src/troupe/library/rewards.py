@@ -60,7 +60,8 @@ class Builtin:
 
 @dataclass(frozen=True)
 class PythonReward:
-    """A RunSpec's Python reward (code run in the sandbox), as read back by `from_spec`."""
+    """A RunSpec's reward entry kept as it is (Python code run in the sandbox, a built-in, a judge), as read back
+    by `from_spec`, so `to_spec` writes it back unchanged."""
 
     entry: Mapping[str, Any]
     weight: float = 1.0

@@ -647,8 +647,10 @@ class EnvironmentGame:
     legal_move_reward: float
     show_legal_moves: bool | None = None
     board: Literal['fen', 'ascii'] | None = None
+    move_format: Literal['san', 'index'] | None = None
+    cutoff: Literal['draw', 'material'] | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'opponent': 'opponent', 'actor_plays': 'actorPlays', 'legal_move_reward': 'legalMoveReward', 'show_legal_moves': 'showLegalMoves', 'board': 'board'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'opponent': 'opponent', 'actor_plays': 'actorPlays', 'legal_move_reward': 'legalMoveReward', 'show_legal_moves': 'showLegalMoves', 'board': 'board', 'move_format': 'moveFormat', 'cutoff': 'cutoff'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> EnvironmentGame:
@@ -659,6 +661,8 @@ class EnvironmentGame:
             legal_move_reward=d.get('legalMoveReward', 0),
             show_legal_moves=d['showLegalMoves'] if d.get('showLegalMoves') is not None else None,
             board=d['board'] if d.get('board') is not None else None,
+            move_format=d['moveFormat'] if d.get('moveFormat') is not None else None,
+            cutoff=d['cutoff'] if d.get('cutoff') is not None else None,
         )
 
 

@@ -8,7 +8,10 @@ and plays it as a remote environment: the rules, the random player, forfeits and
 transcript shows the board (FEN, or an ASCII diagram) after every move. Moves are SAN (`Nf3`, `O-O`) or
 coordinates (`g1f3`), the first move-like word of the message; an illegal or missing move forfeits (the offender
 -1, its opponent 0). Rewards, component `game`: win 1, draw 0, loss -1; `legalMoveReward` per legal move
-(component `legal_moves`). A game reaching the environment's `maxTurns` moves of one actor is cut off as a draw.
+(component `legal_moves`). A game reaching the environment's `maxTurns` moves of one actor is cut off: a draw, or
+with `cutoff: "material"` won by the side ahead in material (pawn 1, knight and bishop 3, rook 5, queen 9).
+`moveFormat: "index"`: the legal moves are listed numbered under every board and the answer is a number from the
+list (the first number in the message; out of range or none forfeits), for models that cannot yet write SAN.
 
 Where the server lives: TROUPE_CHESS_SERVER (a path to server.mjs), else the checkout this package runs from
 (`packages/chess-env/src/server.mjs` beside `gpu-runtime/`), with chess.js resolved from its node_modules.
@@ -22,7 +25,7 @@ import shutil
 import subprocess
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..remote.client import connect
 from ..remote.environment import RemoteEnvironment
@@ -63,6 +66,16 @@ def chess_available() -> bool:
     return chess_js_version() is not None
 
 
+CHESS_ONLY = ("moveFormat", "cutoff")  # game settings only chess reads (contracts GameEnvironmentSettings)
+
+
+def chess_setting_issues(settings: dict[str, Any], path: str) -> list[tuple[str, str]]:
+    """(field, message) for chess-only settings on another game, in the contracts' words."""
+    if settings.get("name") == "chess":
+        return []
+    return [(f"{path}.game.{name}", f"only chess takes {name}") for name in CHESS_ONLY if settings.get(name) is not None]
+
+
 CHESS_MISSING = (
     'chess needs Node.js and chess.js on the runner (the chess environment server, packages/chess-env: npm install; '
     "or set TROUPE_CHESS_SERVER to its server.mjs)"
@@ -95,6 +108,7 @@ class ChessEnvironment(RemoteEnvironment):
         argv = [node, str(server), "--port", "0", "--host", "127.0.0.1", "--opponent", s["opponent"], "--actor-plays", s["actorPlays"],
                 "--legal-move-reward", repr(float(s["legalMoveReward"])), "--max-actor-moves", str(self.max_actor_moves),
                 "--board", s.get("board") or "fen", "--seed", str(self.seed % 2**31)]
+        argv += ["--move-format", s.get("moveFormat") or "san", "--cutoff", s.get("cutoff") or "draw"]
         return argv + (["--show-legal-moves"] if s.get("showLegalMoves") else [])
 
     def setup(self) -> None:
@@ -111,6 +125,22 @@ class ChessEnvironment(RemoteEnvironment):
         self.url = first.removeprefix("listening on ")
         self.client = connect(self.url, self.timeout_s)
 
+    def metrics(self, episodes: Sequence[Any]) -> dict[str, float]:
+        """The remote session metrics, and per actor (`chess/<actor>/...`, reported as that actor's `chess/...`):
+        `score` (win 1, draw 0.5, loss or forfeit 0: the usual score against the opponent), `forfeit_rate` (games
+        the actor lost by an illegal or unreadable move) and `moves` (the actor's moves per game, forfeits too)."""
+        out = super().metrics(episodes)
+        for actor in self.actors:
+            games = [e for e in episodes if "game" in (e.state.get("rewards") or {}).get(actor, {})]
+            if not games:
+                continue
+            results = [float(e.state["rewards"][actor]["game"]) for e in games]
+            forfeits = [e for e in games if forfeited(e, actor)]
+            out[f"chess/{actor}/score"] = sum((r + 1.0) / 2.0 for r in results) / len(games)
+            out[f"chess/{actor}/forfeit_rate"] = len(forfeits) / len(games)
+            out[f"chess/{actor}/moves"] = sum(len(e.own_messages(actor)) for e in games) / len(games)
+        return out
+
     def close(self) -> None:
         super().close()
         if self.process is not None and self.process.poll() is None:
@@ -121,3 +151,11 @@ class ChessEnvironment(RemoteEnvironment):
                 self.process.kill()
                 self.process.wait()
         self.process = None
+
+
+def forfeited(episode: Any, actor: str) -> bool:
+    """Whether `actor` lost this game by its own last move: the server's final message says which side forfeits,
+    and it is always the side whose move was unreadable, the one that spoke last."""
+    last = next((m for m in reversed(episode.messages) if m.role == "environment"), None)
+    spoke = next((m for m in reversed(episode.messages) if m.role == "assistant"), None)
+    return last is not None and spoke is not None and spoke.actor == actor and " forfeits" in last.text.split("\n")[0]

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..environment_api import Environment
 from ...spec import SpecError
-from .chess import CHESS_MISSING, ChessEnvironment, chess_available
+from .chess import CHESS_MISSING, ChessEnvironment, chess_available, chess_setting_issues
 from .board import GAMES, MARKS, BoardGame, parse_move, pettingzoo_available
 from .players import random_move
 
@@ -66,6 +66,7 @@ def game_issues(env_spec: dict[str, Any], index: int, pettingzoo: bool | None = 
         issues.append((f"{p}.game.actorPlays", f'must be one of {", ".join(SIDES)}'))
     elif settings["opponent"] == "actors" and settings["actorPlays"] != "first":
         issues.append((f"{p}.game.actorPlays", 'only for opponent "random": between actors the first actor plays X'))
+    issues.extend(chess_setting_issues(settings, p))  # moveFormat, cutoff: chess only (games/chess.py)
     bonus = settings["legalMoveReward"]
     if isinstance(bonus, bool) or not isinstance(bonus, (int, float)) or bonus < 0:
         issues.append((f"{p}.game.legalMoveReward", "must be a number >= 0"))
