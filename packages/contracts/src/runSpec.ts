@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AdvisoriesSpec } from "./advisorySettings";
 import { actorIssues, runIssues } from "./actorRules";
 import { evalIssues } from "./evalRules";
 import { OFFLINE_ALGORITHMS, learnerIssues } from "./learnerRules";
@@ -659,6 +660,8 @@ export const TrainerSpec = z
     microBatchSize: z.number().int().min(1).max(65536).optional(),
     /** Mirror the run to W&B and/or TensorBoard (metrics, config, transcripts); absent: none. */
     trackers: z.array(TrackerSpec).max(8).optional(),
+    /** Health advisories' thresholds (advisorySettings.ts); absent: every default. */
+    advisories: AdvisoriesSpec.optional(),
   })
   .strict();
 
