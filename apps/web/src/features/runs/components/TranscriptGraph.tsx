@@ -26,8 +26,8 @@ interface GraphView {
 const GraphViewContext = createContext<GraphView | null>(null);
 
 /** Wider columns and taller rows than the designer's: each node lists the turns spoken at it. */
-const COLUMN = 270;
-const LINE = 34;
+const COLUMN = 215;
+const LINE = 42;
 
 /**
  * A transcript drawn on its environment's round spec (the designer's tree layout and node styles): at each
@@ -45,8 +45,10 @@ export function TranscriptGraph(props: { roundSpec: string; messages: readonly T
     const nodes: Node<TurnNodeData, "turn">[] = drawn.nodes.map((n) => ({
       id: n.id,
       type: "turn",
-      position: { x: (n.position.x / COLUMN_WIDTH) * COLUMN, y: (n.position.y / ROW_HEIGHT) * (ROW_HEIGHT + LINE * (tallest - 1)) },
+      position: { x: (n.position.x / COLUMN_WIDTH) * COLUMN, y: (n.position.y / ROW_HEIGHT) * (ROW_HEIGHT + 12 + LINE * (tallest - 1)) },
       data: { ...n.data, visits: byNode.get(n.id) ?? [] },
+      // Read only (nothing selectable or draggable), so React Flow would let clicks through to the pane: the turns are buttons.
+      style: { pointerEvents: "all" as const },
       draggable: false,
       connectable: false,
     }));
