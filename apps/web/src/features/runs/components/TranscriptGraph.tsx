@@ -26,7 +26,7 @@ interface GraphView {
 const GraphViewContext = createContext<GraphView | null>(null);
 
 /** Wider columns and taller rows than the designer's: each node lists the turns spoken at it. */
-const COLUMN = 215;
+const COLUMN = 165;
 const LINE = 42;
 
 /**
