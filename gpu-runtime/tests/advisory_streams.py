@@ -33,10 +33,11 @@ def play(
     settings: AdvisorySettings | None = None,
     actor: str = "student",
     writer: EventWriter | None = None,
+    advisor: Advisor | None = None,
 ) -> list[dict]:
     """Feed a stream through an EventWriter watched by an Advisor, as the training loop does; the advisories."""
     events = writer or EventWriter(keep=True)
-    advisor = Advisor(settings)
+    advisor = advisor or Advisor(settings)
     events.watch(advisor)
     for step in range(1, steps + 1):
         if metrics is not None:

@@ -18,6 +18,7 @@ from troupe.spec import events_schema
 KINDS = [
     "collapse", "zero_variance_groups", "entropy_collapse", "length_explosion", "truncation",
     "kl_blowup", "reward_hacking", "non_finite", "staleness", "actor_stalled",
+    "loss_not_falling", "grad_norm_blowup", "dpo_margin_collapse", "dpo_logps_falling", "overfitting",
 ]
 
 

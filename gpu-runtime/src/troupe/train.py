@@ -322,6 +322,7 @@ def run_loop(
                     events.metric(step, values, actor=name)
                 if any(env.spec["rewards"] for env in environments):  # listed rewards are evaluated, not trained on
                     run_eval(step)
+            advisor.report(events, step)  # the offline learners' health advisories (advisories/detectors/offline.py)
             if due(trainer.checkpoint_every):
                 save(step)
                 last_saved = step

@@ -185,6 +185,12 @@ export const ADVISORY_KINDS = [
   "non_finite",
   "staleness",
   "actor_stalled",
+  // The offline learners' (sft, dpo); NaN/inf losses are `non_finite`.
+  "loss_not_falling",
+  "grad_norm_blowup",
+  "dpo_margin_collapse",
+  "dpo_logps_falling",
+  "overfitting",
 ] as const;
 export const AdvisoryKind = z.enum(ADVISORY_KINDS);
 export type AdvisoryKind = z.infer<typeof AdvisoryKind>;

@@ -1,5 +1,6 @@
 export * from "./runSpec";
 export * from "./events";
+export * from "./advisorySettings";
 export * from "./queue";
 export * from "./demo";
 export * from "./templates";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AdvisoriesSpec } from "./advisorySettings";
 import { actorIssues, runIssues } from "./actorRules";
 import { evalIssues } from "./evalRules";
 import { OFFLINE_ALGORITHMS, learnerIssues } from "./learnerRules";
@@ -747,6 +748,8 @@ export const TrainerSpec = z
     trackers: z.array(TrackerSpec).max(8).optional(),
     /** Elo per checkpoint in game environments (RatingsSpec); absent: the defaults, on whenever checkpoints are. */
     ratings: RatingsSpec.optional(),
+    /** Health advisories' thresholds (advisorySettings.ts); absent: every default. */
+    advisories: AdvisoriesSpec.optional(),
   })
   .strict();
 

@@ -15,7 +15,8 @@ from typing import Any, Iterable
 
 from ..events import EventWriter
 from . import detectors as _detectors  # noqa: F401  (registers them)
-from .registry import DETECTORS, Detector
+from ..algorithms.names import OFFLINE_FAMILY
+from .registry import DETECTORS, Detector, Learner, detectors_for
 from .types import AdvisorySettings, EpisodeView, StepRecord
 
 #: Records kept per actor after the baseline: enough for every window and the evaluations reward
@@ -42,9 +43,9 @@ class Advisor:
 
     @classmethod
     def for_spec(cls, spec: dict[str, Any]) -> "Advisor":
-        """Defaults, with K for staleness from the spec's async settings when it has them."""
-        async_ = spec.get("algorithm", {}).get("async") or {}
-        return cls(AdvisorySettings(staleness_max=async_.get("maxStaleness")))
+        """The run's thresholds (`trainer.advisories`, defaults where absent) and its learner's detectors."""
+        learner: Learner = "offline" if spec.get("algorithm", {}).get("name") in OFFLINE_FAMILY else "rollout"
+        return cls(AdvisorySettings.from_spec(spec), detectors_for(learner))
 
     # ---------------------------------------------------------------- EventWatcher
 
@@ -98,6 +99,8 @@ class Advisor:
 
     def report(self, events: EventWriter, step: int) -> None:
         """The training loop's hook: close the step and emit what started at it."""
+        if not self.settings.enabled:
+            return
         already = set(self.failed)
         found = self.close_step(step)
         for kind in sorted(set(self.failed) - already):

@@ -6,7 +6,8 @@ monitor (monitor.py) builds the records from the run's own events and emits what
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 Severity = Literal["info", "warning", "critical"]
@@ -79,13 +80,17 @@ class Finding:
 
 @dataclass(frozen=True)
 class AdvisorySettings:
-    """Thresholds, with the defaults a run gets (the RunSpec has no section for them yet: these are the
-    documented constants; `Advisor(settings=...)` overrides them for library users and tests).
+    """Thresholds, with the defaults a run gets: the RunSpec's `trainer.advisories` (contracts
+    advisorySettings.ts) maps onto these fields, `section.field` onto `section_field` in snake case
+    (`collapse.dominantCharShare` -> `collapse_dominant_char_share`), so each setting names its detector.
+    `Advisor(settings=...)` takes them directly (library users, tests).
 
     Every windowed check looks at the last `window` steps an actor reported and compares against its
     first `window` steps (its baseline) where it says so.
     """
 
+    #: false: no advisory is computed.
+    enabled: bool = True
     #: Steps per window (and the steps of baseline at the start of a run).
     window: int = 5
     # collapse: the same answer whatever the prompt
@@ -99,20 +104,57 @@ class AdvisorySettings:
     #: Mean per-group answer entropy at most this fraction of the baseline's (when a baseline exists).
     collapse_entropy_ratio: float = 0.5
     # zero-variance groups: every sample of a GRPO group got the same reward, so its advantages are 0
-    zero_variance_share: float = 0.5
+    zero_variance_groups_share: float = 0.5
     # entropy collapse: the policy's mean token entropy (metric `entropy`)
-    entropy_ratio: float = 0.2
-    entropy_floor: float = 0.02
+    entropy_collapse_ratio: float = 0.2
+    entropy_collapse_floor: float = 0.02
     # length explosion and truncation
-    length_growth: float = 3.0
+    length_explosion_growth: float = 3.0
     truncation_share: float = 0.5
     # KL blow-up (metric `kl`, per token)
-    kl_max: float = 1.0
+    kl_blowup_max: float = 1.0
     # reward hacking: train reward up while the held-out (eval) reward goes down
-    hacking_evals: int = 3
-    hacking_eval_drop: float = 0.05
-    hacking_train_rise: float = 0.05
+    reward_hacking_evals: int = 3
+    reward_hacking_eval_drop: float = 0.05
+    reward_hacking_train_rise: float = 0.05
     # staleness beyond K updates (metric `staleness/max`); None: the spec's algorithm.async.maxStaleness
     staleness_max: int | None = None
     # an actor that stopped changing: grad_norm at most this for a whole window
-    stalled_grad_norm: float = 1e-8
+    actor_stalled_grad_norm: float = 1e-8
+    # offline learners (sft, dpo)
+    #: The loss's last window must be at least this fraction below its first window's.
+    loss_not_falling_min_relative_drop: float = 0.05
+    #: A step's grad_norm at least this many times the median of the window before it.
+    grad_norm_blowup_factor: float = 10.0
+    #: dpo/margin's last window fell by at least this share of its best window's (a positive best).
+    dpo_margin_collapse_drop_share: float = 0.5
+    #: dpo/chosen_reward (beta * (log p - log p_ref) of the chosen) fell by at least this since the first window,
+    #: with the rejected's falling too and both below 0.
+    dpo_logps_falling_chosen_fall: float = 0.1
+    #: eval/loss rose at each of the last `evals` evaluations, by at least this fraction in all...
+    overfitting_evals: int = 3
+    #: ...while the training loss fell over the same steps.
+    overfitting_eval_rise: float = 0.02
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> "AdvisorySettings":
+        """The run's settings: `trainer.advisories` (absent: the defaults), K for staleness from
+        `algorithm.async.maxStaleness` unless `staleness.max` says otherwise."""
+        section = (spec.get("trainer") or {}).get("advisories") or {}
+        values: dict[str, Any] = {}
+        for key, value in section.items():
+            if isinstance(value, dict):
+                values.update({f"{_snake(key)}_{_snake(name)}": v for name, v in value.items()})
+            else:
+                values[_snake(key)] = value
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:  # the contract and these fields drifted apart: a bug, not a user error (zod refused bad names)
+            raise ValueError(f"trainer.advisories: no advisory setting for {', '.join(unknown)}")
+        if values.get("staleness_max") is None:
+            values["staleness_max"] = ((spec.get("algorithm") or {}).get("async") or {}).get("maxStaleness")
+        return cls(**values)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

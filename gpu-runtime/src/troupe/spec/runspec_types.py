@@ -1031,6 +1031,275 @@ class TrainerRatings:
 
 
 @dataclass(frozen=True)
+class TrainerAdvisoriesCollapse:
+    """`TrainerAdvisoriesCollapse` of the RunSpec."""
+
+    dominant_char_share: float
+    prompt_share: float
+    cross_prompt_share: float
+    entropy_ratio: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'dominant_char_share': 'dominantCharShare', 'prompt_share': 'promptShare', 'cross_prompt_share': 'crossPromptShare', 'entropy_ratio': 'entropyRatio'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesCollapse:
+        return cls(
+            dominant_char_share=d.get('dominantCharShare', 0.6),
+            prompt_share=d.get('promptShare', 0.6),
+            cross_prompt_share=d.get('crossPromptShare', 0.5),
+            entropy_ratio=d.get('entropyRatio', 0.5),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesZeroVarianceGroups:
+    """`TrainerAdvisoriesZeroVarianceGroups` of the RunSpec."""
+
+    share: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'share': 'share'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesZeroVarianceGroups:
+        return cls(
+            share=d.get('share', 0.5),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesEntropyCollapse:
+    """`TrainerAdvisoriesEntropyCollapse` of the RunSpec."""
+
+    ratio: float
+    floor: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'ratio': 'ratio', 'floor': 'floor'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesEntropyCollapse:
+        return cls(
+            ratio=d.get('ratio', 0.2),
+            floor=d.get('floor', 0.02),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesLengthExplosion:
+    """`TrainerAdvisoriesLengthExplosion` of the RunSpec."""
+
+    growth: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'growth': 'growth'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesLengthExplosion:
+        return cls(
+            growth=d.get('growth', 3),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesTruncation:
+    """`TrainerAdvisoriesTruncation` of the RunSpec."""
+
+    share: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'share': 'share'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesTruncation:
+        return cls(
+            share=d.get('share', 0.5),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesKlBlowup:
+    """`TrainerAdvisoriesKlBlowup` of the RunSpec."""
+
+    max: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'max': 'max'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesKlBlowup:
+        return cls(
+            max=d.get('max', 1),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesRewardHacking:
+    """`TrainerAdvisoriesRewardHacking` of the RunSpec."""
+
+    evals: int
+    eval_drop: float
+    train_rise: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'evals': 'evals', 'eval_drop': 'evalDrop', 'train_rise': 'trainRise'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesRewardHacking:
+        return cls(
+            evals=d.get('evals', 3),
+            eval_drop=d.get('evalDrop', 0.05),
+            train_rise=d.get('trainRise', 0.05),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesStaleness:
+    """`TrainerAdvisoriesStaleness` of the RunSpec."""
+
+    max: int | None = None
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'max': 'max'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesStaleness:
+        return cls(
+            max=d['max'] if d.get('max') is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesActorStalled:
+    """`TrainerAdvisoriesActorStalled` of the RunSpec."""
+
+    grad_norm: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'grad_norm': 'gradNorm'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesActorStalled:
+        return cls(
+            grad_norm=d.get('gradNorm', 1e-08),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesLossNotFalling:
+    """`TrainerAdvisoriesLossNotFalling` of the RunSpec."""
+
+    min_relative_drop: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'min_relative_drop': 'minRelativeDrop'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesLossNotFalling:
+        return cls(
+            min_relative_drop=d.get('minRelativeDrop', 0.05),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesGradNormBlowup:
+    """`TrainerAdvisoriesGradNormBlowup` of the RunSpec."""
+
+    factor: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'factor': 'factor'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesGradNormBlowup:
+        return cls(
+            factor=d.get('factor', 10),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesDpoMarginCollapse:
+    """`TrainerAdvisoriesDpoMarginCollapse` of the RunSpec."""
+
+    drop_share: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'drop_share': 'dropShare'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesDpoMarginCollapse:
+        return cls(
+            drop_share=d.get('dropShare', 0.5),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesDpoLogpsFalling:
+    """`TrainerAdvisoriesDpoLogpsFalling` of the RunSpec."""
+
+    chosen_fall: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'chosen_fall': 'chosenFall'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesDpoLogpsFalling:
+        return cls(
+            chosen_fall=d.get('chosenFall', 0.1),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisoriesOverfitting:
+    """`TrainerAdvisoriesOverfitting` of the RunSpec."""
+
+    evals: int
+    eval_rise: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'evals': 'evals', 'eval_rise': 'evalRise'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisoriesOverfitting:
+        return cls(
+            evals=d.get('evals', 3),
+            eval_rise=d.get('evalRise', 0.02),
+        )
+
+
+@dataclass(frozen=True)
+class TrainerAdvisories:
+    """`TrainerAdvisories` of the RunSpec."""
+
+    enabled: bool
+    window: int
+    collapse: TrainerAdvisoriesCollapse
+    zero_variance_groups: TrainerAdvisoriesZeroVarianceGroups
+    entropy_collapse: TrainerAdvisoriesEntropyCollapse
+    length_explosion: TrainerAdvisoriesLengthExplosion
+    truncation: TrainerAdvisoriesTruncation
+    kl_blowup: TrainerAdvisoriesKlBlowup
+    reward_hacking: TrainerAdvisoriesRewardHacking
+    staleness: TrainerAdvisoriesStaleness
+    actor_stalled: TrainerAdvisoriesActorStalled
+    loss_not_falling: TrainerAdvisoriesLossNotFalling
+    grad_norm_blowup: TrainerAdvisoriesGradNormBlowup
+    dpo_margin_collapse: TrainerAdvisoriesDpoMarginCollapse
+    dpo_logps_falling: TrainerAdvisoriesDpoLogpsFalling
+    overfitting: TrainerAdvisoriesOverfitting
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'enabled': 'enabled', 'window': 'window', 'collapse': 'collapse', 'zero_variance_groups': 'zeroVarianceGroups', 'entropy_collapse': 'entropyCollapse', 'length_explosion': 'lengthExplosion', 'truncation': 'truncation', 'kl_blowup': 'klBlowup', 'reward_hacking': 'rewardHacking', 'staleness': 'staleness', 'actor_stalled': 'actorStalled', 'loss_not_falling': 'lossNotFalling', 'grad_norm_blowup': 'gradNormBlowup', 'dpo_margin_collapse': 'dpoMarginCollapse', 'dpo_logps_falling': 'dpoLogpsFalling', 'overfitting': 'overfitting'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TrainerAdvisories:
+        return cls(
+            enabled=d.get('enabled', True),
+            window=d.get('window', 5),
+            collapse=TrainerAdvisoriesCollapse.from_dict(d.get('collapse', {'dominantCharShare': 0.6, 'promptShare': 0.6, 'crossPromptShare': 0.5, 'entropyRatio': 0.5})),
+            zero_variance_groups=TrainerAdvisoriesZeroVarianceGroups.from_dict(d.get('zeroVarianceGroups', {'share': 0.5})),
+            entropy_collapse=TrainerAdvisoriesEntropyCollapse.from_dict(d.get('entropyCollapse', {'ratio': 0.2, 'floor': 0.02})),
+            length_explosion=TrainerAdvisoriesLengthExplosion.from_dict(d.get('lengthExplosion', {'growth': 3})),
+            truncation=TrainerAdvisoriesTruncation.from_dict(d.get('truncation', {'share': 0.5})),
+            kl_blowup=TrainerAdvisoriesKlBlowup.from_dict(d.get('klBlowup', {'max': 1})),
+            reward_hacking=TrainerAdvisoriesRewardHacking.from_dict(d.get('rewardHacking', {'evals': 3, 'evalDrop': 0.05, 'trainRise': 0.05})),
+            staleness=TrainerAdvisoriesStaleness.from_dict(d.get('staleness', {})),
+            actor_stalled=TrainerAdvisoriesActorStalled.from_dict(d.get('actorStalled', {'gradNorm': 1e-08})),
+            loss_not_falling=TrainerAdvisoriesLossNotFalling.from_dict(d.get('lossNotFalling', {'minRelativeDrop': 0.05})),
+            grad_norm_blowup=TrainerAdvisoriesGradNormBlowup.from_dict(d.get('gradNormBlowup', {'factor': 10})),
+            dpo_margin_collapse=TrainerAdvisoriesDpoMarginCollapse.from_dict(d.get('dpoMarginCollapse', {'dropShare': 0.5})),
+            dpo_logps_falling=TrainerAdvisoriesDpoLogpsFalling.from_dict(d.get('dpoLogpsFalling', {'chosenFall': 0.1})),
+            overfitting=TrainerAdvisoriesOverfitting.from_dict(d.get('overfitting', {'evals': 3, 'evalRise': 0.02})),
+        )
+
+
+@dataclass(frozen=True)
 class Trainer:
     """`Trainer` of the RunSpec."""
 
@@ -1047,8 +1316,9 @@ class Trainer:
     micro_batch_size: int | None = None
     trackers: tuple[TrainerTrackersWandb | TrainerTrackersTensorboard, ...] | None = None
     ratings: TrainerRatings | None = None
+    advisories: TrainerAdvisories | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'steps': 'steps', 'prompts_per_step': 'promptsPerStep', 'eval_every': 'evalEvery', 'checkpoint_every': 'checkpointEvery', 'keep_checkpoints': 'keepCheckpoints', 'episodes_per_step': 'episodesPerStep', 'device': 'device', 'cpu_threads': 'cpuThreads', 'max_duration_seconds': 'maxDurationSeconds', 'offload_between_phases': 'offloadBetweenPhases', 'micro_batch_size': 'microBatchSize', 'trackers': 'trackers', 'ratings': 'ratings'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'steps': 'steps', 'prompts_per_step': 'promptsPerStep', 'eval_every': 'evalEvery', 'checkpoint_every': 'checkpointEvery', 'keep_checkpoints': 'keepCheckpoints', 'episodes_per_step': 'episodesPerStep', 'device': 'device', 'cpu_threads': 'cpuThreads', 'max_duration_seconds': 'maxDurationSeconds', 'offload_between_phases': 'offloadBetweenPhases', 'micro_batch_size': 'microBatchSize', 'trackers': 'trackers', 'ratings': 'ratings', 'advisories': 'advisories'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Trainer:
@@ -1066,6 +1336,7 @@ class Trainer:
             micro_batch_size=d['microBatchSize'] if d.get('microBatchSize') is not None else None,
             trackers=tuple({'wandb': TrainerTrackersWandb, 'tensorboard': TrainerTrackersTensorboard}[x['kind']].from_dict(x) for x in d['trackers']) if d.get('trackers') is not None else None,
             ratings=TrainerRatings.from_dict(d['ratings']) if d.get('ratings') is not None else None,
+            advisories=TrainerAdvisories.from_dict(d['advisories']) if d.get('advisories') is not None else None,
         )
 
 

@@ -1,3 +1,3 @@
 """Importing this package registers every detector (one module per family of kinds)."""
 
-from . import answers, length, policy, signals  # noqa: F401
+from . import answers, length, offline, policy, signals  # noqa: F401

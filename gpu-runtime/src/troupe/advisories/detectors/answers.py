@@ -129,7 +129,7 @@ class ZeroVarianceGroups:
             return None
         flat = {k: g for k, g in groups.items() if max(e.reward for e in g) - min(e.reward for e in g) <= 1e-9}
         share = len(flat) / len(groups)
-        if share < settings.zero_variance_share:
+        if share < settings.zero_variance_groups_share:
             return None
         flat_reward = mean(g[0].reward for g in flat.values())
         best = max(e.reward for g in groups.values() for e in g)

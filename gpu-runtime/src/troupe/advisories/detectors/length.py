@@ -20,7 +20,7 @@ class LengthExplosion:
             return None
         baseline, recent = w
         base, cur = mean(v for _, v in baseline), mean(v for _, v in recent)
-        if base <= 0 or cur < settings.length_growth * base:
+        if base <= 0 or cur < settings.length_explosion_growth * base:
             return None
         first, last_step = recent[0][0], recent[-1][0]
         longest = sorted((e for r in history if first <= r.step <= last_step for e in r.episodes), key=lambda e: -len(e.text))[:5]

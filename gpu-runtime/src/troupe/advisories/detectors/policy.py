@@ -28,7 +28,7 @@ class EntropyCollapse:
             return None
         baseline, recent = w
         base, cur = mean(v for _, v in baseline), mean(v for _, v in recent)
-        if not (cur <= settings.entropy_floor or (base > 0 and cur <= settings.entropy_ratio * base)):
+        if not (cur <= settings.entropy_collapse_floor or (base > 0 and cur <= settings.entropy_collapse_ratio * base)):
             return None
         first, last_step = recent[0][0], recent[-1][0]
         converging, reward = _reward_best_so_far(history, settings.window)
@@ -76,16 +76,16 @@ class KlBlowup:
         if len(points) < settings.window:
             return None
         cur = mean(v for _, v in points)
-        if cur < settings.kl_max:
+        if cur < settings.kl_blowup_max:
             return None
         before = series(history[: -settings.window], "kl")
         first, last_step = points[0][0], points[-1][0]
-        values = {"kl": cur, "kl_max_setting": settings.kl_max, "kl_peak": max(v for _, v in points)}
+        values = {"kl": cur, "kl_max_setting": settings.kl_blowup_max, "kl_peak": max(v for _, v in points)}
         if before:
             values["kl_before"] = mean(v for _, v in before[-settings.window :])
         return Finding(
-            severity="critical" if points[-1][1] >= 5 * settings.kl_max else "warning",  # the latest step, not the window mean
-            summary=f"KL to the reference averaged {cur:.3g} nats/token over {steps_label(first, last_step)} (peak {values['kl_peak']:.3g}; the advisory threshold is {settings.kl_max:g})"
+            severity="critical" if points[-1][1] >= 5 * settings.kl_blowup_max else "warning",  # the latest step, not the window mean
+            summary=f"KL to the reference averaged {cur:.3g} nats/token over {steps_label(first, last_step)} (peak {values['kl_peak']:.3g}; the advisory threshold is {settings.kl_blowup_max:g})"
             + (f", up from {values['kl_before']:.3g} before." if before else "."),
             from_step=first,
             to_step=last_step,
@@ -95,20 +95,20 @@ class KlBlowup:
         )
 
 
-@register("actor_stalled")
+@register("actor_stalled", learners=("rollout", "offline"))
 class ActorStalled:
     """An actor whose updates no longer change it: its gradient norm is (about) zero for a whole window."""
 
     def check(self, history: Sequence[StepRecord], settings: AdvisorySettings) -> Finding | None:
         points = series(last(history, settings.window), "grad_norm")
-        if len(points) < settings.window or any(v > settings.stalled_grad_norm for _, v in points):
+        if len(points) < settings.window or any(v > settings.actor_stalled_grad_norm for _, v in points):
             return None
         first, last_step = points[0][0], points[-1][0]
         lrs = series(last(history, settings.window), "lr")
         lr_note = " Its learning rate is 0." if lrs and all(v == 0 for _, v in lrs) else ""
         return Finding(
             severity="warning",
-            summary=f"The gradient norm was at most {settings.stalled_grad_norm:g} at every step of {steps_label(first, last_step)}: the actor's weights stopped changing.{lr_note}",
+            summary=f"The gradient norm was at most {settings.actor_stalled_grad_norm:g} at every step of {steps_label(first, last_step)}: the actor's weights stopped changing.{lr_note}",
             from_step=first,
             to_step=last_step,
             values={"grad_norm_max": max(v for _, v in points), **({"lr": lrs[-1][1]} if lrs else {})},

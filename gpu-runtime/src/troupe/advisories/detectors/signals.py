@@ -21,14 +21,14 @@ class RewardHacking:
 
     def check(self, history: Sequence[StepRecord], settings: AdvisorySettings) -> Finding | None:
         evals = series(history, EVAL_REWARD)
-        k = settings.hacking_evals
+        k = settings.reward_hacking_evals
         if len(evals) < k:
             return None  # the verdict of the latest evaluations holds until the next one
         recent = evals[-k:]
         if any(b[1] > a[1] for a, b in zip(recent, recent[1:])):
             return None
         drop = recent[0][1] - recent[-1][1]
-        if drop < settings.hacking_eval_drop:
+        if drop < settings.reward_hacking_eval_drop:
             return None
         train = series(history, TRAIN_REWARD)
 
@@ -36,7 +36,7 @@ class RewardHacking:
             return mean(v for s, v in train if step - settings.window < s <= step)
 
         before, after = train_near(recent[0][0]), train_near(recent[-1][0])
-        if not (math.isfinite(before) and math.isfinite(after)) or after - before < settings.hacking_train_rise:
+        if not (math.isfinite(before) and math.isfinite(after)) or after - before < settings.reward_hacking_train_rise:
             return None
         first, last_step = recent[0][0], recent[-1][0]
         return Finding(
@@ -53,7 +53,7 @@ class RewardHacking:
         )
 
 
-@register("non_finite")
+@register("non_finite", learners=("rollout", "offline"))
 class NonFinite:
     """A metric was NaN or infinite at this step (the event itself leaves such values out)."""
 

@@ -12,6 +12,11 @@ export const ADVISORY_TITLES: Record<AdvisoryKind, string> = {
   non_finite: "NaN or infinite values",
   staleness: "Stale rollouts",
   actor_stalled: "Actor stopped changing",
+  loss_not_falling: "Loss not falling",
+  grad_norm_blowup: "Gradient-norm blow-up",
+  dpo_margin_collapse: "DPO margin collapsing",
+  dpo_logps_falling: "Chosen and rejected log-probs both falling",
+  overfitting: "Overfitting (eval loss rising)",
 };
 
 export const SEVERITY_WORDS: Record<AdvisorySeverity, string> = { info: "info", warning: "warning", critical: "critical" };

@@ -17,6 +17,7 @@ import { MemoryPanel } from "./MemoryPanel";
 import { RunErrorPanel } from "./RunErrorPanel";
 import { ChartToolbar, RunCharts } from "./RunCharts";
 import { klOffActors } from "../lib/rewardSummary";
+import { roundSpecsOf } from "../lib/roundSpecTurns";
 import { RunHeader } from "./RunHeader";
 
 // The other tabs' code loads when the browser is idle after the charts (or on the tab's first
@@ -124,7 +125,7 @@ export function RunPage({ runId, initialChartPoints = DEFAULT_CHART_POINTS }: { 
         <MemoryPanel runId={runId} history={memorySeries} live={live} version={version} spec={data.spec} />
         <GpuTimelinePanel runId={runId} actors={actors} live={!ended} />
       </div>
-      {tab === "transcripts" && <TranscriptBrowser runId={runId} actors={actors} environments={environments} live={!ended} episodesSeen={episodesSeen} />}
+      {tab === "transcripts" && <TranscriptBrowser runId={runId} actors={actors} environments={environments} live={!ended} episodesSeen={episodesSeen} roundSpecs={roundSpecsOf(data.spec)} />}
       {tab === "logs" && <LogsTab runId={runId} ended={ended} />}
       {tab === "checkpoints" && <CheckpointsPanel runId={runId} live={!ended} />}
       {tab === "spec" && <SpecPanel spec={data.spec} open />}

@@ -12,6 +12,7 @@ import { useTranscriptRefresh } from "../hooks/useTranscriptRefresh";
 import { groupKey, transcriptRows, type TranscriptGroup, type TranscriptRow } from "../lib/transcriptGroups";
 import type { EpisodeOut } from "../server/schemas";
 import { TranscriptGroupHeader } from "./TranscriptGroupHeader";
+import { TranscriptGraph } from "./TranscriptGraph";
 import { TranscriptView } from "./TranscriptView";
 import { VirtualList } from "./VirtualList";
 
@@ -37,13 +38,22 @@ const numberOrUndefined = (v: string) => (v.trim() === "" || !Number.isFinite(Nu
  * reward mean, std and every sample's reward and advantage; pages load as you scroll) and the selected
  * transcript.
  */
-export function TranscriptBrowser(props: { runId: string; actors: string[]; environments: string[]; live: boolean; episodesSeen: number }) {
+export function TranscriptBrowser(props: {
+  runId: string;
+  actors: string[];
+  environments: string[];
+  live: boolean;
+  episodesSeen: number;
+  /** Each environment's round spec (multi-turn environments): their transcripts can be drawn on it. */
+  roundSpecs?: Readonly<Record<string, string>>;
+}) {
   const trpc = useTRPC();
   // A link (e.g. from a health advisory) may open the tab with filters set: read once.
   const query = useSearchParams();
   const [f, setF] = useState<TranscriptFilters>(() => transcriptFiltersFromQuery(new URLSearchParams(query.toString())));
   const [text, setText] = useState("");
   const [selected, setSelected] = useState<EpisodeOut | null>(null);
+  const [onGraph, setOnGraph] = useState(false);
   // Search as one types, without a query per keystroke.
   useEffect(() => {
     const t = setTimeout(() => setF((prev) => ({ ...prev, q: text.trim() || undefined })), 300);
@@ -198,7 +208,21 @@ export function TranscriptBrowser(props: { runId: string; actors: string[]; envi
                   Same prompt across steps (row {current.datasetRow})
                 </button>
               )}
-              <TranscriptView episode={current} actors={actors} group={groups.get(groupKey(current)) ?? null} />
+              {props.roundSpecs?.[current.environment] !== undefined && (
+                <div className="chips" role="group" aria-label="Show the transcript" style={{ marginBottom: "0.4rem" }}>
+                  <button type="button" className="secondary small" aria-pressed={!onGraph} onClick={() => setOnGraph(false)} data-testid="transcript-as-messages">
+                    Messages
+                  </button>
+                  <button type="button" className="secondary small" aria-pressed={onGraph} onClick={() => setOnGraph(true)} data-testid="transcript-on-graph">
+                    On the round-spec graph
+                  </button>
+                </div>
+              )}
+              {onGraph && props.roundSpecs?.[current.environment] !== undefined ? (
+                <TranscriptGraph key={current.seq} roundSpec={props.roundSpecs[current.environment]!} messages={current.messages} actors={actors} />
+              ) : (
+                <TranscriptView episode={current} actors={actors} group={groups.get(groupKey(current)) ?? null} />
+              )}
             </>
           ) : (
             <p className="muted">{list.isPending ? "Loading…" : "No transcripts match."}</p>

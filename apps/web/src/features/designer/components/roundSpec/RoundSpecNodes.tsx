@@ -31,7 +31,8 @@ function useEditing(): RoundGraphEditing {
   return ctx;
 }
 
-const TITLES: Record<RoundNodeData["kind"], string> = {
+/** What each kind of node is called where it is drawn (the designer, the transcript graph). */
+export const TITLES: Record<RoundNodeData["kind"], string> = {
   start: "Start",
   actor: "Actor",
   sequence: "Sequence →",

@@ -6,6 +6,7 @@ import { fieldDomId } from "../../lib/specIssues";
 import { useRunnerSupport } from "../../../designer/hooks/useRunnerSupport";
 import { EngineSettings } from "./EngineSettings";
 import { TrackersSettings } from "./TrackersSettings";
+import { AdvisorySettings } from "./AdvisorySettings";
 import { RolloutFields } from "./RolloutFields";
 import { TagsField } from "./TagsField";
 import { DraftField, IssueText, useComposer } from "./fields";
@@ -64,6 +65,7 @@ export function SettingsSections() {
       </fieldset>
       <EngineSettings />
       <TrackersSettings />
+      <AdvisorySettings />
     </>
   );
 }
