@@ -80,9 +80,10 @@ class ActingEnvironment(CollaborativeEnvironment):
         models: dict[str, Any],
         tokenizers: dict[str, Tokenizer | None],
         samplings: dict[str, dict[str, Any]],
-        device: torch.device,
+        device: torch.device | None = None,
     ) -> dict[str, float]:
-        """Play the step's episodes to their end; rollout seconds per actor."""
+        """Play the step's episodes to their end; rollout seconds per actor (`device`: only for transformers
+        models handed in as they are)."""
         seconds: dict[str, float] = {}
         turns: dict[int, int] = {id(e): 0 for e in episodes}
         max_turns = int(self.spec["maxTurns"])

@@ -7,12 +7,13 @@ import importlib
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from .acting import ActingEnvironment
 from .collaborative import effective_round_spec, round_spec_issues
+from .checks import bind_env_rewards, check_prompt_field
 from .data import Dataset, RowSampler
 from .environment_api import Environment
 from ..rewards.builtin import BoundReward
@@ -59,31 +60,52 @@ def load_environment_class(entrypoint: str, work_dir: Path, path: str) -> type[E
     return cls
 
 
+ImplFactory = Callable[[dict[str, Any], int, Path], Environment]
+
+
+def _python_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
+    cls = load_environment_class(env_spec["entrypoint"], work_dir, f"environments.{index}.entrypoint")
+    try:
+        return cls()
+    except Exception as e:  # noqa: BLE001
+        raise SpecError.at(f"environments.{index}.entrypoint", f"{cls.__name__}() failed: {type(e).__name__}: {e}") from e
+
+
+# The optional kinds import their modules when built: code and tools pull in the sandboxed runners and MCP,
+# games PettingZoo's wrappers, remote the HTTP/gRPC clients; a run without them never loads them.
+def _code_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
+    from .code_env import CodeEnvironment
+
+    return CodeEnvironment(env_spec.get("code") or {})
+
+
+def _tools_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
+    from .tools_env import ToolsEnvironment
+
+    return ToolsEnvironment(env_spec.get("tools") or {}, f"environments.{index}.tools")
+
+
+def _game_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
+    from .games.environment import GameEnvironment
+
+    return GameEnvironment.from_spec(env_spec, index)
+
+
+def _remote_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
+    from .remote.environment import RemoteEnvironment
+
+    return RemoteEnvironment.from_spec(env_spec, index)
+
+
+# The `Environment` object of each acting kind, by name (environment_kinds.py registers each as a kind).
+ACTING_IMPLS: dict[str, ImplFactory] = {"python": _python_impl, "code": _code_impl, "tools": _tools_impl, "game": _game_impl, "remote": _remote_impl}
+
+
 def environment_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
-    kind = env_spec["kind"]
-    if kind == "python":
-        cls = load_environment_class(env_spec["entrypoint"], work_dir, f"environments.{index}.entrypoint")
-        try:
-            return cls()
-        except Exception as e:  # noqa: BLE001
-            raise SpecError.at(f"environments.{index}.entrypoint", f"{cls.__name__}() failed: {type(e).__name__}: {e}") from e
-    if kind == "code":
-        from .code_env import CodeEnvironment
-
-        return CodeEnvironment(env_spec.get("code") or {})
-    if kind == "tools":
-        from .tools_env import ToolsEnvironment
-
-        return ToolsEnvironment(env_spec.get("tools") or {}, f"environments.{index}.tools")
-    if kind == "game":
-        from .games.environment import GameEnvironment
-
-        return GameEnvironment.from_spec(env_spec, index)
-    if kind == "remote":
-        from .remote.environment import RemoteEnvironment
-
-        return RemoteEnvironment.from_spec(env_spec, index)
-    raise ValueError(f"not an acting environment kind: {kind}")
+    impl = ACTING_IMPLS.get(env_spec["kind"])
+    if impl is None:
+        raise ValueError(f"not an acting environment kind: {env_spec['kind']}")
+    return impl(env_spec, index, work_dir)
 
 
 def build_acting(
@@ -97,14 +119,7 @@ def build_acting(
 ) -> ActingEnvironment:
     dataset = datasets[env_spec["dataset"]]
     path = f"environments.{index}"
-    columns = dataset.columns()
-    bound = []
-    for j, ref in enumerate(env_spec["rewards"]):
-        reward = rewards[ref["reward"]]
-        for column in getattr(reward, "fields", []):
-            if column not in columns:
-                raise SpecError.at(f"{path}.rewards.{j}.reward", f'reward "{reward.name}" reads column "{column}", which dataset "{dataset.name}" does not have in every row')
-        bound.append((reward, float(ref["weight"])))
+    bound = bind_env_rewards(env_spec, index, dataset, rewards)
     issues = round_spec_issues(env_spec, index)
     if issues:
         raise SpecError.at(*issues[0])
@@ -116,9 +131,8 @@ def build_acting(
     impl.handles = {}
     impl.sandbox = Sandbox(limits, run_dir=work_dir)
     env = ActingEnvironment(index, env_spec, dataset, list(env_spec["actors"]), bound, RowSampler(dataset.train_indices, rng), node, impl=impl)
-    prompt = env_spec["prompt"]
-    if "template" not in prompt and prompt["field"] not in columns and env_spec["kind"] not in ("python", "game", "remote"):
-        raise SpecError.at(f"{path}.prompt.field", f'dataset "{dataset.name}" has no column "{prompt["field"]}" (columns: {", ".join(sorted(columns))})')
+    if env_spec["kind"] not in ("python", "game", "remote"):  # these may write the opening in `reset`
+        check_prompt_field(env_spec, index, dataset)
     first = dataset.train_indices[0]
     env.user_text(dataset.rows[first], first)  # fail early on a bad template
     check = getattr(impl, "check_row", None)
