@@ -24,12 +24,13 @@ from typing import Any, Sequence
 import torch
 
 from .collaborative import CollaborativeEnvironment, Episode, Message, View, append_message, speak, SEPARATOR
+from .acting_kinds import ACTING_IMPLS
 from .environment_api import Environment, Reply
 from ..rewards.builtin import combine_rewards
 from ..models.tokenizer import Tokenizer
 
-# Environment kinds played by an `Environment` object (this module).
-ACTING_KINDS = ("python", "code", "tools", "game", "remote")
+# Environment kinds played by an `Environment` object (this module; each kind's object: acting_kinds.py).
+ACTING_KINDS = tuple(ACTING_IMPLS)
 
 
 @dataclass
@@ -48,6 +49,10 @@ class ActingEnvironment(CollaborativeEnvironment):
 
     def close(self) -> None:
         self.impl.close()
+
+    def metrics(self, episodes: list[Episode]) -> dict[str, float]:
+        """The `Environment` object's own metrics of the step's episodes (e.g. a game's win rates)."""
+        return self.impl.metrics(episodes)
 
     def bind(self, handles: dict[str, Any], log: Any = None) -> None:
         """Give the environment its actor handles and the run's log, then let it set up."""
@@ -137,8 +142,8 @@ def environment_metrics(conversations: Sequence[Any], actor: str) -> dict[str, f
     actor's own: reported for it alone, as `<area>/<what>` (e.g. each player's win rate in a game)."""
     reported: dict[str, list[float]] = {}
     for conv in conversations:
-        if isinstance(conv.env, ActingEnvironment) and actor in conv.env.actors:
-            for name, value in conv.env.impl.metrics(conv.episodes).items():
+        if actor in conv.env.actors:
+            for name, value in conv.env.metrics(conv.episodes).items():
                 parts = name.split("/")
                 if len(parts) == 3 and parts[1] in conv.env.actors:
                     if parts[1] != actor:

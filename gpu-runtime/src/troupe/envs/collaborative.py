@@ -178,6 +178,10 @@ class CollaborativeEnvironment:
     def close(self) -> None:
         """Nothing to release: acting environments close their `Environment` object (acting.py)."""
 
+    def metrics(self, episodes: list[Episode]) -> dict[str, float]:
+        """Metrics of its own: none (acting environments report their `Environment` object's, acting.py)."""
+        return {}
+
     def roll_out(self, players: Players, n_prompts: int, step: int, seconds: dict[str, float]) -> "PlayedConversations":
         """The protocol's step (protocol.py): each drawn row's `groupSize` episodes, their turns from the round spec
         (or the acting environment's own), played with every actor's engine."""
