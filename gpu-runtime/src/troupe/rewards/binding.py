@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 from ..events import EventWriter
 from .builtin import bind_reward
 from .judge import bind_judge_reward
-from .python_rewards import bind_python_reward
+from .python_rewards import PythonReward, bind_python_reward
 from .reward_api import RewardFunction, bind_in_process
 
 
@@ -38,24 +38,22 @@ def register_reward_source(kind: str, binder: RewardBinder) -> None:
     REWARD_SOURCES[kind] = binder
 
 
-def _python(reward_spec: Mapping[str, Any], index: int, ctx: RewardBindContext) -> Any:
-    reward = bind_python_reward(reward_spec, ctx.work_dir, ctx.sandbox)
-    reward.report = lambda message: ctx.events.log("error", message)  # the worker's failures, in the run's log
-    return reward
-
-
 register_reward_source("builtin", lambda reward_spec, index, ctx: bind_reward(reward_spec))
-register_reward_source("python", _python)
+register_reward_source("python", lambda reward_spec, index, ctx: bind_python_reward(reward_spec, ctx.work_dir, ctx.sandbox))
 register_reward_source("judge", lambda reward_spec, index, ctx: bind_judge_reward(reward_spec, index))
 
 
 def bind_rewards(spec: dict[str, Any], work_dir: Path, library_rewards: dict[str, RewardFunction], events: EventWriter) -> dict[str, Any]:
     """Each reward of the spec by name, ready to score."""
     ctx = RewardBindContext(work_dir, spec.get("sandbox"), events)
-    return {
+    rewards = {
         r["name"]: bind_in_process(library_rewards[r["name"]], r) if r["name"] in library_rewards else _binder(r, i)(r, i, ctx)
         for i, r in enumerate(spec["rewards"])
     }
+    for reward in rewards.values():
+        if isinstance(reward, PythonReward):  # code that can fail (workers, functions, judges): failures in the run's log
+            reward.report = lambda message: events.log("error", message)
+    return rewards
 
 
 def _binder(reward_spec: Mapping[str, Any], index: int) -> RewardBinder:
