@@ -24,13 +24,14 @@ from typing import Any, Sequence
 import torch
 
 from .collaborative import CollaborativeEnvironment, Episode, Message, View, append_message, speak, SEPARATOR
+from .acting_kinds import ACTING_IMPLS
 from .environment_api import Environment, Reply
 from .environment_generate import play_generated
 from ..rewards.builtin import combine_rewards
 from ..models.tokenizer import Tokenizer
 
-# Environment kinds played by an `Environment` object (this module).
-ACTING_KINDS = ("python", "code", "tools", "game", "remote")
+# Environment kinds played by an `Environment` object (this module; each kind's object: acting_kinds.py).
+ACTING_KINDS = tuple(ACTING_IMPLS)
 
 
 @dataclass
@@ -49,6 +50,10 @@ class ActingEnvironment(CollaborativeEnvironment):
 
     def close(self) -> None:
         self.impl.close()
+
+    def metrics(self, episodes: list[Episode]) -> dict[str, float]:
+        """The `Environment` object's own metrics of the step's episodes (e.g. a game's win rates)."""
+        return self.impl.metrics(episodes)
 
     def bind(self, handles: dict[str, Any], log: Any = None) -> None:
         """Give the environment its actor handles and the run's log, then let it set up."""
@@ -81,9 +86,10 @@ class ActingEnvironment(CollaborativeEnvironment):
         models: dict[str, Any],
         tokenizers: dict[str, Tokenizer | None],
         samplings: dict[str, dict[str, Any]],
-        device: torch.device,
+        device: torch.device | None = None,
     ) -> dict[str, float]:
-        """Play the step's episodes to their end; rollout seconds per actor."""
+        """Play the step's episodes to their end; rollout seconds per actor (`device`: only for transformers
+        models handed in as they are)."""
         if self.impl.generates():  # the environment plays them itself (environment_generate.py)
             return play_generated(self.impl, episodes, models, tokenizers, samplings, device)
         seconds: dict[str, float] = {}
@@ -139,8 +145,8 @@ def environment_metrics(conversations: Sequence[Any], actor: str) -> dict[str, f
     actor's own: reported for it alone, as `<area>/<what>` (e.g. each player's win rate in a game)."""
     reported: dict[str, list[float]] = {}
     for conv in conversations:
-        if isinstance(conv.env, ActingEnvironment) and actor in conv.env.actors:
-            for name, value in conv.env.impl.metrics(conv.episodes).items():
+        if actor in conv.env.actors:
+            for name, value in conv.env.metrics(conv.episodes).items():
                 parts = name.split("/")
                 if len(parts) == 3 and parts[1] in conv.env.actors:
                     if parts[1] != actor:

@@ -1,18 +1,17 @@
-"""Build an acting environment (`python`, `code`, `tools`) from its spec: load the class, bind the
+"""Build an acting environment (every kind of acting_kinds.py) from its spec: make its object, bind the
 dataset, rewards, sampler and the run's sandbox, fail early with the field's path."""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .acting import ActingEnvironment
+from .acting_kinds import ACTING_IMPLS, load_environment_class  # noqa: F401 - load_environment_class: its old home
 from .collaborative import effective_round_spec, round_spec_issues
+from .checks import bind_env_rewards, check_prompt_field
 from .data import Dataset, RowSampler
 from .environment_api import Environment
 from ..rewards.builtin import BoundReward
@@ -26,64 +25,11 @@ def sandbox_limits(spec: dict[str, Any]) -> Limits:
     return Limits.from_settings(spec.get("sandbox"))
 
 
-def load_environment_class(entrypoint: str, work_dir: Path, path: str) -> type[Environment]:
-    """`module:Class` (importable here or from the run folder) or `file.py:Class` (relative to the run folder)."""
-    module_name, sep, class_name = entrypoint.rpartition(":")
-    if not sep or not module_name or not class_name:
-        raise SpecError.at(path, f'"{entrypoint}" is not "module:Class" or "file.py:Class"')
-    try:
-        if module_name.endswith(".py"):
-            file = Path(module_name) if Path(module_name).is_absolute() else work_dir / module_name
-            if not file.is_file():
-                raise SpecError.at(path, f"no file {file}")
-            spec = importlib.util.spec_from_file_location(f"troupe_env_{file.stem}", file)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        else:
-            added = str(work_dir) not in sys.path
-            if added:
-                sys.path.insert(0, str(work_dir))
-            try:
-                module = importlib.import_module(module_name)
-            finally:
-                if added:
-                    sys.path.remove(str(work_dir))
-    except SpecError:
-        raise
-    except Exception as e:  # noqa: BLE001 - any import error is the spec's problem, said with its path
-        raise SpecError.at(path, f'cannot load "{module_name}": {type(e).__name__}: {e}') from e
-    cls = getattr(module, class_name, None)
-    if not (isinstance(cls, type) and issubclass(cls, Environment)):
-        raise SpecError.at(path, f'"{module_name}" has no class "{class_name}" that subclasses troupe.Environment')
-    return cls
-
-
 def environment_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
-    kind = env_spec["kind"]
-    if kind == "python":
-        cls = load_environment_class(env_spec["entrypoint"], work_dir, f"environments.{index}.entrypoint")
-        try:
-            return cls()
-        except Exception as e:  # noqa: BLE001
-            raise SpecError.at(f"environments.{index}.entrypoint", f"{cls.__name__}() failed: {type(e).__name__}: {e}") from e
-    if kind == "code":
-        from .code_env import CodeEnvironment
-
-        return CodeEnvironment(env_spec.get("code") or {})
-    if kind == "tools":
-        from .tools_env import ToolsEnvironment
-
-        return ToolsEnvironment(env_spec.get("tools") or {}, f"environments.{index}.tools")
-    if kind == "game":
-        from .games.environment import GameEnvironment
-
-        return GameEnvironment.from_spec(env_spec, index)
-    if kind == "remote":
-        from .remote.environment import RemoteEnvironment
-
-        return RemoteEnvironment.from_spec(env_spec, index)
-    raise ValueError(f"not an acting environment kind: {kind}")
+    kind = ACTING_IMPLS.get(env_spec["kind"])
+    if kind is None:
+        raise ValueError(f"not an acting environment kind: {env_spec['kind']}")
+    return kind.make(env_spec, index, work_dir)
 
 
 def build_acting(
@@ -97,14 +43,7 @@ def build_acting(
 ) -> ActingEnvironment:
     dataset = datasets[env_spec["dataset"]]
     path = f"environments.{index}"
-    columns = dataset.columns()
-    bound = []
-    for j, ref in enumerate(env_spec["rewards"]):
-        reward = rewards[ref["reward"]]
-        for column in getattr(reward, "fields", []):
-            if column not in columns:
-                raise SpecError.at(f"{path}.rewards.{j}.reward", f'reward "{reward.name}" reads column "{column}", which dataset "{dataset.name}" does not have in every row')
-        bound.append((reward, float(ref["weight"])))
+    bound = bind_env_rewards(env_spec, index, dataset, rewards)
     issues = round_spec_issues(env_spec, index)
     if issues:
         raise SpecError.at(*issues[0])
@@ -116,9 +55,8 @@ def build_acting(
     impl.handles = {}
     impl.sandbox = Sandbox(limits, run_dir=work_dir)
     env = ActingEnvironment(index, env_spec, dataset, list(env_spec["actors"]), bound, RowSampler(dataset.train_indices, rng), node, impl=impl)
-    prompt = env_spec["prompt"]
-    if "template" not in prompt and prompt["field"] not in columns and env_spec["kind"] not in ("python", "game", "remote"):
-        raise SpecError.at(f"{path}.prompt.field", f'dataset "{dataset.name}" has no column "{prompt["field"]}" (columns: {", ".join(sorted(columns))})')
+    if not ACTING_IMPLS[env_spec["kind"]].opening_in_reset:
+        check_prompt_field(env_spec, index, dataset)
     first = dataset.train_indices[0]
     env.user_text(dataset.rows[first], first)  # fail early on a bad template
     check = getattr(impl, "check_row", None)

@@ -27,7 +27,9 @@ import numpy as np
 import torch
 
 from .. import schedule as dsl
+from .checks import bind_env_rewards, check_prompt_field
 from .data import Dataset, RowSampler
+from .protocol import Players, StepShares
 from ..rewards.builtin import BoundReward, combine_rewards
 from ..engines.rollout import EnginePrompt
 from ..engines.rollout.api_actor import chat_view
@@ -176,6 +178,25 @@ class CollaborativeEnvironment:
     def close(self) -> None:
         """Nothing to release: acting environments close their `Environment` object (acting.py)."""
 
+    def metrics(self, episodes: list[Episode]) -> dict[str, float]:
+        """Metrics of its own: none (acting environments report their `Environment` object's, acting.py)."""
+        return {}
+
+    def roll_out(self, players: Players, n_prompts: int, step: int, seconds: dict[str, float]) -> "PlayedConversations":
+        """The protocol's step (protocol.py): each drawn row's `groupSize` episodes, their turns from the round spec
+        (or the acting environment's own), played with every actor's engine."""
+        row_indices = self.sampler.take(n_prompts)
+        tokenizers = {a: players.tokenizer(a) for a in self.actors}
+        episodes = []
+        for g, r in enumerate(row_indices):
+            for s in range(players.group_size):
+                turns = dsl.sample(self.node, schedule_seed(players.seed, self.name, step, g, s), self.actors, self.spec["maxTurns"]) if self.node is not None else []
+                episodes.append(self.new_episode(self.dataset.rows[r], r, g, s, turns, tokenizers))
+        played = self.play(episodes, {a: players.engine(a) for a in self.actors}, tokenizers, {a: players.sampling(a) for a in self.actors})
+        for a, sec in played.items():
+            seconds[a] = seconds.get(a, 0.0) + sec
+        return PlayedConversations(self, row_indices, episodes)
+
     def _render(self, template: str, row: dict[str, Any], row_index: int, path: str) -> str:
         try:
             return _JINJA.from_string(template).render(**row)
@@ -216,7 +237,7 @@ class CollaborativeEnvironment:
         models: dict[str, Any],
         tokenizers: dict[str, Tokenizer | None],
         samplings: dict[str, dict[str, Any]],
-        device: torch.device,
+        device: torch.device | None = None,
     ) -> dict[str, float]:
         """Play the step's episodes by their round spec (acting environments speak between turns: acting.py)."""
         return run_turns(episodes, models, tokenizers, samplings, device)
@@ -244,13 +265,28 @@ class CollaborativeEnvironment:
             e.rewards[actor] = combine_rewards(components, weights)
 
 
+@dataclass
+class PlayedConversations:
+    """A conversation environment's share of a step (protocol.py): its drawn rows and their episodes."""
+
+    env: CollaborativeEnvironment
+    row_indices: list[int]
+    episodes: list[Episode]
+
+    def score(self, players: Players) -> None:
+        self.env.score_all(self.episodes)
+
+    def add_to(self, step: StepShares) -> None:
+        step.add_conversations(self.env, self.row_indices, self.episodes)
+
+
 def speak(
     actor: str,
     batch: list[Episode],
     models: dict[str, Any],
     tokenizers: dict[str, Tokenizer | None],
     samplings: dict[str, dict[str, Any]],
-    device: torch.device,
+    device: torch.device | None,
     seconds: dict[str, float],
 ) -> list[Message]:
     """One turn of `actor` in each episode of `batch`, sampled as one batch from each episode's
@@ -309,11 +345,12 @@ def run_turns(
     models: dict[str, Any],
     tokenizers: dict[str, Tokenizer | None],
     samplings: dict[str, dict[str, Any]],
-    device: torch.device,
+    device: torch.device | None = None,
 ) -> dict[str, float]:
     """Play every episode's schedule, batching each turn by actor. Returns rollout seconds per actor.
 
-    `models[a]` is a transformers model, or an `ApiActor` (then `tokenizers[a]` is None)."""
+    `models[a]` is a rollout engine, an `ApiActor` (then `tokenizers[a]` is None), or a transformers model
+    (then `device` is where it samples; engines and API actors know their own)."""
     seconds: dict[str, float] = {}
     longest = max((len(e.schedule) for e in episodes), default=0)
     for t in range(longest):
@@ -382,18 +419,8 @@ def build_collaborative(
     rng: np.random.Generator,
 ) -> CollaborativeEnvironment:
     dataset = datasets[env_spec["dataset"]]
-    path = f"environments.{index}"
-    columns = dataset.columns()
-    prompt = env_spec["prompt"]
-    if "template" not in prompt and prompt["field"] not in columns:
-        raise SpecError.at(f"{path}.prompt.field", f'dataset "{dataset.name}" has no column "{prompt["field"]}" (columns: {", ".join(sorted(columns))})')
-    bound: list[tuple[BoundReward, float]] = []
-    for j, ref in enumerate(env_spec["rewards"]):
-        reward = rewards[ref["reward"]]
-        for column in reward.fields:
-            if column not in columns:
-                raise SpecError.at(f"{path}.rewards.{j}.reward", f'reward "{reward.name}" reads column "{column}", which dataset "{dataset.name}" does not have in every row')
-        bound.append((reward, float(ref["weight"])))
+    check_prompt_field(env_spec, index, dataset)
+    bound = bind_env_rewards(env_spec, index, dataset, rewards)
     issues = round_spec_issues(env_spec, index)
     if issues:
         raise SpecError.at(*issues[0])

@@ -1,18 +1,23 @@
 """Environments: where prompts come from, who answers, and how answers are scored.
 
-Only `single_turn` exists so far: one actor answers one prompt drawn from the dataset, and the
-environment's rewards score the completion.
+`single_turn`: one actor answers one prompt drawn from the dataset, and the environment's rewards score the
+completion (the one-turn case of the environment protocol, protocol.py; its share of a step is single_turn.py's
+`EnvRollout`).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
 import numpy as np
 
+from .checks import bind_env_rewards, check_prompt_field
 from .data import Dataset, RowSampler
+from .protocol import Players
+from .single_turn import EnvRollout, draw_single_turn
 from ..rewards.builtin import BoundReward, combine_rewards
 from ..spec import SpecError
 from ..models.tokenizer import Tokenizer
@@ -42,11 +47,23 @@ class SingleTurnEnvironment:
     def name(self) -> str:
         return self.spec["name"]
 
+    @property
+    def actors(self) -> list[str]:
+        """Who samples in it (the protocol's `actors`): its one actor."""
+        return [self.actor]
+
     def bind(self, handles: dict[str, Any], log: Any = None) -> None:
         """Nothing to bind: only acting environments speak through the run's actors (acting.py)."""
 
     def close(self) -> None:
         """Nothing to release: acting environments close their `Environment` object (acting.py)."""
+
+    def roll_out(self, players: Players, n_prompts: int, step: int, seconds: dict[str, float]) -> EnvRollout:
+        """The one-turn case of the protocol (protocol.py): the actor samples a group of completions per row."""
+        t0 = time.monotonic()
+        part = draw_single_turn(self, players.actors[self.actor], n_prompts, players.group_size)
+        seconds[self.actor] = seconds.get(self.actor, 0.0) + time.monotonic() - t0
+        return part
 
     def user_text(self, row: dict[str, Any], row_index: int) -> str:
         prompt = self.spec["prompt"]
@@ -101,23 +118,8 @@ def build_environment(
     rng: np.random.Generator,
 ) -> SingleTurnEnvironment:
     dataset = datasets[env_spec["dataset"]]
-    path = f"environments.{index}"
-    columns = dataset.columns()
-    prompt = env_spec["prompt"]
-    if "template" not in prompt and prompt["field"] not in columns:
-        raise SpecError.at(
-            f"{path}.prompt.field", f'dataset "{dataset.name}" has no column "{prompt["field"]}" (columns: {", ".join(sorted(columns))})'
-        )
-    bound: list[tuple[BoundReward, float]] = []
-    for j, ref in enumerate(env_spec["rewards"]):
-        reward = rewards[ref["reward"]]
-        for column in reward.fields:
-            if column not in columns:
-                raise SpecError.at(
-                    f"{path}.rewards.{j}.reward",
-                    f'reward "{reward.name}" reads column "{column}", which dataset "{dataset.name}" does not have in every row',
-                )
-        bound.append((reward, float(ref["weight"])))
+    check_prompt_field(env_spec, index, dataset)
+    bound = bind_env_rewards(env_spec, index, dataset, rewards)
     env = SingleTurnEnvironment(index, env_spec, dataset, env_spec["actors"][0], bound, RowSampler(dataset.train_indices, rng))
     env.user_text(dataset.rows[dataset.train_indices[0]], dataset.train_indices[0])  # fail early on a bad template
     if env_spec.get("roundSpec"):

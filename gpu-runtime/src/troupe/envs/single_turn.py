@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..algorithms.dapo import apply_overlong_penalty, group_rows, zero_variance_groups
-from .environments import RenderedPrompt, SingleTurnEnvironment
 from ..engines.rollout.sampling import Rollout, concat_rollouts, select_rows
 from ..engines.rollout import EnginePrompt
 from ..engines.rollout.colocate import engine_of
 
 if TYPE_CHECKING:
     from ..actors import Actor
+    from .environments import RenderedPrompt, SingleTurnEnvironment
+    from .protocol import Players, StepShares
 
 
 @dataclass
@@ -32,8 +33,16 @@ class EnvRollout:
     components: list[dict[str, float]] = field(default_factory=list)
     advantages: list[float] = field(default_factory=list)
 
+    def score(self, players: Players) -> None:
+        """The protocol's scoring (protocol.py): the environment's rewards, DAPO's overlong penalty when asked for."""
+        max_new_tokens = int(players.actors[self.env.actor].spec["sampling"]["maxNewTokens"])
+        score_single_turn(self, players.group_size, dict(players.overlong), max_new_tokens)
 
-def draw_single_turn(env: SingleTurnEnvironment, actor: Actor, n_prompts: int, group_size: int, device: torch.device) -> EnvRollout:
+    def add_to(self, step: StepShares) -> None:
+        step.add_single_turn(self)
+
+
+def draw_single_turn(env: SingleTurnEnvironment, actor: Actor, n_prompts: int, group_size: int) -> EnvRollout:
     """Draws the environment's next `n_prompts` rows and samples `group_size` completions of each."""
     tokenizer = actor.loaded.tokenizer
     row_indices = env.sampler.take(n_prompts)
@@ -72,7 +81,7 @@ def keep_groups(part: EnvRollout, groups: list[int], group_size: int) -> EnvRoll
 
 
 def refill_groups(
-    part: EnvRollout, actor: Actor, group_size: int, max_rounds: int, overlong: dict[str, Any], device: torch.device
+    part: EnvRollout, actor: Actor, group_size: int, max_rounds: int, overlong: dict[str, Any]
 ) -> tuple[EnvRollout, dict[str, float]]:
     """DAPO dynamic sampling for one environment: drop zero-variance groups, draw new prompts in
     their place (up to `max_rounds` more rounds), train on the informative groups found.
@@ -92,7 +101,7 @@ def refill_groups(
     while len(kept.row_indices) < target and rounds < max_rounds:
         missing = target - len(kept.row_indices)
         t0 = time.monotonic()
-        extra = draw_single_turn(part.env, actor, missing, group_size, device)
+        extra = draw_single_turn(part.env, actor, missing, group_size)
         seconds += time.monotonic() - t0
         score_single_turn(extra, group_size, overlong, max_new)
         rounds, resampled = rounds + 1, resampled + missing

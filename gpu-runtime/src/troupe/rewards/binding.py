@@ -1,10 +1,15 @@
-"""The spec's rewards, ready to score: library functions in-process, Python code in its sandboxed worker,
-builtins as they are, judges asking a frozen actor (judge.py). The loop binds them once per run; the producer process binds its own."""
+"""The spec's rewards, ready to score, by their source kind: builtins as they are, Python code in its sandboxed
+worker, judges asking a frozen actor (judge.py); a reward passed in as a Python function (`library_rewards`)
+goes in-process whatever its source. The loop binds them once per run; the producer process binds its own.
+
+A new source kind is a binder registered here by name (`register_reward_source`).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from ..events import EventWriter
 from .builtin import bind_reward
@@ -12,17 +17,47 @@ from .judge import bind_judge_reward
 from .python_rewards import PythonReward, bind_python_reward
 from .reward_api import RewardFunction, bind_in_process
 
+
+@dataclass(frozen=True)
+class RewardBindContext:
+    """What a binder may use besides the reward's own spec entry: the run folder (a Python reward's worker may
+    read it), the run's `sandbox` settings and its event log."""
+
+    work_dir: Path
+    sandbox: Mapping[str, Any] | None
+    events: EventWriter
+
+
+RewardBinder = Callable[[Mapping[str, Any], int, RewardBindContext], Any]
+REWARD_SOURCES: dict[str, RewardBinder] = {}
+
+
+def register_reward_source(kind: str, binder: RewardBinder) -> None:
+    if kind in REWARD_SOURCES:
+        raise ValueError(f'reward source kind "{kind}" is registered twice')
+    REWARD_SOURCES[kind] = binder
+
+
+register_reward_source("builtin", lambda reward_spec, index, ctx: bind_reward(reward_spec))
+register_reward_source("python", lambda reward_spec, index, ctx: bind_python_reward(reward_spec, ctx.work_dir, ctx.sandbox))
+register_reward_source("judge", lambda reward_spec, index, ctx: bind_judge_reward(reward_spec, index))
+
+
 def bind_rewards(spec: dict[str, Any], work_dir: Path, library_rewards: dict[str, RewardFunction], events: EventWriter) -> dict[str, Any]:
-    """Each reward of the spec, ready to score: library functions in-process, Python code in its sandboxed
-    worker (which can read the run folder), builtins as they are."""
-    rewards: dict[str, Any] = {
-        r["name"]: bind_in_process(library_rewards[r["name"]], r)
-        if r["name"] in library_rewards
-        else bind_python_reward(r, work_dir, spec.get("sandbox")) if r["source"]["kind"] == "python"
-        else bind_judge_reward(r, i) if r["source"]["kind"] == "judge" else bind_reward(r)
+    """Each reward of the spec by name, ready to score."""
+    ctx = RewardBindContext(work_dir, spec.get("sandbox"), events)
+    rewards = {
+        r["name"]: bind_in_process(library_rewards[r["name"]], r) if r["name"] in library_rewards else _binder(r, i)(r, i, ctx)
         for i, r in enumerate(spec["rewards"])
     }
     for reward in rewards.values():
-        if isinstance(reward, PythonReward):
+        if isinstance(reward, PythonReward):  # code that can fail (workers, functions, judges): failures in the run's log
             reward.report = lambda message: events.log("error", message)
     return rewards
+
+
+def _binder(reward_spec: Mapping[str, Any], index: int) -> RewardBinder:
+    kind = reward_spec["source"]["kind"]
+    if kind not in REWARD_SOURCES:  # the schema names the kinds: a kind it knows without a binder is a runtime gap
+        raise ValueError(f'rewards.{index}.source.kind: no binder for "{kind}" (known: {", ".join(sorted(REWARD_SOURCES))})')
+    return REWARD_SOURCES[kind]

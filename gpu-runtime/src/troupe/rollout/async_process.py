@@ -63,9 +63,7 @@ from ..envs.environment_kinds import build_run_environments
 from ..rewards.binding import bind_rewards
 from ..rewards.reward_api import InProcessReward
 from ..system import seed_everything
-from .async_rollout import produce_single_turn
-
-from .async_rollout import IN_FLIGHT_FILE, ProducedBatch, batch_from_state, batch_state
+from .async_rollout import IN_FLIGHT_FILE, ProducedBatch, batch_from_state, batch_state, produce_batch
 from ..models.loading import LoadedModel
 from ..engines.rollout import HFEngine
 
@@ -208,7 +206,7 @@ class ProcessRolloutProducer:
         environments: list[Any],
         prompts_per_env: list[int],
         actors: dict[str, "Actor"],
-        device: torch.device,
+        device: Any,  # not used (a CPU host's producer: see process_producer_ok); kept while the loop passes it
         first_step: int,
         work_dir: Path,
         log: Any,
@@ -225,7 +223,7 @@ class ProcessRolloutProducer:
         self._ready: dict[int, ProducedBatch] = {b.step: b for b in queued}
         # Where the producer starts: a checkpoint's saved producer state, else this process's (fresh run).
         state = state or {"torch_rng": torch.get_rng_state(), "samplers": [e.sampler.state() for e in environments]}
-        sampled = {e.actor for e, n in zip(environments, prompts_per_env) if n > 0}
+        sampled = {a for e, n in zip(environments, prompts_per_env) if n > 0 for a in e.actors}
         models = {
             name: (a.index, a.spec, a.loaded.model, a.loaded.tokenizer, a.loaded.description)
             for name, a in actors.items()
@@ -467,7 +465,7 @@ def _producer_main(commands: Any, out: Any) -> None:
             while True:
                 needed = max(base, step - 1 - k)
                 if step <= total and needed == loaded:
-                    batch = produce_single_turn(step, loaded, spec, live, prompts, samplers, device)
+                    batch = produce_batch(step, loaded, spec, live, prompts, samplers)
                     _put(out, ("batch", batch_state(batch, environments)))
                     step += 1
                     continue

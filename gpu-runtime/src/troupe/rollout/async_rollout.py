@@ -32,7 +32,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import threading
-import time
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,7 +43,8 @@ import torch
 from ..models.loading import LoadedModel
 from ..engines.rollout import HFEngine
 from ..models.shared_lora import AdapterBound
-from ..envs.single_turn import EnvRollout, draw_single_turn, refill_groups, score_single_turn
+from ..envs.single_turn import EnvRollout
+from .collect import players_of, roll_out_step, score_step
 
 if TYPE_CHECKING:
     from ..actors import Actor
@@ -69,42 +69,14 @@ class ProducedBatch:
         return {"staleness/mean": lag, "staleness/max": lag}
 
 
-def produce_single_turn(
-    step: int,
-    version: int,
-    spec: dict[str, Any],
-    environments: list[Any],
-    prompts_per_env: list[int],
-    samplers: dict[str, "Actor"],
-    device: torch.device,
-) -> ProducedBatch:
-    """The synchronous loop's rollout and reward phases for single-turn environments, in the same order
-    (every environment samples, then every part is scored, then dynamic sampling refills per actor)."""
-    group_size = spec["algorithm"]["groupSize"]
-    parts: dict[str, list[EnvRollout]] = defaultdict(list)
-    seconds: dict[str, float] = defaultdict(float)
-    for env, n_prompts in zip(environments, prompts_per_env):
-        if n_prompts == 0:
-            continue
-        t0 = time.monotonic()
-        parts[env.actor].append(draw_single_turn(env, samplers[env.actor], n_prompts, group_size, device))
-        seconds[env.actor] += time.monotonic() - t0
-    overlong = spec["algorithm"]["overlong"]
-    for name, env_parts in parts.items():
-        for part in env_parts:
-            score_single_turn(part, group_size, overlong, int(samplers[name].spec["sampling"]["maxNewTokens"]))
-    resampling: dict[str, dict[str, float]] = {}
-    dynamic = spec["algorithm"]["dynamicSampling"]
-    if dynamic["enabled"]:
-        for name, env_parts in parts.items():
-            counts: dict[str, float] = defaultdict(float)
-            for k, part in enumerate(env_parts):
-                env_parts[k], part_counts = refill_groups(part, samplers[name], group_size, int(dynamic["maxRounds"]), overlong, device)
-                for key, value in part_counts.items():
-                    counts[key] += value
-            seconds[name] += counts.pop("seconds", 0.0)
-            resampling[name] = {f"dynamic_sampling/{key}": value for key, value in counts.items()}
-    return ProducedBatch(step, version, parts, seconds, resampling)
+def produce_batch(step: int, version: int, spec: dict[str, Any], environments: list[Any], prompts_per_env: list[int], samplers: dict[str, "Actor"]) -> ProducedBatch:
+    """The synchronous source's rollout and reward phases (collect.py), with the producer's sampling copies."""
+    players = players_of(spec, samplers, {})
+    collected, shares = roll_out_step(environments, prompts_per_env, players, step)
+    resampling = score_step(collected, shares, players, spec["algorithm"]["dynamicSampling"])
+    if collected.conversations:  # spec/async_rules.py refuses these before anything is queued
+        raise RuntimeError("asynchronous rollouts sample single_turn environments only")
+    return ProducedBatch(step, version, collected.parts, collected.rollout_seconds, resampling)
 
 
 def _raw(model: Any) -> torch.nn.Module:
@@ -144,11 +116,11 @@ class RolloutProducer:
         environments: list[Any],
         prompts_per_env: list[int],
         actors: dict[str, "Actor"],
-        device: torch.device,
+        device: Any,  # not used (each actor samples on its own device); kept while the loop passes it
         first_step: int,
         queued: list[ProducedBatch] | None = None,
     ):
-        self.spec, self.environments, self.prompts_per_env, self.device = spec, environments, prompts_per_env, device
+        self.spec, self.environments, self.prompts_per_env = spec, environments, prompts_per_env
         self.max_staleness = int(spec["algorithm"]["async"]["maxStaleness"])
         self.total_steps = int(spec["trainer"]["steps"])
         self.actors = actors
@@ -253,7 +225,7 @@ class RolloutProducer:
                 if snapshot is not None:
                     self._load(snapshot)
                     self._loaded = version
-                batch = produce_single_turn(step, version, self.spec, self.environments, self.prompts_per_env, self.samplers, self.device)
+                batch = produce_batch(step, version, self.spec, self.environments, self.prompts_per_env, self.samplers)
             except BaseException as e:  # handed to the trainer thread by take()
                 with self._cond:
                     self._error, self._busy = e, False

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator, Protocol
 
 from ..engines.rollout.colocate import sleep_for_training, wake_for_rollout
+from ..envs.protocol import EnvironmentKind
 from ..envs.single_turn import EnvRollout
 from ..algorithms.training_shares import ConversationPart
 
@@ -49,7 +50,7 @@ class SamplingPlaces:
     """What the sampling phase moves before anything samples: residency, colocated engines, sharded parameters."""
 
     actors: dict[str, Any]
-    environments: list[Any]
+    environments: list[EnvironmentKind]
     prompts_per_env: list[int]
     residency: Any
     log: Callable[[str, str], Any]
@@ -60,7 +61,7 @@ class SamplingPlaces:
 
     @contextlib.contextmanager
     def sampling(self, step: int) -> Iterator[None]:
-        samplers = [a for env, n in zip(self.environments, self.prompts_per_env) if n > 0 for a in env.spec["actors"] if a in self.actors]
+        samplers = [a for env, n in zip(self.environments, self.prompts_per_env) if n > 0 for a in env.actors if a in self.actors]
         self.residency.for_rollout(samplers)
         # A vLLM actor's engine gets its trainer's weights (wake weights -> push -> reset prefix cache -> wake KV
         # cache), then samples from its own copy: the trainer's weights may go back to the host meanwhile.

@@ -33,6 +33,7 @@ from ...spec import SpecError
 from .chess import CHESS_MISSING, ChessEnvironment, chess_available, chess_setting_issues
 from .board import GAMES, MARKS, BoardGame, parse_move, pettingzoo_available
 from .players import random_move
+from .registry import GAME_KINDS, GameKind, Requirement, game_names, register_game
 
 OPPONENTS = ("random", "actors")
 SIDES = ("first", "second", "alternate")
@@ -49,13 +50,13 @@ def game_issues(env_spec: dict[str, Any], index: int, pettingzoo: bool | None = 
     p = f"environments.{index}"
     settings = game_settings(env_spec)
     issues = []
-    if settings["name"] == "chess":
-        if not (chess_available() if chess is None else chess):
-            issues.append((f"{p}.game.name", CHESS_MISSING))
-    elif not (pettingzoo_available() if pettingzoo is None else pettingzoo):
-        issues.append((f"{p}.kind", '"game" needs PettingZoo on the runner (pip install "troupe[games]": pettingzoo and pygame)'))
-    if settings["name"] not in (*GAMES, "chess"):
-        issues.append((f"{p}.game.name", f'unknown game "{settings["name"]}" (known: {", ".join((*GAMES, "chess"))})'))
+    kind = GAME_KINDS.get(settings["name"])
+    need = kind.requires if kind is not None else PETTINGZOO  # an unknown name: said after what the board games need
+    answered = {"pettingzoo": pettingzoo, "chess": chess}.get(need.name)
+    if not (need.available() if answered is None else answered):
+        issues.append((f"{p}.{need.field}", need.missing))
+    if kind is None:
+        issues.append((f"{p}.game.name", f'unknown game "{settings["name"]}" (known: {", ".join(game_names())})'))
     if settings["opponent"] not in OPPONENTS:
         issues.append((f"{p}.game.opponent", f'must be one of {", ".join(OPPONENTS)}'))
     elif settings["opponent"] == "random" and len(env_spec["actors"]) != 1:
@@ -101,9 +102,7 @@ class GameEnvironment(Environment):
         if issues:
             raise SpecError.at(*issues[0])
         settings = game_settings(env_spec)
-        if settings["name"] == "chess":  # played by chess.js in a Node server, as a remote environment
-            return ChessEnvironment.from_chess_spec(env_spec, index, settings, _name_seed(env_spec["name"]))
-        return cls(settings, _name_seed(env_spec["name"]))
+        return GAME_KINDS[settings["name"]].make(env_spec, index, settings, _name_seed(env_spec["name"]))
 
     # -- who plays which side
     def players(self, episode: Any) -> list[str | None]:
@@ -197,3 +196,10 @@ class GameEnvironment(Environment):
                     # Moves alternate X, O, X...: player k made the moves at k, k + 2, ...
                     out[name]["legal_moves"] = bonus * len(game.moves[k::2])
         return out
+
+
+PETTINGZOO = Requirement("pettingzoo", pettingzoo_available, '"game" needs PettingZoo on the runner (pip install "troupe[games]": pettingzoo and pygame)', "kind")
+for _name in GAMES:
+    register_game(GameKind(_name, lambda env_spec, index, settings, seed: GameEnvironment(settings, seed), PETTINGZOO))
+# chess: played by chess.js in a Node server, as a remote environment (chess.py)
+register_game(GameKind("chess", ChessEnvironment.from_chess_spec, Requirement("chess", chess_available, CHESS_MISSING, "game.name")))
