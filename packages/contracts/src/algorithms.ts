@@ -6,8 +6,17 @@
 
 /** Policy-gradient learners on sampled groups (advantages from the group's rewards; no critic). */
 export const GRPO_FAMILY = ["grpo", "gspo", "dr_grpo", "dapo"] as const;
-/** Learners with critics (one per actor; mappo's is centralised). */
-export const PPO_FAMILY = ["ppo", "ippo", "mappo"] as const;
+/** Learners with critics (one per actor; mappo's and happo's are centralised; vdn's and qmix's are mixed). */
+export const PPO_FAMILY = ["ppo", "ippo", "mappo", "vdn", "qmix", "happo"] as const;
+/**
+ * Team learners (the MAVERL seed's): they need two or more trainable actors in one collaborative environment.
+ * vdn: per-agent critics, team value = their sum; qmix: a monotonic mix of them from a hypernetwork over the
+ * global state; happo: agents updated one at a time in a seeded random order, each advantage scaled by the
+ * earlier agents' new/old probability ratios.
+ */
+export const TEAM_ALGORITHMS = ["vdn", "qmix", "happo"] as const;
+/** `algorithm.advantage` for the GRPO family: group-normalised (the default) or RAE's per-role moving baseline. */
+export const ADVANTAGE_ESTIMATORS = ["group", "rae"] as const;
 /** Learners on dataset rows instead of sampled episodes. */
 export const OFFLINE_FAMILY = ["sft", "dpo"] as const;
 /** Every `algorithm.name`, in the order the RunSpec's enum lists them. */
@@ -25,6 +34,8 @@ export function renderAlgorithms(): string {
         $comment: "Generated from packages/contracts/src/algorithms.ts (npm run contracts:export); never edit by hand.",
         grpoFamily: GRPO_FAMILY,
         ppoFamily: PPO_FAMILY,
+        team: TEAM_ALGORITHMS,
+        advantages: ADVANTAGE_ESTIMATORS,
         offline: OFFLINE_FAMILY,
         names: ALGORITHM_NAMES,
         lossTypes: LOSS_TYPES,

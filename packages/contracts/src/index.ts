@@ -10,6 +10,7 @@ export * from "./evalRules";
 export * from "./learnerRules";
 export * from "./collect";
 export * from "./ppoRules";
+export * from "./teamRules";
 export * from "./algorithms";
 export * from "./runViews";
 export * from "./restApi";
