@@ -27,6 +27,22 @@ export const LOSS_TYPES = ["grpo", "dr_grpo", "dapo", "gspo"] as const;
 /** Algorithms that may sample asynchronously (`algorithm.async`): the GRPO family. */
 export const ASYNC_ALGORITHMS = GRPO_FAMILY;
 
+/** One line per learner saying what it does (the designer shows the chosen one's under its picker). */
+export const ALGORITHM_SUMMARIES: Record<AlgorithmName, string> = {
+  grpo: "Group-relative policy gradient: each completion's reward against its group's; no critic.",
+  gspo: "GRPO with one importance ratio per sequence instead of per token.",
+  dr_grpo: "GRPO without the length and std normalisations (Dr. GRPO's unbiased loss).",
+  dapo: "GRPO with asymmetric clipping and a token-mean loss (DAPO); dynamic sampling optional.",
+  ppo: "PPO: a critic per actor (a copy of its base) and GAE over its tokens.",
+  ippo: "Independent PPO: every actor learns alone with its own critic, in a shared environment.",
+  mappo: "MAPPO: one centralised critic per conversation that sees every actor's prompt and turns.",
+  vdn: "VDN: a critic per agent; the team value is their sum, fitted to the team return; each turn's advantage from it.",
+  qmix: "QMIX: a critic per agent, mixed monotonically by a hypernetwork over the global state into the team value.",
+  happo: "HAPPO: MAPPO's critic; agents updated one at a time in a random order, each advantage scaled by the earlier agents' ratios.",
+  sft: "Supervised fine-tuning on a dataset's completions; no sampling.",
+  dpo: "Direct preference optimisation on a dataset's chosen/rejected pairs; no sampling.",
+};
+
 export function renderAlgorithms(): string {
   return (
     JSON.stringify(
