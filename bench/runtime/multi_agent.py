@@ -47,12 +47,25 @@ def run(learner: str, seed: int, steps: int, out: str) -> dict[str, Any]:
 
     from troupe import EventWriter, run_spec
 
+    Path(out).mkdir(parents=True, exist_ok=True)
+    progress = Path(out) / f"{learner}-seed{seed}.progress"
+    progress.write_text("")
+
+    class Progress(EventWriter):
+        """Bob's reward of every step appended to a file as it comes (a bench cut short keeps its curves)."""
+
+        def metric(self, step: int, values: dict[str, float], actor: str | None = None) -> dict[str, Any] | None:
+            if actor == "Bob" and "reward/said" in values:
+                with progress.open("a") as f:
+                    f.write(f"{step} {values['reward/said']}\n")
+            return super().metric(step, values, actor=actor)
+
     with tempfile.TemporaryDirectory() as folder:
         spec = secret_digit_spec(Path(folder), steps=steps, seed=seed, shaped=True)
         spec["algorithm"]["name"] = learner
         spec["trainer"]["cpuThreads"] = 1
         started = time.monotonic()
-        result = run_spec(spec, events=EventWriter(keep=True), work_dir=Path(folder))
+        result = run_spec(spec, events=Progress(keep=True), work_dir=Path(folder))
         seconds = time.monotonic() - started
     if result.state != "succeeded":
         return {"learner": learner, "seed": seed, "error": result.message}
@@ -67,7 +80,6 @@ def run(learner: str, seed: int, steps: int, out: str) -> dict[str, Any]:
         "seconds": seconds,
         "said": said,
     }
-    Path(out).mkdir(parents=True, exist_ok=True)
     (Path(out) / f"{learner}-seed{seed}.json").write_text(json.dumps(row))
     return row
 
