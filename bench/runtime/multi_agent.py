@@ -9,7 +9,7 @@ the first step at which Bob's 20-step mean reaches the bar (or "-"), his mean ov
 and the run's seconds; then the mean of the last 20 steps per learner and the machine's load average.
 
     .venv/bin/python bench/runtime/multi_agent.py [--learners mappo vdn happo qmix grpo] [--seeds 7 1 2]
-        [--steps 400] [--workers 2] [--out bench-results/multi_agent]
+        [--steps 400] [--workers 2] [--out bench-results/multi_agent] [--entropy-coef C]
 
 Runs go `--workers` at a time, each in its own process with one torch thread (the same floats as one at a time).
 """
@@ -42,7 +42,7 @@ def steps_to_bar(said: list[float], bar: float = BAR, window: int = WINDOW) -> i
     return None
 
 
-def run(learner: str, seed: int, steps: int, out: str) -> dict[str, Any]:
+def run(learner: str, seed: int, steps: int, out: str, entropy_coef: float | None = None) -> dict[str, Any]:
     from collab_helpers import secret_digit_spec
 
     from troupe import EventWriter, run_spec
@@ -63,6 +63,8 @@ def run(learner: str, seed: int, steps: int, out: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         spec = secret_digit_spec(Path(folder), steps=steps, seed=seed, shaped=True)
         spec["algorithm"]["name"] = learner
+        if entropy_coef is not None:
+            spec["algorithm"]["entropyCoef"] = entropy_coef
         spec["trainer"]["cpuThreads"] = 1
         started = time.monotonic()
         result = run_spec(spec, events=Progress(keep=True), work_dir=Path(folder))
@@ -91,14 +93,16 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default="bench-results/multi_agent")
+    parser.add_argument("--entropy-coef", type=float, default=None, help="algorithm.entropyCoef for every learner (default: absent, 0)")
     args = parser.parse_args()
     # Seed-major: every learner's first seed before any second seed, so a cut-short bench still compares them.
     runs = [(learner, seed) for seed in args.seeds for learner in args.learners]
-    print(f"secret digit, {args.steps} steps, bar: Bob >= {BAR} over {WINDOW} steps; chance {CHANCE}; learners at default settings")
+    settings = "default settings" if args.entropy_coef is None else f"entropyCoef {args.entropy_coef}"
+    print(f"secret digit, {args.steps} steps, bar: Bob >= {BAR} over {WINDOW} steps; chance {CHANCE}; learners at {settings}")
     print(f"{'learner':8} {'seed':>4} {'to bar':>7} {'first20':>8} {'last20':>7} {'seconds':>8}")
     rows: list[dict[str, Any]] = []
     with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(run, learner, seed, args.steps, args.out) for learner, seed in runs]
+        futures = [pool.submit(run, learner, seed, args.steps, args.out, args.entropy_coef) for learner, seed in runs]
         for future in as_completed(futures):
             row = future.result()
             rows.append(row)
