@@ -20,9 +20,8 @@ import numpy as np
 import torch
 
 from .actors import Actor, build_actors
-from .algorithms.learners import family
-from .algorithms.learners.offline_loop import OfflineLearner
-from .algorithms.on_policy import OnPolicyLearner, reference_name
+from .algorithms.learner import LearnerSetup, build_learner
+from .algorithms.on_policy import reference_name
 from .algorithms.on_policy import to_device as to_device  # compat: tests/test_vllm_gpu.py imports it from here
 from .algorithms.training_shares import Share
 from .algorithms.update_loss import resolve_liger
@@ -231,7 +230,7 @@ def run_loop(
         closing.callback(close_engines, actors)
         closing.callback(static_decode.on_compile(lambda r: events.log("info", static_decode.describe(r))))
     residency = build_residency(trainer, actors, events)
-    learner = OnPolicyLearner(spec, actors, environments, residency, ctx, work_dir, events.log, memory, liger_cls, device)
+    learner = build_learner(LearnerSetup(spec, actors, environments, residency, ctx, work_dir, events.log, memory, liger_cls, device))
     bind_actor_handles(environments, rewards, actors, api_actors, events)
     prompts_per_env = plan_prompts(run, environments, actors, api_actors, events)
     first_step = 1
@@ -269,7 +268,7 @@ def run_loop(
             memory(step, "checkpoint")
 
     last_step_seconds, paused_seconds, last_saved = 0.0, 0.0, first_step - 1 if resume_from is not None else -1
-    offline = OfflineLearner(spec, environments, actors, prompts_per_env, ctx, residency) if family(run.algorithm.name) == "offline" else None
+    offline = learner if not learner.rolls_out else None  # trains on dataset rows: no rollout
 
     def over_limit(pausing: float) -> str | None:
         limit = trainer.max_duration_seconds

@@ -6,8 +6,17 @@
 
 /** Policy-gradient learners on sampled groups (advantages from the group's rewards; no critic). */
 export const GRPO_FAMILY = ["grpo", "gspo", "dr_grpo", "dapo"] as const;
-/** Learners with critics (one per actor; mappo's is centralised). */
-export const PPO_FAMILY = ["ppo", "ippo", "mappo"] as const;
+/** Learners with critics (one per actor; mappo's and happo's are centralised; vdn's and qmix's are mixed). */
+export const PPO_FAMILY = ["ppo", "ippo", "mappo", "vdn", "qmix", "happo"] as const;
+/**
+ * Team learners (the MAVERL seed's): they need two or more trainable actors in one collaborative environment.
+ * vdn: per-agent critics, team value = their sum; qmix: a monotonic mix of them from a hypernetwork over the
+ * global state; happo: agents updated one at a time in a seeded random order, each advantage scaled by the
+ * earlier agents' new/old probability ratios.
+ */
+export const TEAM_ALGORITHMS = ["vdn", "qmix", "happo"] as const;
+/** `algorithm.advantage` for the GRPO family: group-normalised (the default) or RAE's per-role moving baseline. */
+export const ADVANTAGE_ESTIMATORS = ["group", "rae"] as const;
 /** Learners on dataset rows instead of sampled episodes. */
 export const OFFLINE_FAMILY = ["sft", "dpo"] as const;
 /** Every `algorithm.name`, in the order the RunSpec's enum lists them. */
@@ -18,6 +27,22 @@ export const LOSS_TYPES = ["grpo", "dr_grpo", "dapo", "gspo"] as const;
 /** Algorithms that may sample asynchronously (`algorithm.async`): the GRPO family. */
 export const ASYNC_ALGORITHMS = GRPO_FAMILY;
 
+/** One line per learner saying what it does (the designer shows the chosen one's under its picker). */
+export const ALGORITHM_SUMMARIES: Record<AlgorithmName, string> = {
+  grpo: "Group-relative policy gradient: each completion's reward against its group's; no critic.",
+  gspo: "GRPO with one importance ratio per sequence instead of per token.",
+  dr_grpo: "GRPO without the length and std normalisations (Dr. GRPO's unbiased loss).",
+  dapo: "GRPO with asymmetric clipping and a token-mean loss (DAPO); dynamic sampling optional.",
+  ppo: "PPO: a critic per actor (a copy of its base) and GAE over its tokens.",
+  ippo: "Independent PPO: every actor learns alone with its own critic, in a shared environment.",
+  mappo: "MAPPO: one centralised critic per conversation that sees every actor's prompt and turns.",
+  vdn: "VDN: a critic per agent; the team value is their sum, fitted to the team return; each turn's advantage from it.",
+  qmix: "QMIX: a critic per agent, mixed monotonically by a hypernetwork over the global state into the team value.",
+  happo: "HAPPO: MAPPO's critic; agents updated one at a time in a random order, each advantage scaled by the earlier agents' ratios.",
+  sft: "Supervised fine-tuning on a dataset's completions; no sampling.",
+  dpo: "Direct preference optimisation on a dataset's chosen/rejected pairs; no sampling.",
+};
+
 export function renderAlgorithms(): string {
   return (
     JSON.stringify(
@@ -25,6 +50,8 @@ export function renderAlgorithms(): string {
         $comment: "Generated from packages/contracts/src/algorithms.ts (npm run contracts:export); never edit by hand.",
         grpoFamily: GRPO_FAMILY,
         ppoFamily: PPO_FAMILY,
+        team: TEAM_ALGORITHMS,
+        advantages: ADVANTAGE_ESTIMATORS,
         offline: OFFLINE_FAMILY,
         names: ALGORITHM_NAMES,
         lossTypes: LOSS_TYPES,

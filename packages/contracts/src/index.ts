@@ -14,6 +14,7 @@ export * from "./collect";
 export * from "./ppoRules";
 export * from "./environmentKinds";
 export * from "./outcomeRules";
+export * from "./teamRules";
 export * from "./algorithms";
 export * from "./runViews";
 export * from "./restApi";

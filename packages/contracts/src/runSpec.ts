@@ -6,7 +6,8 @@ import { OFFLINE_ALGORITHMS, learnerIssues } from "./learnerRules";
 import { ppoIssues } from "./ppoRules";
 import { ANSWER_EXTRACTORS, OUTCOME_ENVIRONMENT_KINDS } from "./environmentKinds";
 import { outcomeIssues } from "./outcomeRules";
-import { ALGORITHM_NAMES, LOSS_TYPES } from "./algorithms";
+import { teamIssues } from "./teamRules";
+import { ADVANTAGE_ESTIMATORS, ALGORITHM_NAMES, LOSS_TYPES } from "./algorithms";
 
 /**
  * RunSpec v1: one JSON document that fully describes a run.
@@ -641,6 +642,21 @@ export const AlgorithmSpec = z
      * value normalisation); GAE reads their values denormalised. Absent: on.
      */
     valueNorm: z.boolean().optional(),
+    /**
+     * The GRPO family's advantages: "group" (each reward against its group's, `training.advantageNorm`) or "rae"
+     * (SPIRAL's role-conditioned advantage: each reward against a moving average of the rewards that actor earned
+     * in that environment's seat, for zero-sum self-play where a group's mean says nothing about a role).
+     */
+    advantage: z.enum(ADVANTAGE_ESTIMATORS).default("group"),
+    /** rae: baseline <- decay * baseline + (1 - decay) * mean reward of the step, per actor and environment. */
+    rae: z.object({ decay: z.number().min(0).lt(1).default(0.95) }).strict().default({ decay: 0.95 }),
+    /** qmix: the width of the mixing network (the hypernetworks' outputs per agent). */
+    qmix: z.object({ mixingEmbedDim: z.number().int().min(1).max(1024).default(32) }).strict().default({ mixingEmbedDim: 32 }),
+    /**
+     * happo: the factor (the product of the earlier agents' new/old probability ratios of an episode) is clipped
+     * into [1/factorClip, factorClip], as a whole message's ratio can be far from 1.
+     */
+    happo: z.object({ factorClip: z.number().min(1).max(1000).default(10) }).strict().default({ factorClip: 10 }),
   })
   .strict();
 
@@ -891,6 +907,7 @@ export const RunSpec = z
     for (const issue of learnerIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     for (const issue of ppoIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     for (const issue of outcomeIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
+    for (const issue of teamIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     if (!spec.actors.some((a) => a.trainable) && spec.trainer.steps > 0) {
       ctx.addIssue({ code: "custom", path: ["actors"], message: "at least one actor must be trainable" });
     }

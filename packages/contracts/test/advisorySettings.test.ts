@@ -36,6 +36,6 @@ describe("trainer.advisories", () => {
   ])("refuses %j at its field", (advisories, path) => {
     const r = TrainerSpec.safeParse({ advisories });
     expect(r.success).toBe(false);
-    expect(r.error!.issues[0].path).toEqual(path.slice(1));
+    expect(r.error!.issues[0]!.path).toEqual(path.slice(1));
   });
 });

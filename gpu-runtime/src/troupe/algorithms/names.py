@@ -10,7 +10,9 @@ from importlib import resources
 _NAMES = json.loads(resources.files("troupe").joinpath("schema", "algorithms.v1.json").read_text(encoding="utf-8"))
 
 GRPO_FAMILY: tuple[str, ...] = tuple(_NAMES["grpoFamily"])  # sampled groups, no critic
-PPO_FAMILY: tuple[str, ...] = tuple(_NAMES["ppoFamily"])  # a critic per actor (mappo: one centralised)
+PPO_FAMILY: tuple[str, ...] = tuple(_NAMES["ppoFamily"])  # critics (mappo, happo: centralised; vdn, qmix: mixed)
+TEAM_ALGORITHMS: tuple[str, ...] = tuple(_NAMES["team"])  # need >= 2 trainable actors in a collaborative environment
+ADVANTAGE_ESTIMATORS: tuple[str, ...] = tuple(_NAMES["advantages"])  # `algorithm.advantage` (GRPO family)
 OFFLINE_FAMILY: tuple[str, ...] = tuple(_NAMES["offline"])  # dataset rows instead of episodes
 ALGORITHM_NAMES: tuple[str, ...] = tuple(_NAMES["names"])  # every `algorithm.name`
 LOSS_TYPES: tuple[str, ...] = tuple(_NAMES["lossTypes"])  # `training.lossType`

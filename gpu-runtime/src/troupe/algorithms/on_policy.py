@@ -5,6 +5,10 @@ advantages: group-normalised rewards (GRPO family, grpo.py), or GAE over a criti
 critics live here, learners/ppo.py; mappo's is centralised);
 update: `iterationsPerBatch` clipped policy-gradient steps (update.py), then the critics fit the returns;
 state: the critics' weights and optimizers, saved with and loaded from a checkpoint.
+
+Each phase is a method a subclass overrides (learner.py's interface; learners/value_decomposition.py: vdn and
+qmix mix per-agent values in `prepare` and fit the mixed value in `fit`; learners/happo.py: a seeded `order`
+and the earlier agents' ratios in `update`).
 """
 
 from __future__ import annotations
@@ -12,23 +16,21 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
-from ..distributed import RankContext
 from ..engines.rollout.sampling import Rollout, _pad_to, concat_rollouts
 from ..engines.train.policy import completion_logprobs
 from ..models.lora import adapters_disabled
-from .grpo import group_advantages
+from .advantage_estimators import build_estimator
+from .learner import LearnerSetup, Updates, register_learner
 from .learners import family, ppo
+from .names import GRPO_FAMILY
 from .lr_schedule import lr_at
 from .training_shares import Share, actor_shares
 from .update import update_actor
 from .update_loss import LossOptions, entropy_coef_of, tis_cap_of
-
-Updates = dict[str, dict[str, float]]
-
 
 def reference_name(actor: str) -> str:
     return f"{actor}/reference"
@@ -71,59 +73,105 @@ def to_device(batch: Rollout, device: torch.device) -> Rollout:
     )
 
 
-class OnPolicyLearner:
-    """GRPO family and PPO family behind one `learn(step, batch)`; PPO's critics are this learner's state."""
+def seats(name: str, single: list[Any], conversations: list[Any]) -> list[str]:
+    """"environment/actor" of each of the actor's shares, in training_shares.actor_shares' order."""
+    return [f"{p.env.name}/{name}" for p in single] + [f"{c.env.name}/{name}" for c in conversations if name in c.env.actors]
 
-    def __init__(
-        self,
-        spec: dict[str, Any],
-        actors: dict[str, Any],
-        environments: list[Any],
-        residency: Any,
-        ctx: RankContext,
-        work_dir: Path,
-        log: Callable[[str, str], Any],
-        report_memory: Callable[..., None],
-        liger_cls: Any,
-        device: torch.device,
-    ) -> None:
+
+@register_learner(*GRPO_FAMILY, "ppo", "ippo", "mappo")
+class OnPolicyLearner:
+    """GRPO family and PPO family behind one `learn(step, batch)`; PPO's critics and the advantage estimator's
+    baselines are this learner's state."""
+
+    rolls_out = True
+
+    def __init__(self, setup: LearnerSetup) -> None:
+        spec, actors, residency, ctx, device = setup.spec, setup.actors, setup.residency, setup.ctx, setup.device
         self.spec, self.actors, self.residency, self.ctx, self.device = spec, actors, residency, ctx, device
-        self.log, self.report_memory, self.liger_cls = log, report_memory, liger_cls
+        self.log, self.report_memory, self.liger_cls = setup.log, setup.report_memory, setup.liger_cls
+        # The GRPO family's advantages (advantage_estimators.py: group-normalised, or rae's per-seat baselines).
+        self.estimator = build_estimator(spec["algorithm"])
         # The PPO family's critics (learners/ppo.py): one per actor (ppo, ippo) or per environment (mappo).
-        self.critics = ppo.build_critics(spec, actors, environments, ctx, work_dir, log) if family(spec["algorithm"]["name"]) == "ppo" else None
+        self.critics = self.build_critics(setup)
         if self.critics is not None:
             ppo.register(self.critics, residency)
 
+    def build_critics(self, setup: LearnerSetup) -> ppo.Critics | None:
+        if family(setup.spec["algorithm"]["name"]) != "ppo":
+            return None
+        return ppo.build_critics(setup.spec, setup.actors, setup.environments, setup.ctx, setup.work_dir, setup.log)
+
+    # ------------------------------------------------------------------ state
     def save(self, folder: Path) -> None:
         if self.critics is not None:
             ppo.save_critics(folder, self.critics, self.ctx)
+        state = self.state_dict()
+        if state and self.ctx.is_main:
+            torch.save(state, folder / "learner.pt")
 
     def load(self, folder: Path) -> None:
         if self.critics is not None:
             ppo.load_critics(folder, self.critics)
+        if self.state_dict():  # this learner keeps state of its own: the checkpoint must hold it
+            path = folder / "learner.pt"
+            if not path.exists():
+                raise FileNotFoundError(f"{folder}: no learner.pt (was the checkpoint written by a {self.spec['algorithm']['name']} run with these settings?)")
+            self.load_state_dict(torch.load(path, map_location="cpu", weights_only=False))
+
+    def state_dict(self) -> dict[str, Any]:
+        """What this learner keeps across steps besides the critics ({} when nothing)."""
+        estimator = self.estimator.state_dict()
+        return {"advantage_estimator": estimator} if estimator else {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if "advantage_estimator" in state:
+            self.estimator.load_state_dict(state["advantage_estimator"])
+
+    # ------------------------------------------------------------------ phases
+    def prepare(self, step: int, batch: Any) -> None:
+        """What the whole step needs before any actor's advantages: mappo's centralised values."""
+        critics = self.critics
+        if critics is not None and critics.settings.centralised:
+            self.residency.for_rollout(c.name for c in critics.all())
+            ppo.prepare_central(critics, batch.conversations, lambda episode, actor: episode.rewards[actor])
+            critics.central = self.ctx.broadcast_object(critics.central)  # every rank fits and trains on rank 0's
+
+    def order(self, step: int) -> list[str]:
+        """The trainable actors in the order they are updated."""
+        return [name for name, actor in self.actors.items() if actor.trainable]
+
+    def group_advantages(self, name: str, shares: list[Share], batch: Any) -> torch.Tensor:
+        """Critic-free advantages of the actor's rows (the GRPO family's estimator)."""
+        seat_names = seats(name, batch.parts[name], batch.conversations)
+        return self.estimator.advantages(seat_names, [sh.rewards for sh in shares], self.spec["algorithm"]["groupSize"], self.actors[name].spec["training"])
+
+    def targets(self, name: str, rows: Rollout, mask: torch.Tensor, rewards: list[float], batch: Any) -> ppo.Targets:
+        """A critic's per-token advantages of the actor's rows (the PPO family)."""
+        assert self.critics is not None
+        return ppo.targets(self.critics, name, rows, mask, rewards, batch.conversations)
+
+    def fit(self, fits: dict[str, list[ppo.CriticBatch]]) -> dict[str, dict[str, float]]:
+        """The critics fit the step's returns once every actor has used their values (metrics per actor)."""
+        assert self.critics is not None
+        return ppo.fit_critics(self.critics, fits, self.residency, self.spec, self.actors, self.ctx)
 
     def learn(self, step: int, batch: Any) -> tuple[Updates, dict[str, list[Share]]]:
         """Per actor: advantages, then iterationsPerBatch clipped PG steps; the metrics and shares of each trained actor."""
         spec, actors, residency, ctx, critics = self.spec, self.actors, self.residency, self.ctx, self.critics
-        group_size, overlong = spec["algorithm"]["groupSize"], spec["algorithm"]["overlong"]
+        overlong = spec["algorithm"]["overlong"]
         parts, conversations = batch.parts, batch.conversations
         updates: Updates = {}
         shares_of: dict[str, list[Share]] = {}
         fits: dict[str, list[ppo.CriticBatch]] = defaultdict(list)  # what each critic fits after the actors' updates
-        if critics is not None and critics.settings.centralised:
-            residency.for_rollout(c.name for c in critics.all())
-            ppo.prepare_central(critics, conversations, lambda episode, actor: episode.rewards[actor])
-            critics.central = ctx.broadcast_object(critics.central)  # every rank fits and trains on rank 0's
-        for name, actor in actors.items():
-            if not actor.trainable:
-                continue
+        self.prepare(step, batch)
+        for name in self.order(step):
+            actor = actors[name]
             shares = actor_shares(name, actor, parts[name], conversations, self.device, overlong["mode"])
             if not shares:
                 continue
-            training = actor.spec["training"]
             rewards_t = torch.tensor([r for sh in shares for r in sh.rewards], dtype=torch.float32)
             if critics is None:
-                advantages = group_advantages(rewards_t, group_size, training["advantageNorm"])
+                advantages = self.group_advantages(name, shares, batch)
                 store_advantages(shares, advantages.tolist())
             # An actor with no token to train on this step (a round spec may skip it) is not updated.
             if sum(int(sh.loss_mask.sum()) for sh in shares) == 0:
@@ -148,7 +196,7 @@ class OnPolicyLearner:
                 # PPO family: per-token advantages from GAE over the critic's values (learners/ppo.py); every
                 # rank runs the critic on the same batch (a sharded critic's forward is collective).
                 residency.for_update(name, also=ppo.critic_of(critics, name, conversations))
-                targets = ppo.targets(critics, name, rows, mask, advantages.tolist(), conversations)
+                targets = self.targets(name, rows, mask, advantages.tolist(), batch)
                 advantages = targets.advantages
                 store_advantages(shares, targets.row_advantages)
                 if targets.critic_batch is not None:
@@ -157,17 +205,18 @@ class OnPolicyLearner:
                 if math.isfinite(targets.explained_variance):  # undefined while every return is equal
                     updates[name]["value/explained_variance"] = targets.explained_variance
             residency.for_update(name, also=[reference_name(name)] if actor.reference is not None else [])
-            updates[name] = {**updates.get(name, {}), **self._update(step, name, actor, shares, rows, mask, advantages, batch)}
+            updates[name] = {**updates.get(name, {}), **self.update(step, name, actor, shares, rows, mask, advantages, batch)}
             self.report_memory(step, "update", actor=name)
 
         if critics is not None:
             # The critics fit the returns once every actor has used their values (value/loss per actor).
-            for name, stats in ppo.fit_critics(critics, fits, residency, spec, actors, ctx).items():
+            for name, stats in self.fit(fits).items():
                 if name in updates:
                     updates[name].update(stats)
         return updates, shares_of
 
-    def _update(self, step: int, name: str, actor: Any, shares: list[Share], rows: Rollout, mask: torch.Tensor, advantages: torch.Tensor, batch: Any) -> dict[str, float]:
+    def update(self, step: int, name: str, actor: Any, shares: list[Share], rows: Rollout, mask: torch.Tensor, advantages: torch.Tensor, batch: Any) -> dict[str, float]:
+        """`iterationsPerBatch` clipped policy-gradient steps of one actor on its rows (update.py); its metrics."""
         spec, training = self.spec, actor.spec["training"]
         lr = lr_at(step, training["learningRate"], training["scheduler"]["type"], training["scheduler"]["warmupSteps"], spec["trainer"]["steps"])
         assert actor.backend is not None

@@ -927,10 +927,55 @@ class AlgorithmAsync:
 
 
 @dataclass(frozen=True)
+class AlgorithmRae:
+    """`AlgorithmRae` of the RunSpec."""
+
+    decay: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'decay': 'decay'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AlgorithmRae:
+        return cls(
+            decay=d.get('decay', 0.95),
+        )
+
+
+@dataclass(frozen=True)
+class AlgorithmQmix:
+    """`AlgorithmQmix` of the RunSpec."""
+
+    mixing_embed_dim: int
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'mixing_embed_dim': 'mixingEmbedDim'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AlgorithmQmix:
+        return cls(
+            mixing_embed_dim=d.get('mixingEmbedDim', 32),
+        )
+
+
+@dataclass(frozen=True)
+class AlgorithmHappo:
+    """`AlgorithmHappo` of the RunSpec."""
+
+    factor_clip: float
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'factor_clip': 'factorClip'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AlgorithmHappo:
+        return cls(
+            factor_clip=d.get('factorClip', 10),
+        )
+
+
+@dataclass(frozen=True)
 class Algorithm:
     """`Algorithm` of the RunSpec."""
 
-    name: Literal['grpo', 'gspo', 'dr_grpo', 'dapo', 'ppo', 'ippo', 'mappo', 'sft', 'dpo']
+    name: Literal['grpo', 'gspo', 'dr_grpo', 'dapo', 'ppo', 'ippo', 'mappo', 'vdn', 'qmix', 'happo', 'sft', 'dpo']
     group_size: int
     dynamic_sampling: AlgorithmDynamicSampling
     overlong: AlgorithmOverlong
@@ -940,13 +985,17 @@ class Algorithm:
     gamma: float
     lambda_: float
     value_clip: float
+    advantage: Literal['group', 'rae']
+    rae: AlgorithmRae
+    qmix: AlgorithmQmix
+    happo: AlgorithmHappo
     importance_correction: AlgorithmImportanceCorrectionTis | None = None
     async_: AlgorithmAsync | None = None
     critic_learning_rate: float | None = None
     entropy_coef: float | None = None
     value_norm: bool | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'group_size': 'groupSize', 'dynamic_sampling': 'dynamicSampling', 'overlong': 'overlong', 'importance_correction': 'importanceCorrection', 'async_': 'async', 'beta': 'beta', 'dpo_loss': 'dpoLoss', 'label_smoothing': 'labelSmoothing', 'gamma': 'gamma', 'lambda_': 'lambda', 'value_clip': 'valueClip', 'critic_learning_rate': 'criticLearningRate', 'entropy_coef': 'entropyCoef', 'value_norm': 'valueNorm'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'group_size': 'groupSize', 'dynamic_sampling': 'dynamicSampling', 'overlong': 'overlong', 'importance_correction': 'importanceCorrection', 'async_': 'async', 'beta': 'beta', 'dpo_loss': 'dpoLoss', 'label_smoothing': 'labelSmoothing', 'gamma': 'gamma', 'lambda_': 'lambda', 'value_clip': 'valueClip', 'critic_learning_rate': 'criticLearningRate', 'entropy_coef': 'entropyCoef', 'value_norm': 'valueNorm', 'advantage': 'advantage', 'rae': 'rae', 'qmix': 'qmix', 'happo': 'happo'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Algorithm:
@@ -966,6 +1015,10 @@ class Algorithm:
             critic_learning_rate=d['criticLearningRate'] if d.get('criticLearningRate') is not None else None,
             entropy_coef=d['entropyCoef'] if d.get('entropyCoef') is not None else None,
             value_norm=d['valueNorm'] if d.get('valueNorm') is not None else None,
+            advantage=d.get('advantage', 'group'),
+            rae=AlgorithmRae.from_dict(d.get('rae', {'decay': 0.95})),
+            qmix=AlgorithmQmix.from_dict(d.get('qmix', {'mixingEmbedDim': 32})),
+            happo=AlgorithmHappo.from_dict(d.get('happo', {'factorClip': 10})),
         )
 
 
@@ -1428,7 +1481,7 @@ class RunSpec:
             datasets=tuple(Dataset.from_dict(x) for x in d['datasets']),
             rewards=tuple(Reward.from_dict(x) for x in d.get('rewards', [])),
             environments=tuple(Environment.from_dict(x) for x in d['environments']),
-            algorithm=Algorithm.from_dict(d.get('algorithm', {'name': 'grpo', 'groupSize': 8, 'dynamicSampling': {'enabled': False, 'maxRounds': 3}, 'overlong': {'mode': 'off', 'bufferTokens': 16, 'penalty': 1}, 'beta': 0.1, 'dpoLoss': 'sigmoid', 'labelSmoothing': 0, 'gamma': 1, 'lambda': 0.95, 'valueClip': 0.2})),
+            algorithm=Algorithm.from_dict(d.get('algorithm', {'name': 'grpo', 'groupSize': 8, 'dynamicSampling': {'enabled': False, 'maxRounds': 3}, 'overlong': {'mode': 'off', 'bufferTokens': 16, 'penalty': 1}, 'beta': 0.1, 'dpoLoss': 'sigmoid', 'labelSmoothing': 0, 'gamma': 1, 'lambda': 0.95, 'valueClip': 0.2, 'advantage': 'group', 'rae': {'decay': 0.95}, 'qmix': {'mixingEmbedDim': 32}, 'happo': {'factorClip': 10}})),
             trainer=Trainer.from_dict(d.get('trainer', {'steps': 100, 'promptsPerStep': 4, 'evalEvery': 0, 'checkpointEvery': 0, 'keepCheckpoints': 0, 'episodesPerStep': 4, 'device': 'auto', 'cpuThreads': 0})),
             cluster={'local': ClusterLocal, 'ray': ClusterRay}[d.get('cluster', {'kind': 'local'})['kind']].from_dict(d.get('cluster', {'kind': 'local'})),
             sandbox=Sandbox.from_dict(d.get('sandbox', {'network': False, 'memoryMb': 512, 'cpuSeconds': 10, 'processes': 64, 'outputBytes': 1000000})),

@@ -26,6 +26,7 @@ from ..envs.games.chess import chess_available
 from .run_rules import run_rule_issues
 from .learner_rules import learner_rule_issues
 from .ppo_rules import ppo_rule_issues
+from .team_rules import team_rule_issues
 from ..trackers.rules import tracker_issues
 from ..envs.mcp_tools import mcp_server_issues
 from ..rewards.judge import bind_judge_reward
@@ -87,6 +88,7 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
         issues.extend(FieldIssue(path, message) for path, message in mcp_server_issues(servers, f"environments.{i}.tools.mcp"))
     issues.extend(learner_rule_issues(spec))
     issues.extend(ppo_rule_issues(spec))
+    issues.extend(team_rule_issues(spec))
     if spec.get("cluster", {}).get("kind") == "ray" and not ray_available():
         no("cluster.kind", '"ray" needs Ray on this host (pip install ray); it is not installed here: use kind "local"')
 

@@ -1,7 +1,9 @@
 """The learners beside the GRPO family: which `algorithm.name` belongs to which training loop.
 
 - GRPO family: on-policy rollouts, group-normalised advantages (grpo.py, update.py).
-- PPO family: on-policy rollouts, a critic per actor (ppo, ippo) or a centralised one (mappo).
+- PPO family: on-policy rollouts, a critic per actor (ppo, ippo) or a centralised one (mappo); the team learners
+  vdn and qmix (per-agent critics mixed into a team value: value_decomposition.py) and happo (mappo's critic,
+  agents updated in a seeded random order: happo.py).
 - offline: no rollouts; batches come from a dataset (sft: supervised completions; dpo: preference pairs).
 """
 

@@ -13,13 +13,17 @@ import contextlib
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 import torch
 
 from ...distributed import RankContext
+from ...envs.environments import allocate_prompts
 from ...models.lora import adapters_disabled, has_lora
+from ..learner import LearnerSetup, register_learner
 from ..lr_schedule import lr_at
+from ..names import OFFLINE_FAMILY
 from .dpo import dpo_loss, sequence_logps
 from .offline_data import OfflineRows, SequenceBatch, check_target_columns, tokenise_rows
 from .sft import sft_loss
@@ -83,7 +87,17 @@ def slices(rows: int, ctx: RankContext, size: int | None) -> Iterator[tuple[int,
 
 
 class OfflineLearner:
-    """SFT or DPO for the run's trainable actors, one `step` per training step."""
+    """SFT or DPO for the run's trainable actors, one `step` per training step (learner.py's interface with
+    `rolls_out` False: the loop samples nothing for it; the actors' weights are its whole state)."""
+
+    rolls_out = False
+
+    @classmethod
+    def from_setup(cls, setup: LearnerSetup) -> "OfflineLearner":
+        # The same shares of promptsPerStep as the loop's plan (train.plan_prompts): eval-only environments draw none.
+        weights = [0.0 if env.spec.get("evalOnly") else env.spec["weight"] for env in setup.environments]
+        prompts = allocate_prompts(setup.spec["trainer"]["promptsPerStep"], weights)
+        return cls(setup.spec, setup.environments, setup.actors, prompts, setup.ctx, setup.residency)
 
     def __init__(
         self, spec: dict[str, Any], environments: list[Any], actors: dict[str, "Actor"], prompts_per_env: list[int], ctx: RankContext,
@@ -96,6 +110,16 @@ class OfflineLearner:
         self.trained = [env for env in environments if not env.spec.get("evalOnly")]
         for env in self.trained:
             check_target_columns(env, self.algorithm)
+
+    def learn(self, step: int, batch: Any = None) -> tuple[dict[str, dict[str, float]], dict[str, list[Any]]]:
+        """The step's updates (no episodes: `batch` is unused, and there are no shares)."""
+        return self.step(step), {}
+
+    def save(self, folder: Path) -> None:
+        pass  # nothing beyond the actors' weights and optimizers, which the training checkpoint holds
+
+    def load(self, folder: Path) -> None:
+        pass
 
     # ------------------------------------------------------------------ one training step
     def step(self, step: int) -> dict[str, dict[str, float]]:
@@ -231,3 +255,6 @@ def reference_context(actor: "Actor") -> Any:
         return adapters_disabled(actor.loaded.model)
     return contextlib.nullcontext()
 
+
+
+register_learner(*OFFLINE_FAMILY)(OfflineLearner.from_setup)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..training_shares import ConversationPart, Share
 
 PPO_NAMES = PPO_FAMILY
+CENTRALISED = ("mappo", "happo")  # one critic per environment reading the whole conversation, a head per actor
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class PpoSettings:
 
     @property
     def centralised(self) -> bool:
-        return self.name == "mappo"
+        return self.name in CENTRALISED
 
 
 def ppo_settings(algorithm: dict[str, Any]) -> PpoSettings:

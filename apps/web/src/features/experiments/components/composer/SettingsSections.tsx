@@ -1,6 +1,6 @@
 "use client";
 
-import { ALGORITHM_NAMES } from "@troupe/contracts";
+import { ADVANTAGE_ESTIMATORS, ALGORITHM_NAMES, ALGORITHM_SUMMARIES, GRPO_FAMILY, OFFLINE_FAMILY, PPO_FAMILY, type AlgorithmName } from "@troupe/contracts";
 import { getIn } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
 import { useRunnerSupport } from "../../../designer/hooks/useRunnerSupport";
@@ -16,6 +16,7 @@ export function SettingsSections() {
   const { draft, set } = useComposer();
   const tags = getIn(draft, "tags");
   const unavailable = useRunnerSupport();
+  const algorithm = String(getIn(draft, "algorithm.name") ?? "grpo") as AlgorithmName;
   return (
     <>
       <fieldset>
@@ -43,12 +44,15 @@ export function SettingsSections() {
       <fieldset>
         <legend>Algorithm</legend>
         <div className="form-grid">
-          <DraftField kind="select" path="algorithm.name" label="Algorithm" options={ALGORITHM_NAMES} fallback="grpo" hint="GRPO family; PPO family (a critic per actor, or one centralised critic: mappo); sft, dpo on dataset rows." />
+          <DraftField kind="select" path="algorithm.name" label="Algorithm" options={ALGORITHM_NAMES} fallback="grpo" hint={ALGORITHM_SUMMARIES[algorithm] ?? ""} />
           <DraftField kind="number" path="algorithm.groupSize" label="Group size" placeholder="8" integer hint="Completions per prompt; advantages compare within a group." />
           <RolloutFields />
-          {!OFFLINE.includes(String(getIn(draft, "algorithm.name") ?? "grpo")) && <EntropyField />}
-          {PPO_FAMILY.includes(String(getIn(draft, "algorithm.name"))) && <PpoFields />}
-          {getIn(draft, "algorithm.name") === "dpo" && <DpoFields />}
+          {!listed(OFFLINE_FAMILY, algorithm) && <EntropyField />}
+          {listed(GRPO_FAMILY, algorithm) && <AdvantageFields rae={getIn(draft, "algorithm.advantage") === "rae"} />}
+          {listed(PPO_FAMILY, algorithm) && <PpoFields mixed={algorithm === "vdn" || algorithm === "qmix"} />}
+          {algorithm === "qmix" && <QmixFields />}
+          {algorithm === "happo" && <HappoFields />}
+          {algorithm === "dpo" && <DpoFields />}
         </div>
       </fieldset>
       <fieldset>
@@ -70,8 +74,28 @@ export function SettingsSections() {
   );
 }
 
-const PPO_FAMILY = ["ppo", "ippo", "mappo"];
-const OFFLINE = ["sft", "dpo"];
+/** Whether `name` is in one of the contracts' name lists. */
+const listed = (list: readonly string[], name: string) => list.includes(name);
+
+/** The GRPO family's advantages: group-normalised, or RAE's per-seat moving baseline (with its decay). */
+function AdvantageFields({ rae }: { rae: boolean }) {
+  return (
+    <>
+      <DraftField kind="select" path="algorithm.advantage" label="Advantage" options={ADVANTAGE_ESTIMATORS} fallback="group" hint="group: each reward against its group's; rae: against a moving average of what that actor earned in that seat (zero-sum self-play)." />
+      {rae && <DraftField kind="number" path="algorithm.rae.decay" label="RAE decay" placeholder="0.95" hint="baseline = decay x baseline + (1 - decay) x the step's mean reward, per actor and environment." />}
+    </>
+  );
+}
+
+/** qmix's mixing network. */
+function QmixFields() {
+  return <DraftField kind="number" path="algorithm.qmix.mixingEmbedDim" label="Mixing width" placeholder="32" integer hint="Width of the mixing network the hypernetworks produce per agent (its weights are kept >= 0: monotonic)." />;
+}
+
+/** happo's bound on the earlier agents' ratio product. */
+function HappoFields() {
+  return <DraftField kind="number" path="algorithm.happo.factorClip" label="Factor clip" placeholder="10" hint="The earlier agents' ratio product is kept within [1/clip, clip] (a whole message's ratio can be far from 1)." />;
+}
 
 /** The entropy bonus, for every learner that samples (contracts runSpec.ts: absent is 0). */
 function EntropyField() {
@@ -98,14 +122,14 @@ function DpoFields() {
 }
 
 /** GAE and the critics' settings, shown for the PPO family only. */
-function PpoFields() {
+function PpoFields({ mixed }: { mixed: boolean }) {
   return (
     <>
-      <DraftField kind="number" path="algorithm.gamma" label="Gamma" placeholder="1" hint="Discount per token (mappo: per turn) in GAE." />
+      <DraftField kind="number" path="algorithm.gamma" label="Gamma" placeholder="1" hint="Discount per token (mappo, happo, vdn, qmix: per turn) in GAE." />
       <DraftField kind="number" path="algorithm.lambda" label="GAE lambda" placeholder="0.95" hint="1: Monte Carlo returns; 0: one-step TD." />
       <DraftField kind="number" path="algorithm.valueClip" label="Value clip" placeholder="0.2" hint="How far a value may move from the rollout's per update; 0 = no clipping." />
       <DraftField kind="number" path="algorithm.criticLearningRate" label="Critic learning rate" placeholder="actor's" hint="Empty: each critic uses its actor's learning rate." />
-      <DraftField kind="checkbox" path="algorithm.valueNorm" label="Value normalisation" fallback={true} hint="Critics learn returns scaled by their running mean and std (the MAPPO paper's); on unless unticked." />
+      {!mixed && <DraftField kind="checkbox" path="algorithm.valueNorm" label="Value normalisation" fallback={true} hint="Critics learn returns scaled by their running mean and std (the MAPPO paper's); on unless unticked." />}
     </>
   );
 }

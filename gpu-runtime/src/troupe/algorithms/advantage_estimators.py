@@ -1,0 +1,80 @@
+"""`algorithm.advantage` of the GRPO family, a registry by name (the contracts' ADVANTAGE_ESTIMATORS):
+
+- group: each reward against its group's (grpo.group_advantages, normalised by `training.advantageNorm`);
+- rae: each reward against its seat's moving-average baseline (rae.py), the seat being (environment, actor).
+
+An estimator sees one actor's shares of a step, each with its seat, and may keep state across steps (saved in
+and loaded from checkpoints by the learner).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol
+
+import torch
+
+from .grpo import group_advantages
+from .rae import RaeBaselines
+
+
+class AdvantageEstimator(Protocol):
+    def advantages(self, seats: list[str], rewards: list[list[float]], group_size: int, training: dict[str, Any]) -> torch.Tensor:
+        """The advantages of every row of one actor's shares (one list of rewards per share, in order)."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+ESTIMATORS: dict[str, Callable[[dict[str, Any]], AdvantageEstimator]] = {}
+
+
+def register_estimator(name: str) -> Callable[[Callable[[dict[str, Any]], AdvantageEstimator]], Callable[[dict[str, Any]], AdvantageEstimator]]:
+    def add(factory: Callable[[dict[str, Any]], AdvantageEstimator]) -> Callable[[dict[str, Any]], AdvantageEstimator]:
+        ESTIMATORS[name] = factory
+        return factory
+
+    return add
+
+
+def build_estimator(algorithm: dict[str, Any]) -> AdvantageEstimator:
+    name = algorithm.get("advantage", "group")
+    if name not in ESTIMATORS:
+        raise ValueError(f"algorithm.advantage: unknown estimator {name!r} (known: {', '.join(sorted(ESTIMATORS))})")
+    return ESTIMATORS[name](algorithm)
+
+
+class GroupAdvantages:
+    """Stateless: every reward against its group of `algorithm.groupSize` (groups contiguous across shares)."""
+
+    def advantages(self, seats: list[str], rewards: list[list[float]], group_size: int, training: dict[str, Any]) -> torch.Tensor:
+        flat = torch.tensor([r for share in rewards for r in share], dtype=torch.float32)
+        return group_advantages(flat, group_size, training["advantageNorm"])
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        pass
+
+
+class RaeAdvantages:
+    """Every share against its seat's baseline, which then moves toward the share's mean reward."""
+
+    def __init__(self, decay: float):
+        self.baselines = RaeBaselines(decay)
+
+    def advantages(self, seats: list[str], rewards: list[list[float]], group_size: int, training: dict[str, Any]) -> torch.Tensor:
+        parts = [self.baselines.advantages(seat, torch.tensor(r, dtype=torch.float32)) for seat, r in zip(seats, rewards)]
+        return torch.cat(parts) if parts else torch.zeros(0)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"baselines": dict(self.baselines.values)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.baselines.values = dict(state["baselines"])
+
+
+register_estimator("group")(lambda algorithm: GroupAdvantages())
+register_estimator("rae")(lambda algorithm: RaeAdvantages(float(algorithm.get("rae", {}).get("decay", 0.95))))

@@ -1,0 +1,84 @@
+"""The one learner interface of the training loop, and the registry that builds a run's learner by
+`algorithm.name`.
+
+A learner turns a step's scored episodes (or, for an offline learner, its own dataset rows) into updates of the
+trainable actors. The on-policy learners (on_policy.py and its subclasses) do it in three phases the loop never
+sees: `prepare` (what the whole step needs first: a centralised critic's values, a team's mixed values),
+`advantages` (per actor), and `update` (per actor, in the learner's `order`); `save`/`load` carry whatever the
+learner keeps across steps (critics, mixers, baselines, the HAPPO order's RNG) in a training checkpoint. A new
+learner is a class registered here under its names, not a branch in the loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+import torch
+
+from ..distributed import RankContext
+
+Updates = dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
+class LearnerSetup:
+    """What any learner may need, built by the training loop before the first step."""
+
+    spec: dict[str, Any]
+    actors: dict[str, Any]
+    environments: list[Any]
+    residency: Any
+    ctx: RankContext
+    work_dir: Path
+    log: Callable[[str, str], Any]
+    report_memory: Callable[..., None]
+    liger_cls: Any
+    device: torch.device
+
+
+class Learner(Protocol):
+    """What the training loop calls. `rolls_out` False: the learner trains on dataset rows (`step`), and the
+    loop samples no episodes for it."""
+
+    rolls_out: bool
+
+    def learn(self, step: int, batch: Any) -> tuple[Updates, dict[str, list[Any]]]:
+        """One step's updates from a batch of scored episodes: metrics per trained actor, and each one's shares."""
+        ...
+
+    def save(self, folder: Path) -> None:
+        """The learner's own state into a training checkpoint's folder (the actors' weights are saved elsewhere)."""
+        ...
+
+    def load(self, folder: Path) -> None: ...
+
+
+LearnerFactory = Callable[[LearnerSetup], Learner]
+LEARNERS: dict[str, LearnerFactory] = {}
+
+
+def register_learner(*names: str) -> Callable[[LearnerFactory], LearnerFactory]:
+    """Register a learner class (or factory) under `algorithm.name`s."""
+
+    def add(factory: LearnerFactory) -> LearnerFactory:
+        for name in names:
+            LEARNERS[name] = factory
+        return factory
+
+    return add
+
+
+def _import_learners() -> None:
+    """The runtime's learners register themselves when their modules are imported."""
+    from . import on_policy  # noqa: F401
+    from .learners import happo, offline_loop, value_decomposition  # noqa: F401
+
+
+def build_learner(setup: LearnerSetup) -> Learner:
+    _import_learners()
+    name = setup.spec["algorithm"]["name"]
+    if name not in LEARNERS:
+        raise ValueError(f"algorithm.name: no learner is registered for {name!r} (registered: {', '.join(sorted(LEARNERS))})")
+    return LEARNERS[name](setup)
