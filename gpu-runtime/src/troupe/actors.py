@@ -20,6 +20,7 @@ from .engines.rollout.api_actor import ApiActor, build_api_actor
 from .engines.train import BackendSettings, TrainBackend, build_backend
 from .distributed import RankContext
 from .algorithms.grpo import effective_loss_type
+from .algorithms.micro_batch import fixed_size
 from .models.lora import apply_lora, has_lora
 from .models.loading import LoadedModel, load_actor_model
 from .models.shared_lora import FIRST_ADAPTER, AdapterBound, add_adapter, base_key
@@ -94,7 +95,7 @@ def build_actors(
     actors: dict[str, Actor] = {}
     shared_bases: dict[str, str] = {}  # base_key -> the LoRA actor that loaded that base
     api_actors: dict[str, ApiActor] = {}
-    micro = run.trainer.micro_batch_size
+    micro = fixed_size(run.trainer.micro_batch_size)  # "auto" is chosen per update (algorithms/micro_batch.py)
     for i, section in enumerate(run.actors):
         name, as_document = section.name, document["actors"][i]
         if section.backend == "openai":

@@ -11,6 +11,7 @@ import { renderSchemas } from "../src/jsonSchema";
 import { DEMO_SPEC, DEMO_SPEC_INPUT, MULTI_AGENT_DEMO_SPEC_INPUT } from "../src/demo";
 import { DEBATE_TEMPLATE_INPUT, MAJORITY_VOTE_TEMPLATE_INPUT } from "../src/templates";
 import { DESIGNER_TEMPLATES } from "../src/designerTemplates";
+import { activationCases } from "./activationCases";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "../../..");
@@ -30,6 +31,8 @@ const outputs: [string, string][] = [
   [resolve(fixtures, "template.debate.json"), json(DEBATE_TEMPLATE_INPUT)],
   // The designer's templates: tests/test_designer_templates.py checks each is valid and supported, and runs the new kinds.
   [resolve(fixtures, "designer_templates.json"), json(Object.fromEntries(DESIGNER_TEMPLATES.map((t) => [t.id, t.spec])))],
+  // The memory estimate's activation bytes per token: tests/test_micro_batch.py checks the runtime's port against them.
+  [resolve(fixtures, "activation_bytes.json"), json(activationCases())],
 ];
 
 const check = process.argv.includes("--check");

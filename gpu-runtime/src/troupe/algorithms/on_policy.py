@@ -29,6 +29,7 @@ from .learners import family, ppo
 from .names import GRPO_FAMILY
 from .lr_schedule import lr_at
 from .training_shares import Share, actor_shares
+from .micro_batch import ChoiceLog, metrics_of, resolve_for_training
 from .update import update_actor
 from .update_loss import LossOptions, entropy_coef_of, tis_cap_of
 
@@ -89,6 +90,7 @@ class OnPolicyLearner:
         spec, actors, residency, ctx, device = setup.spec, setup.actors, setup.residency, setup.ctx, setup.device
         self.spec, self.actors, self.residency, self.ctx, self.device = spec, actors, residency, ctx, device
         self.log, self.report_memory, self.liger_cls = setup.log, setup.report_memory, setup.liger_cls
+        self.micro_batch_log = ChoiceLog(setup.log)  # trainer.microBatchSize "auto": each actor's choice
         # The GRPO family's advantages (advantage_estimators.py: group-normalised, or rae's per-seat baselines).
         self.estimator = build_estimator(spec["algorithm"])
         # The PPO family's critics (learners/ppo.py): one per actor (ppo, ippo) or per environment (mappo).
@@ -153,7 +155,7 @@ class OnPolicyLearner:
     def fit(self, fits: dict[str, list[ppo.CriticBatch]]) -> dict[str, dict[str, float]]:
         """The critics fit the step's returns once every actor has used their values (metrics per actor)."""
         assert self.critics is not None
-        return ppo.fit_critics(self.critics, fits, self.residency, self.spec, self.actors, self.ctx)
+        return ppo.fit_critics(self.critics, fits, self.residency, self.spec, self.actors, self.ctx, self.micro_batch_log)
 
     def learn(self, step: int, batch: Any) -> tuple[Updates, dict[str, list[Share]]]:
         """Per actor: advantages, then iterationsPerBatch clipped PG steps; the metrics and shares of each trained actor."""
@@ -232,9 +234,14 @@ class OnPolicyLearner:
             entropy_coef=entropy_coef_of(spec["algorithm"]),
         )
         # Per micro-batch of this rank's rows: optimizer steps whose gradients are the whole batch's (update.py).
+        micro_size, chosen = resolve_for_training(
+            spec["trainer"].get("microBatchSize"), actor.backend.module, training, rows.completion_ids.shape[0],
+            rows.prompt_ids.shape[1] + rows.completion_ids.shape[1], self.ctx,
+        )
+        self.micro_batch_log.report(name, chosen)
         result = update_actor(
             actor.backend, rows, mask, advantages, loss_options, training["iterationsPerBatch"], training["maxGradNorm"], self.ctx,
-            spec["trainer"].get("microBatchSize"), reference_logprobs(actor), self.liger_cls,
+            micro_size, reference_logprobs(actor), self.liger_cls,
             # The KL reference's own peak, before the update's (both were booked as "reference" before).
             after_reference=(lambda: self.report_memory(step, "reference", actor=name)) if training["klBeta"] > 0 else None,
         )
@@ -245,6 +252,7 @@ class OnPolicyLearner:
         trained_advantages = advantages[mask > 0] if advantages.dim() == 2 else advantages  # PPO: per token
         return {
             **result,
+            **metrics_of(chosen),
             "lr": lr,
             "completion_len": generated_tokens / mask.shape[0],
             "completion_len/min": float(lengths.min()),

@@ -1366,7 +1366,7 @@ class Trainer:
     cpu_threads: int
     max_duration_seconds: int | None = None
     offload_between_phases: bool | None = None
-    micro_batch_size: int | None = None
+    micro_batch_size: Literal['auto'] | int | None = None
     trackers: tuple[TrainerTrackersWandb | TrainerTrackersTensorboard, ...] | None = None
     ratings: TrainerRatings | None = None
     advisories: TrainerAdvisories | None = None

@@ -115,7 +115,8 @@ export function estimateRunMemory(
       offloadOptimizer: t.offload.optimizer,
       offloadParams: t.offload.params,
       gradientCheckpointing: t.gradientCheckpointing,
-      ...(spec.trainer.microBatchSize !== undefined ? { microBatchSize: spec.trainer.microBatchSize } : {}),
+      // "auto" is sized on the device at the update (its free memory is not known here): estimated as the whole batch, its upper bound.
+      ...(typeof spec.trainer.microBatchSize === "number" ? { microBatchSize: spec.trainer.microBatchSize } : {}),
       sequences,
       sequenceLength,
       ranks,

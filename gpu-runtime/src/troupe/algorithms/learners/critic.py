@@ -25,6 +25,7 @@ from ...distributed import RankContext
 from ...models.loading import load_actor_model
 from ...engines.rollout.sampling import Rollout
 from ...models.tokenizer import Tokenizer
+from ..micro_batch import fixed_size
 from .value_norm import ValueNorm
 
 
@@ -86,7 +87,7 @@ def build_critic(
     device: torch.device,
     ctx: RankContext,
     work_dir: Path,
-    micro_batch_size: int | None,
+    micro_batch_size: int | str | None,
 ) -> Critic:
     loaded = load_actor_model(actor_spec, actor_index, work_dir)
     model = ValueModel(loaded.model, heads=len(heads)).to(device)
@@ -95,5 +96,6 @@ def build_critic(
         training["learningRate"] = learning_rate
     if training.get("gradientCheckpointing"):
         loaded.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    backend = build_backend(model, BackendSettings(name, training, device, ctx, micro_batch_size))
+    # "auto" is chosen per update (micro_batch.py): the backend (DeepSpeed's bookkeeping) gets no fixed size.
+    backend = build_backend(model, BackendSettings(name, training, device, ctx, fixed_size(micro_batch_size)))
     return Critic(name, backend, loaded.tokenizer, device, heads, ValueNorm() if value_norm else None)

@@ -14,7 +14,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import torch
 
@@ -23,6 +23,7 @@ from ...envs.environments import allocate_prompts
 from ...models.lora import adapters_disabled, has_lora
 from ..learner import LearnerSetup, register_learner
 from ..lr_schedule import lr_at
+from ..micro_batch import ChoiceLog, metrics_of, resolve_for_training
 from ..names import OFFLINE_FAMILY
 from .dpo import dpo_loss, sequence_logps
 from .offline_data import OfflineRows, SequenceBatch, check_target_columns, tokenise_rows
@@ -97,14 +98,15 @@ class OfflineLearner:
         # The same shares of promptsPerStep as the loop's plan (train.plan_prompts): eval-only environments draw none.
         weights = [0.0 if env.spec.get("evalOnly") else env.spec["weight"] for env in setup.environments]
         prompts = allocate_prompts(setup.spec["trainer"]["promptsPerStep"], weights)
-        return cls(setup.spec, setup.environments, setup.actors, prompts, setup.ctx, setup.residency)
+        return cls(setup.spec, setup.environments, setup.actors, prompts, setup.ctx, setup.residency, setup.log)
 
     def __init__(
         self, spec: dict[str, Any], environments: list[Any], actors: dict[str, "Actor"], prompts_per_env: list[int], ctx: RankContext,
-        residency: "ResidencyManager | None" = None,
+        residency: "ResidencyManager | None" = None, log: Callable[[str, str], Any] | None = None,
     ):
         self.spec, self.environments, self.actors, self.prompts_per_env, self.ctx = spec, environments, actors, prompts_per_env, ctx
         self.residency = residency
+        self.micro_batch_log = ChoiceLog(log or (lambda level, message: None))  # trainer.microBatchSize "auto"
         self.algorithm: str = spec["algorithm"]["name"]
         # evalOnly environments are never trained on: sampled and scored by evaluation.py like any run's.
         self.trained = [env for env in environments if not env.spec.get("evalOnly")]
@@ -144,7 +146,6 @@ class OfflineLearner:
         backend, training = actor.backend, actor.spec["training"]
         assert backend is not None
         pad = int(actor.loaded.tokenizer.pad_token_id)  # type: ignore[attr-defined]
-        micro_size = self.spec["trainer"].get("microBatchSize")
         if self.algorithm == "sft":
             data: SequenceBatch | PairBatch = concat_batches([p.batches[0] for p in parts], pad).to(actor.device)
             rows, total = data.input_ids.shape[0], float(data.label_mask.sum())
@@ -155,6 +156,10 @@ class OfflineLearner:
                 concat_batches([pad_width(p.batches[1], width, pad) for p in parts], pad).to(actor.device),
             )
             rows, total = data.pairs, float(data.pairs)
+        # A DPO row is a pair: chosen and rejected in one forward, twice the tokens.
+        length = data.input_ids.shape[1] if isinstance(data, SequenceBatch) else 2 * data.chosen.input_ids.shape[1]
+        micro_size, chosen = resolve_for_training(self.spec["trainer"].get("microBatchSize"), backend.module, training, rows, length, self.ctx)
+        self.micro_batch_log.report(actor.spec["name"], chosen)
         ranges = list(slices(rows, self.ctx, micro_size))
         references = [self.reference_logps(actor, data.rows(lo, hi)) for lo, hi in ranges] if isinstance(data, PairBatch) else []
         backend.module.train()
@@ -186,7 +191,7 @@ class OfflineLearner:
             for i, key in enumerate(keys):
                 sums[key] += totals[1 + i] / max(totals[1 + len(keys) + i], 1e-12)
             sums["grad_norm"] += grad_norm
-        return {key: value / iterations for key, value in sums.items()}
+        return {**{key: value / iterations for key, value in sums.items()}, **metrics_of(chosen)}
 
     def sft_micro(self, model: Any, batch: SequenceBatch, total_tokens: float) -> tuple[torch.Tensor, dict[str, float], float]:
         loss, stats = sft_loss(forward_logits(model, batch), batch.labels, batch.label_mask, normaliser=max(total_tokens, 1.0))

@@ -27,6 +27,7 @@ import torch
 from ...distributed import RankContext
 from ...engines.rollout.sampling import Rollout
 from ...residency.manager import Resident
+from ..micro_batch import ChoiceLog, resolve_for_training
 from ..names import PPO_FAMILY
 from .critic import Critic, build_critic
 from .ppo_math import explained_variance, gae, terminal_rewards, turn_gae, value_loss, whiten
@@ -334,16 +335,24 @@ def critic_of(critics: Critics, name: str, conversations: list["ConversationPart
 
 
 def fit_critics(
-    critics: Critics, pending: dict[str, list[CriticBatch]], residency: Any, spec: dict[str, Any], actors: dict[str, "Actor"], ctx: RankContext
+    critics: Critics, pending: dict[str, list[CriticBatch]], residency: Any, spec: dict[str, Any], actors: dict[str, "Actor"], ctx: RankContext,
+    choices: ChoiceLog | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Every critic's update for the step; metrics per actor it values (a centralised critic's go to each of its actors)."""
+    """Every critic's update for the step; metrics per actor it values (a centralised critic's go to each of its actors).
+    With trainer.microBatchSize "auto" each critic's micro-batches are sized to fit (micro_batch.py), as
+    `value/micro_batch_size`, logged through `choices`."""
     out: dict[str, dict[str, float]] = {}
     for critic, cb in critic_batches(critics, pending):
         owner = actors[critic.heads[0]].spec["training"]
         residency.for_update(critic.name)
-        stats = update_critic(
-            critic, cb, owner["iterationsPerBatch"], owner["maxGradNorm"], critics.settings.value_clip, ctx, spec["trainer"].get("microBatchSize")
+        micro, chosen = resolve_for_training(
+            spec["trainer"].get("microBatchSize"), critic.backend.module, owner, cb.input_ids.shape[0], cb.input_ids.shape[1], ctx
         )
+        if choices is not None:
+            choices.report(critic.name, chosen)
+        stats = update_critic(critic, cb, owner["iterationsPerBatch"], owner["maxGradNorm"], critics.settings.value_clip, ctx, micro)
+        if chosen is not None:
+            stats = {**stats, "value/micro_batch_size": float(chosen.size)}
         residency.observe("update")
         for actor in critic.heads:
             out.setdefault(actor, {}).update(stats)
