@@ -194,6 +194,60 @@ def test_auto_under_a_budget_trains_like_the_explicit_size(tmp_path, monkeypatch
     assert auto.metrics(METRIC) == [1.0, 1.0]
 
 
+def _metric_values(result, name: str) -> list[float]:
+    return [e["values"][name] for e in result.events if e["type"] == "metric" and name in e["values"]]
+
+
+@pytest.mark.parametrize("algorithm", ["sft", "dpo"])
+def test_auto_in_the_offline_loop_trains_like_the_explicit_size(tmp_path, monkeypatch, algorithm):
+    """SFT and DPO (a DPO row is a pair: twice the tokens) under a 1-byte budget equal microBatchSize 1."""
+    (tmp_path / "pairs.jsonl").write_text(
+        "".join(json.dumps({"prompt": f"say {c}:", "good": c * 3, "bad": d * 3}) + "\n" for c, d in zip("abcdefgh" * 4, "hgfedcba" * 4))
+    )
+
+    def spec_with(micro):
+        spec = small_spec(steps=2, promptsPerStep=6)
+        spec["algorithm"]["name"] = algorithm
+        spec["rewards"] = []
+        if algorithm == "sft":
+            spec["datasets"][0] = {"name": "d", "source": {"kind": "builtin", "name": "reverse_word", "size": 64}, "evalFraction": 0.25}
+            spec["environments"][0].update({"dataset": "d", "rewards": [], "completionField": "answer"})
+        else:
+            spec["algorithm"].update({"beta": 0.1})
+            spec["datasets"][0] = {"name": "d", "source": {"kind": "file", "path": str(tmp_path / "pairs.jsonl"), "format": "jsonl"}, "evalFraction": 0.25}
+            spec["environments"][0].update({"dataset": "d", "rewards": [], "chosenField": "good", "rejectedField": "bad"})
+        spec["trainer"]["microBatchSize"] = micro
+        return spec
+
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    explicit = _run(tmp_path / "explicit", spec_with(1))
+    monkeypatch.setenv(BUDGET_ENV, "1")
+    auto = _run(tmp_path / "auto", spec_with("auto"))
+    for name in ("loss", "grad_norm"):
+        assert _metric_values(auto, name) == _metric_values(explicit, name) != [], name
+    assert _metric_values(auto, METRIC) == [1.0, 1.0]
+    assert any('microBatchSize "auto" -> 1 of 6 rows' in e["message"] for e in auto.events if e["type"] == "log")
+
+
+def test_auto_sizes_the_critic_fit(tmp_path, monkeypatch):
+    """PPO: the critic's micro-batches are sized too (value/micro_batch_size), and the run equals microBatchSize 1."""
+    def spec_with(micro):
+        spec = small_spec(steps=2)
+        spec["rewards"][0] = {"name": "letter_match", "source": {"kind": "python", "code": "def reward(prompt, completion, **row):\n    return len(set(completion)) / 8"}}
+        spec["algorithm"]["name"] = "ppo"
+        spec["trainer"]["microBatchSize"] = micro
+        return spec
+
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    explicit = _run(tmp_path / "explicit", spec_with(1))
+    monkeypatch.setenv(BUDGET_ENV, "1")
+    auto = _run(tmp_path / "auto", spec_with("auto"))
+    for name in ("loss", "grad_norm", "value/loss"):
+        assert _metric_values(auto, name) == _metric_values(explicit, name) != [], name
+    assert _metric_values(auto, METRIC) == [1.0, 1.0] and _metric_values(auto, "value/micro_batch_size") == [1.0, 1.0]
+    assert any(e["message"].startswith('student/critic: trainer.microBatchSize "auto" -> 1') for e in auto.events if e["type"] == "log")
+
+
 # ------------------------------------------------------------------------------------------ the spec
 @pytest.mark.parametrize("bad", ["big", 0, 1.5, -1, True])
 def test_bad_values_are_refused_by_field(bad):
