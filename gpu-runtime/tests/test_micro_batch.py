@@ -22,12 +22,13 @@ from troupe.algorithms.micro_batch import (
     fitting_micro_batch_size,
     missing_gradient_bytes,
     resolve_for_training,
+    agree,
     resolve_micro_batch_size,
     update_bytes_per_token,
 )
 from troupe.algorithms.update import update_actor
 from troupe.algorithms.update_loss import LossOptions
-from troupe.distributed import SINGLE
+from troupe.distributed import SINGLE, RankContext
 from troupe.engines.rollout.sampling import Rollout
 from troupe.engines.train import BackendSettings
 from troupe.engines.train.torch import TorchBackend
@@ -90,6 +91,20 @@ def test_fixed_sizes_pass_through():
     assert resolve_micro_batch_size(3, model, 8, 10, SINGLE, False, False) == (3, None)
     with pytest.raises(ValueError, match='trainer.microBatchSize: "auto"'):
         resolve_micro_batch_size("auto", model, 8, 10, SINGLE, False, False)
+
+
+class _OtherRankChose3(RankContext):
+    """Rank 1 of 2, where rank 0 chose 3 (the sum stands in for the all-reduce)."""
+
+    def sum_floats(self, values):
+        return [float(v) + other for v, other in zip(values, [3.0, 0.0])]
+
+
+def test_ranks_agree_on_the_smallest_size():
+    ctx = _OtherRankChose3(rank=1, world_size=2)
+    assert agree(5, ctx) == 3  # rank 0 fits fewer rows: both take 3, so both run the same number of passes
+    assert agree(2, ctx) == 2
+    assert agree(7, SINGLE) == 7
 
 
 # ------------------------------------------------------------------------- the update it gives
@@ -246,6 +261,25 @@ def test_auto_sizes_the_critic_fit(tmp_path, monkeypatch):
         assert _metric_values(auto, name) == _metric_values(explicit, name) != [], name
     assert _metric_values(auto, METRIC) == [1.0, 1.0] and _metric_values(auto, "value/micro_batch_size") == [1.0, 1.0]
     assert any(e["message"].startswith('student/critic: trainer.microBatchSize "auto" -> 1') for e in auto.events if e["type"] == "log")
+
+
+@pytest.mark.slow
+def test_auto_with_two_ranks_trains_like_the_explicit_size(tmp_path, monkeypatch):
+    """2 CPU ranks (gloo) under a 1-byte budget (the ranks inherit the environment): the same steps as
+    microBatchSize 1 on 2 ranks, each rank's 4 rows one at a time."""
+    def spec_with(micro):
+        spec = small_spec(steps=2)
+        spec["actors"][0]["placement"] = {"processes": 2}
+        spec["trainer"]["microBatchSize"] = micro
+        return spec
+
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    explicit = _run(tmp_path / "explicit", spec_with(1))
+    monkeypatch.setenv(BUDGET_ENV, "1")
+    auto = _run(tmp_path / "auto", spec_with("auto"))
+    for name in METRICS:
+        assert auto.metrics(name) == explicit.metrics(name), name
+    assert auto.metrics(METRIC) == [1.0, 1.0]
 
 
 # ------------------------------------------------------------------------------------------ the spec
