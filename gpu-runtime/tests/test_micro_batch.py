@@ -181,18 +181,21 @@ def _run(tmp_path: Path, spec: dict):
     return result
 
 
-def test_auto_on_a_cpu_is_the_whole_batch_and_says_so(tmp_path, monkeypatch):
-    """No device budget: the same steps as no micro-batching, plus the chosen size (8 rows) as a metric and one log line."""
+def test_auto_is_the_default_and_on_a_cpu_the_whole_batch_unreported(tmp_path, monkeypatch):
+    """"auto" fills an absent microBatchSize; with no device budget (a CPU) it trains on all 8 rows at once,
+    exactly as a size of 8 does, and reports nothing (the golden event streams are these runs)."""
     monkeypatch.delenv(BUDGET_ENV, raising=False)
     spec = small_spec(steps=2)
+    assert "microBatchSize" not in spec["trainer"] and validate_spec(spec)["trainer"]["microBatchSize"] == "auto"
+    default = _run(tmp_path / "default", spec)
+    spec["trainer"]["microBatchSize"] = 8
     whole = _run(tmp_path / "whole", spec)
-    spec["trainer"]["microBatchSize"] = "auto"
-    auto = _run(tmp_path / "auto", spec)
     for name in METRICS:
-        assert auto.metrics(name) == whole.metrics(name), name
-    assert auto.metrics(METRIC) == [8.0, 8.0] and whole.metrics(METRIC) == []
-    lines = [e["message"] for e in auto.events if e["type"] == "log" and 'microBatchSize "auto"' in e["message"]]
-    assert len(lines) == 1 and "8 of 8 rows" in lines[0] and "no device budget" in lines[0]
+        assert default.metrics(name) == whole.metrics(name) != [], name
+    assert default.metrics(METRIC) == []
+    assert not [e for e in default.events if e["type"] == "log" and 'microBatchSize "auto"' in e["message"]]
+    size, chosen = resolve_for_training("auto", _tiny(), _training(), 8, 20, SINGLE)
+    assert size == 8 and chosen is not None and chosen.budget_bytes is None  # chosen, but not reported
 
 
 def test_auto_under_a_budget_trains_like_the_explicit_size(tmp_path, monkeypatch):
@@ -266,7 +269,7 @@ def test_auto_sizes_the_critic_fit(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_auto_with_two_ranks_trains_like_the_explicit_size(tmp_path, monkeypatch):
     """2 CPU ranks (gloo) under a 1-byte budget (the ranks inherit the environment): the same steps as
-    microBatchSize 1 on 2 ranks, each rank's 4 rows one at a time."""
+    microBatchSize 1 on 2 ranks, each rank's 4 rows one at a time (the log says "1 of 4 rows": a rank's share)."""
     def spec_with(micro):
         spec = small_spec(steps=2)
         spec["actors"][0]["placement"] = {"processes": 2}
@@ -280,6 +283,8 @@ def test_auto_with_two_ranks_trains_like_the_explicit_size(tmp_path, monkeypatch
     for name in METRICS:
         assert auto.metrics(name) == explicit.metrics(name), name
     assert auto.metrics(METRIC) == [1.0, 1.0]
+    lines = [e["message"] for e in auto.events if e["type"] == "log" and 'microBatchSize "auto"' in e["message"]]
+    assert len(lines) == 1 and "-> 1 of 4 rows" in lines[0] and "budget 0.00 MiB" in lines[0]  # logged once, not per step
 
 
 # ------------------------------------------------------------------------------------------ the spec

@@ -757,12 +757,13 @@ export const TrainerSpec = z
     /**
      * Sequences per forward/backward pass on each rank; the step's batch is split into micro-batches whose
      * gradients accumulate, normalised as the whole batch would be (same loss, less activation memory).
-     * Absent: the whole batch in one pass. `"auto"`: the largest size whose activations fit the device's free
-     * memory at the update (torch.cuda.mem_get_info; the same per-token activation model as
-     * memory/actorMemory.ts), capped by the rank's rows; on a CPU, where there is no device budget, all rows at
-     * once unless the runner's TROUPE_MEMORY_BUDGET_BYTES sets one (gpu-runtime algorithms/micro_batch.py).
+     * `"auto"` (the default): the largest size whose activations fit the device's free memory at the update
+     * (torch.cuda.mem_get_info; the same per-token activation model as memory/actorMemory.ts), capped by the
+     * rank's rows; on a CPU, where there is no device budget, all rows at once unless the runner's
+     * TROUPE_MEMORY_BUDGET_BYTES sets one (gpu-runtime algorithms/micro_batch.py). A number at least the
+     * rows per rank: the whole batch in one pass.
      */
-    microBatchSize: z.union([z.number().int().min(1).max(65536), z.literal("auto")]).optional(),
+    microBatchSize: z.union([z.number().int().min(1).max(65536), z.literal("auto")]).default("auto"),
     /** Mirror the run to W&B and/or TensorBoard (metrics, config, transcripts); absent: none. */
     trackers: z.array(TrackerSpec).max(8).optional(),
     /** Elo per checkpoint in game environments (RatingsSpec); absent: the defaults, on whenever checkpoints are. */

@@ -11,10 +11,10 @@ function withMicro(value: unknown) {
 }
 
 describe('trainer.microBatchSize: a number or "auto"', () => {
-  it('accepts "auto", whole numbers, and absence (the whole batch)', () => {
+  it('accepts "auto" and whole numbers; absent is "auto"', () => {
     expect(RunSpec.parse(withMicro("auto")).trainer.microBatchSize).toBe("auto");
     expect(RunSpec.parse(withMicro(4)).trainer.microBatchSize).toBe(4);
-    expect(RunSpec.parse(DEMO_SPEC_INPUT).trainer.microBatchSize).toBeUndefined();
+    expect(RunSpec.parse(DEMO_SPEC_INPUT).trainer.microBatchSize).toBe("auto");
   });
 
   it.each([["big"], [0], [1.5], [-1], [65537], [true], [null]])("refuses %j at trainer.microBatchSize", (value) => {
@@ -25,7 +25,7 @@ describe('trainer.microBatchSize: a number or "auto"', () => {
 
   it('"auto" is estimated as the whole batch (its upper bound: the device sizes it at the update)', () => {
     const a = { ...DEFAULT_ASSUMPTIONS, gpuMemoryGiB: 80, promptTokens: 100 };
-    const whole = estimateRunMemory(RunSpec.parse(DEMO_SPEC_INPUT), a, () => 1, "gpu");
+    const whole = estimateRunMemory(RunSpec.parse(withMicro(65536)), a, () => 1, "gpu");
     const auto = estimateRunMemory(RunSpec.parse(withMicro("auto")), a, () => 1, "gpu");
     const four = estimateRunMemory(RunSpec.parse(withMicro(4)), a, () => 1, "gpu");
     expect(auto.actors[0]!.memory!.activations).toBe(whole.actors[0]!.memory!.activations);

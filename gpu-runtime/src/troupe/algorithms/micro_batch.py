@@ -143,7 +143,7 @@ class AutoMicroBatch:
     budget_bytes: int | None
 
     def describe(self, who: str) -> str:
-        budget = "no device budget (CPU)" if self.budget_bytes is None else f"budget {self.budget_bytes / 2**20:,.0f} MiB"
+        budget = "no device budget (CPU)" if self.budget_bytes is None else f"budget {self.budget_bytes / 2**20:,.2f} MiB"
         return (
             f'{who}: trainer.microBatchSize "auto" -> {self.size} of {self.rows} rows per micro-batch '
             f"({self.sequence_length} tokens each, {self.bytes_per_token:,} activation bytes per token, {budget})"
@@ -172,9 +172,15 @@ def resolve_micro_batch_size(
     return size, AutoMicroBatch(size, per_rank, sequence_length, per_token, budget)
 
 
+def reported(chosen: AutoMicroBatch | None) -> bool:
+    """An "auto" choice is reported (log, metric) when a budget sized it: on a CPU without one it is the whole
+    batch, what every run did before "auto" became the default, and those runs' event streams stay as they were."""
+    return chosen is not None and chosen.budget_bytes is not None
+
+
 def metrics_of(chosen: AutoMicroBatch | None) -> dict[str, float]:
-    """The metric of an "auto" choice; nothing for a fixed size (so runs without "auto" report what they did)."""
-    return {METRIC: float(chosen.size)} if chosen is not None else {}
+    """The metric of an "auto" choice that a budget sized; nothing otherwise (see `reported`)."""
+    return {METRIC: float(chosen.size)} if chosen is not None and reported(chosen) else {}
 
 
 def fixed_size(setting: Any) -> int | None:
@@ -192,13 +198,13 @@ def resolve_for_training(
 
 
 class ChoiceLog:
-    """Logs an "auto" choice the first time for each model and whenever it changes (not every step)."""
+    """Logs an "auto" choice a budget sized, the first time for each model and whenever it changes (not every step)."""
 
     def __init__(self, log: Callable[[str, str], None]) -> None:
         self.log = log
         self.last: dict[str, int] = {}
 
     def report(self, who: str, chosen: AutoMicroBatch | None) -> None:
-        if chosen is not None and self.last.get(who) != chosen.size:
+        if chosen is not None and reported(chosen) and self.last.get(who) != chosen.size:
             self.last[who] = chosen.size
             self.log("info", chosen.describe(who))

@@ -1364,9 +1364,9 @@ class Trainer:
     episodes_per_step: int
     device: Literal['auto', 'cpu', 'cuda']
     cpu_threads: int
+    micro_batch_size: Literal['auto'] | int
     max_duration_seconds: int | None = None
     offload_between_phases: bool | None = None
-    micro_batch_size: Literal['auto'] | int | None = None
     trackers: tuple[TrainerTrackersWandb | TrainerTrackersTensorboard, ...] | None = None
     ratings: TrainerRatings | None = None
     advisories: TrainerAdvisories | None = None
@@ -1386,7 +1386,7 @@ class Trainer:
             cpu_threads=d.get('cpuThreads', 0),
             max_duration_seconds=d['maxDurationSeconds'] if d.get('maxDurationSeconds') is not None else None,
             offload_between_phases=d['offloadBetweenPhases'] if d.get('offloadBetweenPhases') is not None else None,
-            micro_batch_size=d['microBatchSize'] if d.get('microBatchSize') is not None else None,
+            micro_batch_size=d.get('microBatchSize', 'auto'),
             trackers=tuple({'wandb': TrainerTrackersWandb, 'tensorboard': TrainerTrackersTensorboard}[x['kind']].from_dict(x) for x in d['trackers']) if d.get('trackers') is not None else None,
             ratings=TrainerRatings.from_dict(d['ratings']) if d.get('ratings') is not None else None,
             advisories=TrainerAdvisories.from_dict(d['advisories']) if d.get('advisories') is not None else None,
@@ -1482,7 +1482,7 @@ class RunSpec:
             rewards=tuple(Reward.from_dict(x) for x in d.get('rewards', [])),
             environments=tuple(Environment.from_dict(x) for x in d['environments']),
             algorithm=Algorithm.from_dict(d.get('algorithm', {'name': 'grpo', 'groupSize': 8, 'dynamicSampling': {'enabled': False, 'maxRounds': 3}, 'overlong': {'mode': 'off', 'bufferTokens': 16, 'penalty': 1}, 'beta': 0.1, 'dpoLoss': 'sigmoid', 'labelSmoothing': 0, 'gamma': 1, 'lambda': 0.95, 'valueClip': 0.2, 'advantage': 'group', 'rae': {'decay': 0.95}, 'qmix': {'mixingEmbedDim': 32}, 'happo': {'factorClip': 10}})),
-            trainer=Trainer.from_dict(d.get('trainer', {'steps': 100, 'promptsPerStep': 4, 'evalEvery': 0, 'checkpointEvery': 0, 'keepCheckpoints': 0, 'episodesPerStep': 4, 'device': 'auto', 'cpuThreads': 0})),
+            trainer=Trainer.from_dict(d.get('trainer', {'steps': 100, 'promptsPerStep': 4, 'evalEvery': 0, 'checkpointEvery': 0, 'keepCheckpoints': 0, 'episodesPerStep': 4, 'device': 'auto', 'cpuThreads': 0, 'microBatchSize': 'auto'})),
             cluster={'local': ClusterLocal, 'ray': ClusterRay}[d.get('cluster', {'kind': 'local'})['kind']].from_dict(d.get('cluster', {'kind': 'local'})),
             sandbox=Sandbox.from_dict(d.get('sandbox', {'network': False, 'memoryMb': 512, 'cpuSeconds': 10, 'processes': 64, 'outputBytes': 1000000})),
             tags=tuple(d.get('tags', [])),

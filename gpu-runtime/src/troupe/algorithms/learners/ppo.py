@@ -27,7 +27,7 @@ import torch
 from ...distributed import RankContext
 from ...engines.rollout.sampling import Rollout
 from ...residency.manager import Resident
-from ..micro_batch import ChoiceLog, resolve_for_training
+from ..micro_batch import ChoiceLog, reported, resolve_for_training
 from ..names import PPO_FAMILY
 from .critic import Critic, build_critic
 from .ppo_math import explained_variance, gae, terminal_rewards, turn_gae, value_loss, whiten
@@ -351,7 +351,7 @@ def fit_critics(
         if choices is not None:
             choices.report(critic.name, chosen)
         stats = update_critic(critic, cb, owner["iterationsPerBatch"], owner["maxGradNorm"], critics.settings.value_clip, ctx, micro)
-        if chosen is not None:
+        if reported(chosen):
             stats = {**stats, "value/micro_batch_size": float(chosen.size)}
         residency.observe("update")
         for actor in critic.heads:

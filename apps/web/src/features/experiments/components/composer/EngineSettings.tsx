@@ -39,44 +39,6 @@ function OffloadBetweenPhasesField() {
   );
 }
 
-/**
- * `trainer.microBatchSize` is a number, `"auto"` (sized to fit the device's free memory at the update) or
- * absent (the whole batch at once): a number input beside an "auto" checkbox that stores the string.
- */
-function MicroBatchSizeField() {
-  const { draft, set, issues } = useComposer();
-  const path = "trainer.microBatchSize";
-  const value = getIn(draft, path);
-  const id = fieldDomId(path);
-  const auto = value === "auto";
-  return (
-    <div className="form-field">
-      <label htmlFor={id}>Micro-batch size</label>
-      <input
-        id={id}
-        type="number"
-        min={1}
-        step={1}
-        disabled={auto}
-        placeholder={auto ? "sized to fit" : "whole batch"}
-        value={typeof value === "number" ? value : ""}
-        onChange={(e) => set(path, e.target.value === "" ? undefined : Number(e.target.value))}
-        {...(issues.has(path) ? { "aria-invalid": true as const, "aria-describedby": `${id}-error` } : {})}
-      />
-      <label className="checkbox">
-        <input type="checkbox" checked={auto} onChange={(e) => set(path, e.target.checked ? "auto" : undefined)} data-testid="micro-batch-auto" />
-        auto
-      </label>
-      <span className="hint">
-        Sequences per forward/backward on each rank; gradients of the micro-batches accumulate to the same update with less activation memory.
-        Empty: the whole batch at once. auto: the largest size whose activations fit the device&apos;s free memory at the update (on a CPU: the
-        whole batch).
-      </span>
-      <IssueText path={path} />
-    </div>
-  );
-}
-
 /** Trainer settings of the training engines (issue 14): between-phase offload, micro-batches, and where the ranks run. */
 export function EngineSettings() {
   const { draft, set } = useComposer();
@@ -87,7 +49,14 @@ export function EngineSettings() {
       <legend>Training engine</legend>
       <div className="form-grid">
         <OffloadBetweenPhasesField />
-        <MicroBatchSizeField />
+        <DraftField
+          kind="number"
+          path="trainer.microBatchSize"
+          label="Micro-batch size"
+          integer
+          placeholder="auto"
+          hint="Sequences per forward/backward on each rank; gradients of the micro-batches accumulate to the same update with less activation memory. Empty (auto): the largest size whose activations fit the device's free memory at the update; on a CPU, the whole batch."
+        />
         <div className="form-field">
           <label htmlFor={fieldDomId("cluster.kind")}>Cluster</label>
           <select
