@@ -84,3 +84,39 @@ def test_resume_with_episodes_in_flight_is_exact(tmp_path: Path):
     got = {**{key: v for key, v in per_step(first.events).items() if key[0] <= 2}, **per_step(second.events)}
     assert got == want and len(want) == 4 * len(ACTORS)
     assert episodes(second.events) == [e for e in episodes(straight.events) if e[0] > 2]
+
+
+def _game(folder: Path) -> dict:
+    from test_game_learning import GAME, game_spec
+
+    return game_spec(3, GAME)
+
+
+def _python(folder: Path) -> dict:
+    from test_acting import relay_spec
+
+    return relay_spec(wd(folder), steps=3)
+
+
+@pytest.mark.parametrize("make", [_game, _python], ids=["game", "python"])
+def test_other_multi_turn_kinds_k0_is_sync_and_k1_runs_in_the_process_as_in_the_thread(tmp_path: Path, make, monkeypatch):
+    """A game (tic-tac-toe against a random opponent) and a python environment that acts (test_acting.py's relay):
+    K = 0 gives the synchronous run's floats and episodes; K = 1 in the producer process the thread's."""
+    import troupe.train as train_module
+
+    def run(name: str, k: int | None):
+        s = make(tmp_path / name)
+        if k is not None:
+            s["algorithm"]["async"] = {"maxStaleness": k}
+        result = run_spec(s, events=EventWriter(keep=True), work_dir=wd(tmp_path / name))
+        assert result.state == "succeeded", result.message
+        return result
+
+    sync, k0, process = run("sync", None), run("k0", 0), run("process", 1)
+    assert per_step(k0.events, drop=STALENESS) == per_step(sync.events) and episodes(k0.events) == episodes(sync.events)
+    assert len(episodes(sync.events)) > 0
+    lags = [e["values"]["staleness/max"] for e in process.events if e["type"] == "metric" and "staleness/max" in e["values"]]
+    assert lags and max(lags) == 1.0 and any("producer process" in e.get("message", "") for e in process.events)
+    monkeypatch.setattr(train_module, "process_producer_ok", lambda *a: "forced by the test")
+    thread = run("thread", 1)
+    assert per_step(process.events) == per_step(thread.events) and episodes(process.events) == episodes(thread.events)

@@ -41,7 +41,24 @@ def relay_spec() -> dict:
 
 @pytest.mark.slow
 def test_relay_demo_learns_the_protocol_and_holds_it_without_collapse(tmp_path):
+    learns_the_protocol(relay_spec(), tmp_path)
+
+
+@pytest.mark.slow
+def test_relay_demo_learns_with_asynchronous_rollouts_k1(tmp_path):
+    """The same run with whole episodes produced one update ahead (algorithm.async.maxStaleness 1, the producer
+    process on CPU): the same bars (chance 1/8 for a blind Bob, rise >= 0.15, last 20 steps >= 0.25, no
+    collapse), every actor's staleness at most 1. MEASURED_K1 below."""
     spec = relay_spec()
+    spec["algorithm"]["async"] = {"maxStaleness": 1}
+    result = learns_the_protocol(spec, tmp_path)
+    assert any("producer process" in e.get("message", "") for e in result.events)
+    for actor in ("alice", "bob"):
+        lags = [e["values"]["staleness/max"] for e in result.events if e["type"] == "metric" and e.get("actor") == actor and "staleness/max" in e["values"]]
+        assert len(lags) == spec["trainer"]["steps"] and lags[0] == 0.0 and set(lags[1:]) == {1.0}, (actor, lags[:5])
+
+
+def learns_the_protocol(spec: dict, tmp_path):
     started = time.monotonic()
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
     assert result.state == "succeeded", result.message
@@ -71,3 +88,4 @@ def test_relay_demo_learns_the_protocol_and_holds_it_without_collapse(tmp_path):
         hits += bool(bob) and max(set(bob), key=bob.count) == secret
     print(f"relay transcripts, last 20 steps: Bob's most common character is the secret in {hits} of {total}")
     assert total >= WINDOW and hits / total >= 2 * PROMPT_BLIND_BEST, (hits, total)
+    return result
