@@ -48,12 +48,12 @@ def test_a_sharded_backend_and_a_vllm_engine_are_refused_on_the_actor():
     assert _issues(_actor0(backend="vllm", model={"source": "huggingface", "id": "Qwen/Qwen2.5-0.5B"})) == ["actors.0.backend"]
 
 
-def test_multi_turn_environments_are_refused_on_the_kind():
+def test_multi_turn_environments_are_accepted():
     def collaborative(doc):
         doc["environments"][0].update(kind="collaborative", roundSpec="student")
         return doc
 
-    assert _issues(collaborative) == ["environments.0.kind"]
+    assert _issues(collaborative) == []
 
 
 def test_learners_outside_the_grpo_family_are_refused_on_async():

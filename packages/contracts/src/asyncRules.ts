@@ -1,8 +1,8 @@
 /**
  * What asynchronous rollouts (`algorithm.async`) can run with, each refusal on the field that conflicts. The
- * producer (gpu-runtime/src/troupe/async_rollout.py) samples single-turn environments in a thread of the one
- * trainer process, from a plain copy of each trainable actor's module. Mirrored by the runtime's
- * spec/async_rules.py; both test the same cases.
+ * producer (gpu-runtime/src/troupe/rollout/async_rollout.py, a thread; async_process.py, a process on CPU hosts)
+ * plays every environment kind's share, multi-turn episodes whole, from a plain copy of each trainable actor's
+ * module. Mirrored by the runtime's spec/async_rules.py; both test the same cases.
  */
 import type { ActorRuleIssue, ActorRuleInput } from "./actorRules";
 
@@ -12,7 +12,6 @@ export { ASYNC_ALGORITHMS };
 
 export interface AsyncRuleInput {
   actors: (Pick<ActorRuleInput, "backend" | "trainable" | "placement"> & { training: { backend: string } })[];
-  environments: { kind: string; evalOnly?: boolean }[];
   algorithm: { name: string; async?: { maxStaleness: number } };
 }
 
@@ -24,11 +23,6 @@ export function asyncIssues(spec: AsyncRuleInput): ActorRuleIssue[] {
   if (!(ASYNC_ALGORITHMS as readonly string[]).includes(spec.algorithm.name)) {
     add(["algorithm", "async"], `${why} feed the GRPO family (${ASYNC_ALGORITHMS.join(", ")}), not "${spec.algorithm.name}": remove async`);
   }
-  spec.environments.forEach((env, i) => {
-    if (env.kind !== "single_turn" && !env.evalOnly) {
-      add(["environments", i, "kind"], `${why} sample single_turn environments only; this one is "${env.kind}": remove algorithm.async`);
-    }
-  });
   spec.actors.forEach((a, i) => {
     if (a.backend === "openai") return;
     const ranks = a.placement.gpus.length > 0 ? a.placement.gpus.length : (a.placement.processes ?? 1);

@@ -66,9 +66,9 @@ describe("algorithm.async", () => {
     expect(vllm.map((i) => i.path)).toEqual(["actors.0.backend"]);
   });
 
-  it("refuses multi-turn environments, on the environment's kind", () => {
+  it("accepts multi-turn environments: whole episodes are produced ahead", () => {
     const found = asyncIssues((s) => ({ ...s, environments: [{ ...s.environments[0], kind: "collaborative", roundSpec: "student" }] }));
-    expect(found.map((i) => i.path)).toEqual(["environments.0.kind"]);
+    expect(found).toEqual([]);
   });
 
   it("refuses learners outside the GRPO family, on algorithm.async", () => {

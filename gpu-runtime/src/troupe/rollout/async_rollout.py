@@ -44,6 +44,7 @@ from ..models.loading import LoadedModel
 from ..engines.rollout import HFEngine
 from ..models.shared_lora import AdapterBound
 from ..envs.single_turn import EnvRollout
+from ..algorithms.training_shares import ConversationPart
 from .collect import players_of, roll_out_step, score_step
 
 if TYPE_CHECKING:
@@ -54,17 +55,21 @@ IN_FLIGHT_FILE = "in_flight.pt"
 
 @dataclass
 class ProducedBatch:
-    """What the rollout and reward phases of step `step` produce: each trainable actor's environment parts,
-    scored (and refilled by dynamic sampling); `version` = updates the sampling weights had seen."""
+    """What the rollout and reward phases of step `step` produce: each trainable actor's single-turn parts and
+    the multi-turn environments' conversations (whole episodes: every turn of every actor), scored (single-turn
+    parts refilled by dynamic sampling); `version` = updates the sampling weights had seen."""
 
     step: int
     version: int
     parts: dict[str, list[EnvRollout]]
     rollout_seconds: dict[str, float]
     resampling: dict[str, dict[str, float]]
+    conversations: list[ConversationPart] = dataclasses.field(default_factory=list)
 
     def staleness(self) -> dict[str, float]:
-        """In updates: the policy trained at step t has seen t - 1. Every sample of a batch has the same age."""
+        """In updates: the policy trained at step t has seen t - 1. Every sample of a batch has the same age (one
+        weights version per batch, every turn of every conversation included); each trained actor's metric event
+        reports it, so staleness is per actor."""
         lag = float(self.step - 1 - self.version)
         return {"staleness/mean": lag, "staleness/max": lag}
 
@@ -74,9 +79,7 @@ def produce_batch(step: int, version: int, spec: dict[str, Any], environments: l
     players = players_of(spec, samplers, {})
     collected, shares = roll_out_step(environments, prompts_per_env, players, step)
     resampling = score_step(collected, shares, players, spec["algorithm"]["dynamicSampling"])
-    if collected.conversations:  # spec/async_rules.py refuses these before anything is queued
-        raise RuntimeError("asynchronous rollouts sample single_turn environments only")
-    return ProducedBatch(step, version, collected.parts, collected.rollout_seconds, resampling)
+    return ProducedBatch(step, version, collected.parts, collected.rollout_seconds, resampling, collected.conversations)
 
 
 def _raw(model: Any) -> torch.nn.Module:
@@ -262,6 +265,8 @@ def batch_state(batch: ProducedBatch, environments: list[Any]) -> dict[str, Any]
         "parts": {n: [part(p) for p in ps] for n, ps in batch.parts.items()},
         "rollout_seconds": dict(batch.rollout_seconds),
         "resampling": batch.resampling,
+        # Episodes are plain data (messages, rewards, the environment's own state): pickled as they are.
+        "conversations": [{"env": envs[id(c.env)], "row_indices": c.row_indices, "episodes": c.episodes} for c in batch.conversations],
     }
 
 
@@ -269,7 +274,8 @@ def batch_from_state(state: dict[str, Any], environments: list[Any]) -> Produced
     parts: dict[str, list[EnvRollout]] = defaultdict(list)
     for n, ps in state["parts"].items():
         parts[n] = [EnvRollout(**{**p, "env": environments[p["env"]]}) for p in ps]
-    return ProducedBatch(state["step"], state["version"], parts, defaultdict(float, state["rollout_seconds"]), state["resampling"])
+    conversations = [ConversationPart(environments[c["env"]], c["row_indices"], c["episodes"]) for c in state.get("conversations", [])]
+    return ProducedBatch(state["step"], state["version"], parts, defaultdict(float, state["rollout_seconds"]), state["resampling"], conversations)
 
 
 def load_in_flight(folder: Path, environments: list[Any]) -> tuple[list[ProducedBatch], dict[str, Any] | None]:

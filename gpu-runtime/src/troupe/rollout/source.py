@@ -90,7 +90,7 @@ class ProducerSource:
         self.report_memory(step, "rollout")
         self.report_memory(step, "reward")
         sleep_for_training(self.places.actors)  # colocated engines free their memory while the actors train
-        return StepBatch(produced.parts, [], produced.rollout_seconds, produced.resampling, produced.staleness)
+        return StepBatch(produced.parts, produced.conversations, produced.rollout_seconds, produced.resampling, produced.staleness)
 
     def quiesce(self) -> ContextManager[None]:
         return self.producer.quiesce()

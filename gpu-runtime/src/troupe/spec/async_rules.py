@@ -1,5 +1,9 @@
 """The contracts' rules for asynchronous rollouts (packages/contracts/src/asyncRules.ts `asyncIssues`), mirrored
-for specs that reach the runtime without a Troupe client; tests/test_async_rules.py runs the contracts' cases."""
+for specs that reach the runtime without a Troupe client; tests/test_async_rules.py runs the contracts' cases.
+
+Every environment kind is accepted: the producers run the rollout phases every kind implements (rollout/collect.py
+through envs/protocol.py), whole episodes of multi-turn environments included. What stays refused is what the
+producer cannot copy: several ranks, a vLLM engine, a sharded training backend."""
 
 from __future__ import annotations
 
@@ -18,9 +22,6 @@ def async_issues(spec: dict[str, Any]) -> list[FieldIssue]:
     issues: list[FieldIssue] = []
     if algorithm["name"] not in ASYNC_ALGORITHMS:
         issues.append(FieldIssue("algorithm.async", f'{WHY} feed the GRPO family ({", ".join(ASYNC_ALGORITHMS)}), not "{algorithm["name"]}": remove async'))
-    for i, env in enumerate(spec["environments"]):
-        if env["kind"] != "single_turn" and not env.get("evalOnly"):
-            issues.append(FieldIssue(f"environments.{i}.kind", f'{WHY} sample single_turn environments only; this one is "{env["kind"]}": remove algorithm.async'))
     for i, a in enumerate(spec["actors"]):
         if a["backend"] == "openai":
             continue

@@ -1,0 +1,123 @@
+"""Asynchronous multi-turn rollouts against synchronous ones (issue 28, item 1): the calculator tool task of
+gpu-runtime/tests/tools_task.py (a `tools` environment, two actor turns per episode: the call, then the answer),
+GRPO from the same SFT warm-up, the same steps and seed, once with `algorithm.async.maxStaleness: 1` and once
+without. Rollout workers (item 2) are not part of this bench yet: the async arm's sampler is the run's own
+producer process (rollout/async_process.py).
+
+The CPU split (the host has 2 cores): each arm gets both. Synchronous: one process, `trainer.cpuThreads: 2`
+(sampling and training take turns on two threads). Async: `trainer.cpuThreads: 1` for the trainer and one for
+the producer process (it takes the trainer's thread count), so sampling and training run side by side on one
+core each. The arms run one after the other, never together.
+
+For each seed it prints the mean step time of each arm (the first step left out: process start, warm-up), their
+ratio (goal <= 0.6x), and both reward curves (10-step means of reward/mean); with --out, the whole curves as
+JSON. Run it on an otherwise idle host: other load changes the ratio.
+
+    .venv/bin/python bench/runtime/agentic.py [--seeds 17 18] [--steps 40] [--sft-steps 250] [--out DIR]
+
+Measured (one brief run, NOT an idle host: other engineers' jobs kept the load average at 3.6-4.5 on the 2 cores):
+  seed 17, 250 SFT + 20 GRPO steps: step time sync 2.265 s, async 2.627 s, ratio 1.16x (goal <= 0.6x not met);
+  reward 10-step means sync [0.41, 0.74], async [0.39, 0.72]; successful calls sync [0.49, 0.87], async
+  [0.50, 0.83]; staleness max 1. (12 steps after 60 SFT steps at load ~6: 0.86x, reward 0 in both arms.)
+With no idle core the producer cannot overlap anything and the trainer loses its second thread; the ratio has
+to be measured again on an idle host before anything is concluded about the goal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "gpu-runtime" / "tests"))
+
+
+def warm_up(root: Path, seed: int, sft_steps: int) -> None:
+    """The SFT warm-up both arms start from (test_tools_learning.py's stage 1), and the RL questions."""
+    from test_tools_learning import TOOL_SHARE, sft_spec
+    from tools_task import build_model_folder, questions, write_rl_rows, write_sft_rows
+
+    from troupe import EventWriter, run_spec
+
+    warmup = root / "warmup"
+    warmup.mkdir(parents=True)
+    base = build_model_folder(warmup / "base", seed=seed)  # a local model is read only under the run folder
+    seen = questions(600, seed=1)
+    write_sft_rows(warmup / "warmup.jsonl", seen, TOOL_SHARE, seed=2)
+    spec = sft_spec(str(base))
+    spec["seed"] = seed
+    spec["trainer"].update(steps=sft_steps, checkpointEvery=sft_steps, cpuThreads=2)
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=warmup)
+    if result.state != "succeeded":
+        raise SystemExit(f"warm-up failed: {result.message}")
+    for arm in ("sync", "async"):
+        (root / arm).mkdir()
+        write_rl_rows(root / arm / "products.jsonl", questions(200, seed=3, exclude=frozenset(seen)))
+
+
+def arm(root: Path, name: str, seed: int, steps: int, sft_steps: int) -> dict[str, Any]:
+    from test_tools_learning import rl_spec
+
+    from troupe import EventWriter, run_spec
+
+    spec = rl_spec("warmup")
+    spec["seed"] = seed
+    spec["actors"][0]["model"]["step"] = sft_steps
+    spec["trainer"].update(steps=steps, cpuThreads=2 if name == "sync" else 1)
+    if name == "async":
+        spec["algorithm"]["async"] = {"maxStaleness": 1}
+    started = time.monotonic()
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=root / name)
+    seconds = time.monotonic() - started
+    if result.state != "succeeded":
+        raise SystemExit(f"{name} failed: {result.message}")
+    step_times = result.metrics("step_time_s")
+    return {
+        "seconds": seconds,
+        "step_time_s": step_times,
+        "mean_step_time_s": sum(step_times[1:]) / max(len(step_times) - 1, 1),
+        "reward": result.metrics("reward/mean"),
+        "tool_success": result.metrics("tools/success_rate"),
+        "staleness_max": max(result.metrics("staleness/max") or [0.0]),
+    }
+
+
+def means(xs: list[float], n: int = 10) -> list[float]:
+    return [round(sum(xs[i : i + n]) / len(xs[i : i + n]), 2) for i in range(0, len(xs), n)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[17, 18])
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--sft-steps", type=int, default=250)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    print(f"agentic: tools/calculator, GRPO {args.steps} steps after {args.sft_steps} SFT steps; sync: 1 process x 2 threads; "
+          f"async K=1: trainer 1 thread + producer process 1 thread; load average before {os.getloadavg()[0]:.2f}")
+    ratios = []
+    for seed in args.seeds:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "runs"
+            warm_up(root, seed, args.sft_steps)
+            sync, asyn = arm(root, "sync", seed, args.steps, args.sft_steps), arm(root, "async", seed, args.steps, args.sft_steps)
+        ratio = asyn["mean_step_time_s"] / sync["mean_step_time_s"]
+        ratios.append(ratio)
+        print(f"seed {seed}: step time sync {sync['mean_step_time_s']:.3f}s, async {asyn['mean_step_time_s']:.3f}s, ratio {ratio:.2f}x "
+              f"(goal <= 0.6x); staleness max {asyn['staleness_max']:.0f}")
+        print(f"  reward (10-step means)  sync  {means(sync['reward'])}\n                          async {means(asyn['reward'])}")
+        print(f"  tool success            sync  {means(sync['tool_success'])}\n                          async {means(asyn['tool_success'])}")
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / f"agentic-seed{seed}.json").write_text(json.dumps({"seed": seed, "steps": args.steps, "sync": sync, "async": asyn, "ratio": ratio}))
+    print(f"step-time ratio async/sync per seed {[round(r, 2) for r in ratios]}, mean {sum(ratios) / len(ratios):.2f}x; "
+          f"load average after {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
