@@ -17,7 +17,7 @@ import pytest
 from runtime_helpers import small_spec
 
 from troupe import EventWriter, run_spec
-from troupe import train as train_module
+import troupe.train as train_module  # the loop module (`from troupe import train` is the library call until it is imported)
 from troupe.residency.manager import ResidencyManager
 
 

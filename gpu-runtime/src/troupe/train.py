@@ -59,6 +59,12 @@ class StopSignal(Protocol):
     def is_set(self) -> bool: ...
 
 
+def report_memory(events: EventWriter, step: int, phase: str, device: torch.device, actor: str | None = None) -> None:
+    for reading in memory_readings(device):
+        events.memory(step=step, phase=phase, actor=actor, **reading)  # type: ignore[arg-type]
+    reset_memory_peaks(device)  # so the next phase's peak is its own
+
+
 def build_residency(trainer: Trainer, actors: dict[str, Actor], events: EventWriter) -> ResidencyManager:
     """One manager for every local model: trainable actors (params + optimizer), frozen ones and KL references."""
     between = offload_between_phases(trainer, {name: a.device for name, a in actors.items()})
@@ -212,9 +218,7 @@ def run_loop(
         events.log("info", "policy loss: Liger fused linear GRPO loss where the loss type maps onto it")
 
     def memory(step: int, phase: str, actor: str | None = None) -> None:
-        for reading in memory_readings(device):
-            events.memory(step=step, phase=phase, actor=actor, **reading)  # type: ignore[arg-type]
-        reset_memory_peaks(device)  # so the next phase's peak is its own
+        report_memory(events, step, phase, device, actor)
 
     environments: list[Any] = build_run_environments(spec, work_dir, rewards)
     for env in environments:
