@@ -318,14 +318,19 @@ def test_cli_says_whether_user_code_can_run(tmp_path):
 FORK_BOMB_REWARD = '''
 import os, time
 
-def _rss_mb():
+def _held_mb():
+    # Proportional set sizes (Pss): a page shared by n processes counts 1/n in each, so the sum is what the
+    # sandbox really holds. Summing VmRSS counted the interpreter's copy-on-write pages once per fork (771 MB
+    # "held" under a 768 MB cgroup on CI); VmRSS stays only where smaps_rollup is missing (kernels < 4.14).
     total = 0
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
-                for line in open(f"/proc/{name}/status"):
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
+                try:
+                    lines, key = open(f"/proc/{name}/smaps_rollup").read().splitlines(), "Pss:"
+                except FileNotFoundError:
+                    lines, key = open(f"/proc/{name}/status").read().splitlines(), "VmRSS:"
+                total += sum(int(line.split()[1]) for line in lines if line.startswith(key))
             except OSError:
                 continue
     return total / 1024
@@ -353,7 +358,7 @@ def reward(prompt, completion, **row):
             finally:
                 os._exit(0)
     time.sleep(4)
-    return _rss_mb()  # what every process of this sandbox holds now (its own /proc shows only them)
+    return _held_mb()  # what every process of this sandbox holds now (its own /proc shows only them)
 '''
 
 
