@@ -9,6 +9,7 @@ import { expect, test } from "@playwright/test";
 
 test("an admin invites a viewer, who can watch but not launch", async ({ page, browser, baseURL }) => {
   await page.goto("/settings/users");
+  await expect(page.getByTestId("invite-create")).toBeEnabled(); // hydrated: typing before it would be lost
   const email = `viewer-${Date.now()}@troupe.test`;
   await page.getByTestId("invite-email").fill(email);
   await page.getByTestId("invite-role").selectOption("viewer");

@@ -7,6 +7,7 @@ import { errorMessage, fieldIssuesOf } from "../../../trpc/errors";
 import { useTRPC } from "../../../trpc/react";
 import { ROLE_DESCRIPTIONS, ROLES, type Role } from "../lib/roles";
 import { useCurrentUser } from "./CurrentUser";
+import { useHydrated } from "../../../lib/useHydrated";
 import { refetchAfterWrite } from "../../../trpc/refetch";
 
 /**
@@ -44,6 +45,8 @@ export function UsersPage() {
   const emailError = issues.find((i) => i.path === "email")?.message;
   const inviteError = invite.error && !emailError ? errorMessage(invite.error) : null;
   const rowError = setUserRole.error ?? setDisabled.error ?? reinvite.error;
+
+  const hydrated = useHydrated();
 
   function submit(e: FormEvent) {
     e.preventDefault();
@@ -88,7 +91,8 @@ export function UsersPage() {
           </div>
         )}
         <div className="card-actions">
-          <button type="submit" disabled={invite.isPending} data-testid="invite-create">
+          {/* Disabled until hydrated: a click before React owns the form would submit it natively (a page reload that loses the email). */}
+          <button type="submit" disabled={!hydrated || invite.isPending} data-testid="invite-create">
             {invite.isPending ? "Inviting…" : "Invite"}
           </button>
         </div>
