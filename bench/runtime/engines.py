@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import statistics
 import sys
 import tempfile
@@ -28,7 +29,7 @@ sys.path.insert(0, str(ROOT / "gpu-runtime" / "tests"))
 from runtime_helpers import small_spec  # noqa: E402
 
 from troupe import EventWriter, run_spec  # noqa: E402
-from troupe import train as train_module  # noqa: E402
+import troupe.train as train_module  # noqa: E402  (the loop module; `from troupe import train` is the library function)
 
 
 def mib(n: float) -> str:
@@ -50,9 +51,9 @@ def resident_books() -> None:
     books = {}
     original = train_module.build_residency
 
-    def spy(spec, actors, events):
-        manager = original(spec, actors, events)
-        books[bool(spec["trainer"]["offloadBetweenPhases"])] = manager
+    def spy(trainer, actors, events):  # the loop hands the typed trainer section
+        manager = original(trainer, actors, events)
+        books[bool(trainer.offload_between_phases)] = manager
         return manager
 
     train_module.build_residency = spy
@@ -124,6 +125,8 @@ def big_model(steps: int, skip_ranks: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         folder = model_folder(tmp)
+        # The model lies beside the runs' folders: a data root, as an operator lists one (TROUPE_DATA_ROOTS).
+        os.environ["TROUPE_DATA_ROOTS"] = ",".join(filter(None, [os.environ.get("TROUPE_DATA_ROOTS"), str(tmp)]))
         params = sum(p.numel() for p in __import__("transformers").AutoModelForCausalLM.from_pretrained(folder).parameters())
         print(f"\n2. offload cost per step, Qwen2 {params / 1e6:.0f}M parameters, {steps} steps (median of steps 2..)")
         plain = step_stats(run(big_spec(folder, steps, offloadBetweenPhases=False), tmp, "plain"))

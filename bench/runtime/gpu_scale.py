@@ -49,6 +49,7 @@ from transformers import GenerationConfig  # noqa: E402
 
 from troupe.engines.train import BackendSettings, build_backend  # noqa: E402
 from troupe.distributed import SINGLE  # noqa: E402
+from troupe.residency.host_buffers import HostBuffers  # noqa: E402
 from troupe.residency.manager import Resident, ResidencyManager  # noqa: E402
 from troupe.engines.rollout.sampling import Rollout  # noqa: E402
 from troupe.engines.rollout import EnginePrompt, HFEngine  # noqa: E402
@@ -110,6 +111,7 @@ class Bench:
     device: torch.device
     sizes: Sizes
     rows: list[Row] = field(default_factory=list)
+    profile: bool = False
 
     def add(self, row: Row) -> Row:
         self.rows.append(row)
@@ -336,8 +338,23 @@ def update_section(b: Bench, shape: str, limits: Limits) -> None:
     tflops = 6 * params * tokens / seconds / 1e12
     b.add(Row(f"update {shape}", "GRPO step (fwd+bwd+AdamW, bf16): MFU = 6*params*tokens/time vs bf16 peak", tflops, "TFLOP/s", limits.bf16_tflops, "TFLOP/s bf16", ">= 0.40",
               f"{s.update_rows}x{s.update_prompt + s.update_completion} tokens, {params / 1e6:.1f}M params, step {seconds:.3f}s, peak {mem['peak'] / GIB:.1f} GiB"))
+    if b.profile:
+        profile_step(b, shape, lambda: one_update(backend, batch, mask, advantages))
     del backend, model, batch
     b.free()
+
+
+def profile_step(b: Bench, shape: str, step: Callable[[], Any]) -> None:
+    """Where one update step's device time goes (--profile): the kernels by total CUDA time, printed (not rows)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if b.device.type == "cuda" else [])
+    with profile(activities=activities) as prof:
+        step()
+        b.sync()
+    key = "self_device_time_total" if b.device.type == "cuda" else "self_cpu_time_total"
+    print(f"\n  [update {shape}] profile of one step, top kernels by {key}:")
+    print(prof.key_averages().table(sort_by=key, row_limit=15, max_name_column_width=60), flush=True)
 
 
 # ----------------------------------------------------------------------------------------------- log-probs
@@ -387,6 +404,10 @@ def offload_section(b: Bench, shape: str, limits: Limits) -> None:
             model = build_model(shape, b.device, torch.float32).train()
             actors[name] = build_backend(model, BackendSettings(name, training_settings("bf16"), b.device, SINGLE))
             manager.add(Resident(name, b.device, backend=actors[name]))
+        if between:  # as the run loop does (train.build_residency): host buffers before the first step, reused by every move
+            t0 = time.perf_counter()
+            reserved = manager.prepare_host_buffers(HostBuffers(pin=cuda))
+            b.add(Row(f"offload {shape}", "host buffers set aside before the first step (once per run)", reserved / GIB, "GiB", note=f"in {time.perf_counter() - t0:.1f}s"))
         batch, mask, advantages = grpo_batch(s.offload_rows, s.update_prompt, s.update_completion, actors["a"].module.config.vocab_size, b.device, seed=5)
         peak = activations = state = 0
         if cuda:
@@ -440,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", default="qwen2.5-0.5b,qwen2.5-1.5b", help="comma-separated: qwen2.5-0.5b, qwen2.5-1.5b")
     parser.add_argument("--skip", default="", help="comma-separated sections to skip: rollout, update, logprobs, offload")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    parser.add_argument("--profile", action="store_true", help="also print where one update step's time goes (torch.profiler)")
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         print("gpu_scale: CUDA is not available here (use --device cpu --tiny for the smoke run)", file=sys.stderr)
@@ -448,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = TINY if args.tiny else Sizes()
     shapes = ["tiny"] if args.tiny else [x for x in args.shapes.split(",") if x]
     skip = set(filter(None, args.skip.split(",")))
-    b = Bench(device, sizes)
+    b = Bench(device, sizes, profile=args.profile)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     import transformers
 
