@@ -39,10 +39,38 @@ def test_several_workers_match_one_worker(threads):
     h, w, t = _inputs()
     one, _ = _fwd_bwd(h, w, t, 1)
     many, after = _fwd_bwd(h, w, t, threads)
-    # Only the summation order differs (which worker took which vocab block).
+    # Only the summation order differs (which vocab blocks each worker summed).
     for a, b in zip(one, many):
         torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
     assert after == threads  # the caller's intra-op thread count survives the pool's workers
+
+
+def test_the_same_bits_on_every_run_however_the_scheduler_delays_a_worker(monkeypatch):
+    """Each worker's share of the vocab blocks is fixed, so a worker slowed by a busy core changes nothing:
+    with a shared queue the other worker took more blocks and the last bits of log-probs, entropy and both
+    gradients followed the scheduler (golden event streams differed between a quiet and a busy machine)."""
+    import time
+
+    from troupe_kernels import tiled_torch
+
+    h, w, t = _inputs()
+    plain, _ = _fwd_bwd(h, w, t, 2)
+    f32 = tiled_torch._f32
+    slowed: set[int] = set()
+
+    def slow_first_worker(x):  # called once per vocab block inside a worker: stall one thread's first block
+        me = threading.get_ident()
+        if threading.current_thread().name.startswith("troupe-tiles") and not slowed:
+            slowed.add(me)
+        if me in slowed:
+            time.sleep(0.01)
+        return f32(x)
+
+    monkeypatch.setattr(tiled_torch, "_f32", slow_first_worker)
+    delayed, _ = _fwd_bwd(h, w, t, 2)
+    assert slowed, "the delay never ran inside a worker"
+    for a, b in zip(plain, delayed):
+        assert torch.equal(a, b)
 
 
 def test_grad_mode_of_the_caller_is_kept_and_workers_record_no_graph():

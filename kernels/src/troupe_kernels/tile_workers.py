@@ -5,8 +5,8 @@ barrier. The tiled kernels issue ~10 of them per tile and ~150 tiles per pass at
 shape; when the cores are shared with other processes, a descheduled thread stalls every barrier
 (measured on the 2-core box under load ~9: a 1M-element `exp_` 32 ms with 2 OpenMP threads, 1.1 ms
 with one; a 7-row `index_add_` 190 ms vs 6 us). Workers that each run whole tiles with one intra-op
-thread have no barrier between tiles at all and pull the next task when done, so a slow core only
-slows its own share. The matmuls themselves are as fast single-threaded per core as MKL's
+thread have no barrier between tiles at all. Each worker has a fixed share of the tasks (see
+`run_tasks`: the same split on every run, so results are bit-for-bit reproducible). The matmuls themselves are as fast single-threaded per core as MKL's
 2-thread split of one matmul (measured 3.0 s vs 3.6 s for the same work under load).
 
 `torch.set_num_threads` called inside a worker thread sets that thread's OpenMP/MKL thread count
@@ -58,31 +58,28 @@ def _get_pool(size: int) -> ThreadPoolExecutor:
 
 
 def run_tasks(tasks: Iterable[T], work: Callable[[Iterator[T]], R], workers: int) -> list[R]:
-    """Call `work(shared_task_iterator)` on `workers` threads; each call pulls tasks until none are
-    left and returns its own partial result (merged by the caller). One worker runs inline."""
-    shared = iter(list(tasks))
+    """Call `work(its_tasks)` on `workers` threads and return their partial results in worker order.
+
+    Worker k gets tasks k, k + workers, k + 2 workers, ... in that order: a fixed split, so each partial
+    result (and the caller's merge, in worker order) is the same on every run with the same worker count.
+    Workers that pulled from a shared queue balanced load better on a busy machine, but which tasks a
+    worker summed depended on the scheduler, and so did the last bits of the log-probs, their gradients
+    and every metric after them (the golden event streams differed between a quiet and a busy machine).
+    One worker runs inline."""
+    listed = list(tasks)
     if workers <= 1:
-        return [work(shared)]
-    lock = threading.Lock()
+        return [work(iter(listed))]
 
-    def pull() -> Iterator[T]:
-        while True:
-            with lock:
-                task = next(shared, None)
-            if task is None:
-                return
-            yield task
-
-    def body() -> R:
+    def body(k: int) -> R:
         # Grad mode is thread-local: without this, ops on inputs that require grad would try to
         # record a graph (and out= ops refuse to run).
         with torch.no_grad():
-            return work(pull())
+            return work(iter(listed[k::workers]))
 
     threads = torch.get_num_threads()
     pool = _get_pool(workers)
     try:
-        futures = [pool.submit(body) for _ in range(workers)]
+        futures = [pool.submit(body, k) for k in range(workers)]
         return [f.result() for f in futures]
     finally:
         # A new pool thread's set_num_threads(1) also lowered the process-wide default that fresh

@@ -20,15 +20,14 @@ Backward (vocab blocks per worker, rows inner), with g = dL/dlogp * /T:
   Only two elementwise passes per tile (subtract the row's lse, exp): the onehot and the per-row
   g never touch the tile. With an entropy gradient u_i (= dL/dH_i / T):
     d H_i / d z_ij = -p_ij (log p_ij + H_i)  ->  G = P * (-g - u H - u log P), the general tile.
-  Workers write disjoint rows of grad_W; their P @ W_b partials go into the shared grad_h
-  accumulator under a per-row-block lock (a [rows, H] add, ~1% of the tile's matmul).
+  Workers write disjoint rows of grad_W; each sums its P @ W_b into its own [N, H] grad_h partial,
+  and the partials are added in worker order at the end (the same bits on every run).
   Each worker's tile is `tile_elements / workers` (logprobs.plan_tiles), so the tiles of all
   workers together stay within the one budget.
 """
 
 from __future__ import annotations
 
-import threading
 
 import torch
 
@@ -124,7 +123,6 @@ def tiled_backward(h, weight, targets, lse_all, entropy, grad_lp, grad_ent, inv_
         # G = -g P: the tile stays P; -g goes onto a row block of h for grad W (per tile, into the
         # worker's [rows, H] buffer: no [N, H] copy) and onto P @ W at the end.
         neg_g = (-g).unsqueeze(1)
-    acc_h = torch.zeros(h.shape, dtype=torch.float32, device=dev) if need_h else None
     w_is_f32 = weight.dtype == torch.float32
     grad_w = None
     if need_w:  # every block is written by its first row block's matmul; with no rows, zeros
@@ -132,24 +130,24 @@ def tiled_backward(h, weight, targets, lse_all, entropy, grad_lp, grad_ent, inv_
     # Rows whose target is a real token, sorted by target: each vocab block adds its slice of them.
     tgt_sorted, order = torch.sort(torch.where(keep, targets, torch.full_like(targets, vocab)))
     row_blocks = chunks(0, n, rows)
-    row_locks = [threading.Lock() for _ in row_blocks]
 
     def work(tasks):
+        # Each worker sums P @ W over its own vocab blocks into its own [N, H] partial; the partials are added
+        # in worker order after the pass, so d/dh is the same on every run (a shared accumulator took the
+        # workers' adds in whatever order the scheduler gave).
         scratch = scratch_p = rows_buf = None
+        part_h = torch.zeros(h.shape, dtype=torch.float32, device=dev) if need_h else None
         for v0, v1 in tasks:
             if scratch is None:
                 scratch = torch.empty(min(n, rows) * min(vocab, cols), dtype=torch.float32, device=dev)
                 scratch_p = torch.empty_like(scratch) if general else None
-                # One [rows, H] buffer per worker: -g * h of the row block, then that block's P @ W_b.
+                # One [rows, H] buffer per worker: -g * h of the row block (for d/dW).
                 rows_buf = torch.empty(min(n, rows), h.shape[1], dtype=torch.float32, device=dev)
             wv = _f32(weight[v0:v1])
             acc_w = None
             if need_w:
                 acc_w = grad_w[v0:v1] if w_is_f32 else torch.empty(wv.shape, dtype=torch.float32, device=dev)
-            # Workers start at different row blocks so they rarely wait on the same lock.
-            first = (v0 // max(1, cols)) % len(row_blocks)
-            for k, (r0, r1) in enumerate(row_blocks[first:] + row_blocks[:first]):
-                b = (first + k) % len(row_blocks)
+            for k, (r0, r1) in enumerate(row_blocks):
                 z = scratch[: (r1 - r0) * (v1 - v0)].view(r1 - r0, v1 - v0)
                 torch.mm(hs_all[r0:r1], wv.T, out=z)
                 z.sub_(lse_all[r0:r1].unsqueeze(1))  # log P
@@ -166,9 +164,7 @@ def tiled_backward(h, weight, targets, lse_all, entropy, grad_lp, grad_ent, inv_
                     else:
                         acc_w.addmm_(tile.T, h_for_w)
                 if need_h:
-                    torch.mm(tile, wv, out=buf)
-                    with row_locks[b]:
-                        acc_h[r0:r1].add_(buf)
+                    part_h[r0:r1].addmm_(tile, wv)
             if need_w:
                 # The one-hot part for this block: +g_i h_i into row t_i (index_put_: a parallel
                 # index_add_ costs ~100 ms per call under load; see tile_workers).
@@ -179,9 +175,15 @@ def tiled_backward(h, weight, targets, lse_all, entropy, grad_lp, grad_ent, inv_
                     acc_w.index_put_((tgt_sorted[lo:hi] - v0,), contrib, accumulate=True)
                 if not w_is_f32:
                     grad_w[v0:v1] = acc_w
+        return part_h
 
+    acc_h = torch.zeros(h.shape, dtype=torch.float32, device=dev) if need_h else None
     if n > 0 and (need_h or need_w):
-        run_tasks(chunks(0, vocab, cols), work, worker_count(dev))
+        parts = run_tasks(chunks(0, vocab, cols), work, worker_count(dev))
+        if need_h:
+            acc_h = parts[0]
+            for part in parts[1:]:
+                acc_h.add_(part)
     if need_h:
         # The one-hot part: +g_i w_t_i (masked rows have g = 0), a row block at a time (no [N, H] temporary).
         idx = targets.clamp(min=0)
