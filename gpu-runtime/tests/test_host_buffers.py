@@ -144,3 +144,32 @@ def test_on_cuda_the_slabs_are_pinned_and_the_first_offload_lands_in_them():
     assert all(slab.data_ptr() <= p.data_ptr() < slab.data_ptr() + slab.numel() for p in model.parameters())
     manager.for_update("a")
     assert all(p.device.type == "cuda" for p in model.parameters())
+
+
+def test_gradients_left_by_a_step_land_in_their_own_reserved_slab_and_count_in_the_moved_bytes():
+    """update_actor zeroes gradients at the next update's start, so they exist when the residency moves a
+    model after its step: they must go into a slab set aside before the first step (on the H200 their late
+    pinned allocations made those moves ~1 GB/s), and the offload event must count their bytes."""
+    model, backend = _backend()
+    pool = HostBuffers(pin=False)
+    moves: list[dict] = []
+    manager = ResidencyManager(between_phases=True, report=lambda **e: moves.append(e))
+    manager.add(Resident("a", CPU, backend=backend))
+    manager.prepare_host_buffers(pool)
+    params = list(model.parameters())
+    param_bytes = sum(_aligned(p.numel() * p.element_size()) for p in params)
+    assert pool.arenas[("a", "grads")].slab.numel() == param_bytes
+    for cycle in (1, 2):
+        manager.step = cycle
+        backend.zero_grad()  # as update_actor does: at the update's start, not after the step
+        model(BATCH, labels=BATCH).loss.backward()
+        backend.step()
+        manager.for_rollout([])
+        grads = pool.arenas[("a", "grads")]
+        lo = grads.slab.data_ptr()
+        assert all(lo <= p.grad.data_ptr() < lo + grads.slab.numel() for p in params), "gradients are views of their slab"
+        manager.for_update("a")
+    assert pool.late_bytes == 0
+    offloads = [e for e in moves if e["direction"] == "offload" and "params" in e["parts"]]
+    raw = sum(p.numel() * p.element_size() for p in params)
+    assert offloads and all(e["bytes"] >= 2 * raw for e in offloads), [e["bytes"] for e in offloads]  # params + grads

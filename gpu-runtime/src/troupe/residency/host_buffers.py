@@ -102,9 +102,10 @@ def move_params(pool: HostBuffers, model: str, params: Iterable[torch.nn.Paramet
     moved = 0
     for i, p in enumerate(params):
         p.data = pool.offload(model, "params", i, p.data) if to_host else reload(p.data, device)
+        moved += nbytes(p)
         if p.grad is not None:
             p.grad = pool.offload(model, "grads", i, p.grad) if to_host else reload(p.grad, device)
-        moved += nbytes(p)
+            moved += nbytes(p.grad)  # the bytes that crossed the link, so the event's GB/s is the copy's
     return moved
 
 
