@@ -28,7 +28,7 @@ for name in ("transformers", "vllm", "deepspeed", "liger_kernel", "flash_attn", 
         print(f"gpu-check: {name} absent ({type(e).__name__})")
 PY
 status=0
-(cd gpu-runtime && "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_gpu_engines.py tests/test_cuda.py tests/test_deepspeed_backend.py tests/test_memory_estimate.py::test_estimate_matches_measured_cuda_memory tests/test_vllm_gpu.py tests/test_static_decode.py tests/test_host_buffers.py) || status=1
+(cd gpu-runtime && "$PY" -m pytest -q -rs -p no:cacheprovider tests/test_gpu_engines.py tests/test_cuda.py tests/test_deepspeed_backend.py tests/test_memory_estimate.py::test_estimate_matches_measured_cuda_memory tests/test_vllm_gpu.py tests/test_static_decode.py tests/test_host_buffers.py tests/test_head_operands.py) || status=1
 (cd kernels && "$PY" -m pytest -q -rs -p no:cacheprovider tests) || status=1
 "$PY" bench/runtime/engines.py --steps 4 || status=1
 # Last, so the output ends with its one table: Troupe's paths against the limits measured in the same run (#25).
