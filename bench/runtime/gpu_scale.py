@@ -22,8 +22,8 @@ every section at toy sizes in seconds (CI's smoke test, gpu-runtime/tests/test_g
 numbers say nothing about speed. On a GPU: `python bench/runtime/gpu_scale.py` (scripts/gpu-check.sh runs
 it); `--json FILE` also writes the rows.
 
-Not measured on a GPU since it was written (2026-11-28): the numbers the issue quotes come from an earlier
-script with the same method on an H200 (../shared/measurements/gpu-h200-2026-11-28/1-3-scale.txt).
+Measured on an NVIDIA H200 on 2026-11-28 (bench/measurements/h200-2026-11-28/, the table in README "Speed on a
+GPU"); the head-dtype and gradient-slab fixes made after that run have not run on a GPU yet.
 """
 
 from __future__ import annotations
