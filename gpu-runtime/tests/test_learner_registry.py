@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from runtime_helpers import small_spec
 
 from troupe.algorithms.learner import LEARNERS, LearnerSetup, _import_learners, build_learner
 from troupe.algorithms.learners.happo import HappoLearner
@@ -25,7 +26,9 @@ def test_every_algorithm_name_has_a_learner():
 
 
 def test_an_unregistered_name_is_refused_by_field():
-    setup = LearnerSetup({"algorithm": {"name": "cory"}}, {}, [], None, RankContext(), Path("."), print, print, None, torch.device("cpu"))
+    spec = small_spec()
+    spec["algorithm"]["name"] = "cory"
+    setup = LearnerSetup(spec, {}, [], None, RankContext(), Path("."), print, print, None, torch.device("cpu"))
     with pytest.raises(ValueError, match=r"algorithm.name: no learner is registered for 'cory'"):
         build_learner(setup)
 

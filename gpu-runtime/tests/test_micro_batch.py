@@ -27,6 +27,7 @@ from troupe.algorithms.micro_batch import (
     update_bytes_per_token,
 )
 from troupe.algorithms.update import update_actor
+from troupe.spec.runspec_types import ActorTraining
 from troupe.algorithms.update_loss import LossOptions
 from troupe.distributed import SINGLE, RankContext
 from troupe.engines.rollout.sampling import Rollout
@@ -153,7 +154,7 @@ def test_a_budget_for_two_micro_batches_gives_the_explicit_and_the_whole_batch_u
     assert decoder_shape(model) == TINY
     assert missing_gradient_bytes(model.parameters()) == TINY_PARAMS * 4
     monkeypatch.setenv(BUDGET_ENV, "1900000")
-    size, chosen = resolve_for_training("auto", model, _training(), B, P + T, SINGLE)
+    size, chosen = resolve_for_training("auto", model, ActorTraining.from_dict(_training()), B, P + T, SINGLE)
     assert size == 8 and chosen is not None and chosen.bytes_per_token == 19968 and chosen.budget_bytes == 1_900_000
     assert "8 of 16 rows" in chosen.describe("student")
 
@@ -194,7 +195,7 @@ def test_auto_is_the_default_and_on_a_cpu_the_whole_batch_unreported(tmp_path, m
         assert default.metrics(name) == whole.metrics(name) != [], name
     assert default.metrics(METRIC) == []
     assert not [e for e in default.events if e["type"] == "log" and 'microBatchSize "auto"' in e["message"]]
-    size, chosen = resolve_for_training("auto", _tiny(), _training(), 8, 20, SINGLE)
+    size, chosen = resolve_for_training("auto", _tiny(), ActorTraining.from_dict(_training()), 8, 20, SINGLE)
     assert size == 8 and chosen is not None and chosen.budget_bytes is None  # chosen, but not reported
 
 

@@ -234,7 +234,7 @@ def run_loop(
         closing.callback(close_engines, actors)
         closing.callback(static_decode.on_compile(lambda r: events.log("info", static_decode.describe(r))))
     residency = build_residency(trainer, actors, events)
-    learner = build_learner(LearnerSetup(spec, actors, environments, residency, ctx, work_dir, events.log, memory, liger_cls, device))
+    learner = build_learner(LearnerSetup(spec, actors, environments, residency, ctx, work_dir, events.log, memory, liger_cls, device, run))
     bind_actor_handles(environments, rewards, actors, api_actors, events)
     prompts_per_env = plan_prompts(run, environments, actors, api_actors, events)
     first_step = 1

@@ -11,20 +11,23 @@ learner is a class registered here under its names, not a branch in the loop.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
 import torch
 
 from ..distributed import RankContext
+from ..spec.runspec_types import RunSpec
 
 Updates = dict[str, dict[str, float]]
 
 
 @dataclass(frozen=True)
 class LearnerSetup:
-    """What any learner may need, built by the training loop before the first step."""
+    """What any learner may need, built by the training loop before the first step. Learners read the typed
+    RunSpec (`run`: its algorithm and trainer sections; each actor's own section is `Actor.section`); `spec` is
+    the JSON document, kept for the parts that still read one (environments, models)."""
 
     spec: dict[str, Any]
     actors: dict[str, Any]
@@ -36,6 +39,11 @@ class LearnerSetup:
     report_memory: Callable[..., None]
     liger_cls: Any
     device: torch.device
+    run: RunSpec = field(default=None)  # type: ignore[assignment]  # typed from `spec` when not given
+
+    def __post_init__(self) -> None:
+        if self.run is None:
+            object.__setattr__(self, "run", RunSpec.from_dict(self.spec))
 
 
 class Learner(Protocol):
@@ -78,7 +86,7 @@ def _import_learners() -> None:
 
 def build_learner(setup: LearnerSetup) -> Learner:
     _import_learners()
-    name = setup.spec["algorithm"]["name"]
+    name = setup.run.algorithm.name
     if name not in LEARNERS:
         raise ValueError(f"algorithm.name: no learner is registered for {name!r} (registered: {', '.join(sorted(LEARNERS))})")
     return LEARNERS[name](setup)
