@@ -217,6 +217,18 @@ def _metric_values(result, name: str) -> list[float]:
     return [e["values"][name] for e in result.events if e["type"] == "metric" and name in e["values"]]
 
 
+def _auto_equals_one_row_micro_batches(tmp_path, monkeypatch, spec_with, metrics):
+    """Run `spec_with(1)` with no budget, then `spec_with("auto")` under a budget of one byte (so "auto" picks
+    one row): the named metrics must be the same, and present. Returns the "auto" run."""
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    explicit = _run(tmp_path / "explicit", spec_with(1))
+    monkeypatch.setenv(BUDGET_ENV, "1")
+    auto = _run(tmp_path / "auto", spec_with("auto"))
+    for name in metrics:
+        assert _metric_values(auto, name) == _metric_values(explicit, name) != [], name
+    return auto
+
+
 @pytest.mark.parametrize("algorithm", ["sft", "dpo"])
 def test_auto_in_the_offline_loop_trains_like_the_explicit_size(tmp_path, monkeypatch, algorithm):
     """SFT and DPO (a DPO row is a pair: twice the tokens) under a 1-byte budget equal microBatchSize 1."""
@@ -238,12 +250,7 @@ def test_auto_in_the_offline_loop_trains_like_the_explicit_size(tmp_path, monkey
         spec["trainer"]["microBatchSize"] = micro
         return spec
 
-    monkeypatch.delenv(BUDGET_ENV, raising=False)
-    explicit = _run(tmp_path / "explicit", spec_with(1))
-    monkeypatch.setenv(BUDGET_ENV, "1")
-    auto = _run(tmp_path / "auto", spec_with("auto"))
-    for name in ("loss", "grad_norm"):
-        assert _metric_values(auto, name) == _metric_values(explicit, name) != [], name
+    auto = _auto_equals_one_row_micro_batches(tmp_path, monkeypatch, spec_with, ("loss", "grad_norm"))
     assert _metric_values(auto, METRIC) == [1.0, 1.0]
     assert any('microBatchSize "auto" -> 1 of 6 rows' in e["message"] for e in auto.events if e["type"] == "log")
 
@@ -257,12 +264,7 @@ def test_auto_sizes_the_critic_fit(tmp_path, monkeypatch):
         spec["trainer"]["microBatchSize"] = micro
         return spec
 
-    monkeypatch.delenv(BUDGET_ENV, raising=False)
-    explicit = _run(tmp_path / "explicit", spec_with(1))
-    monkeypatch.setenv(BUDGET_ENV, "1")
-    auto = _run(tmp_path / "auto", spec_with("auto"))
-    for name in ("loss", "grad_norm", "value/loss"):
-        assert _metric_values(auto, name) == _metric_values(explicit, name) != [], name
+    auto = _auto_equals_one_row_micro_batches(tmp_path, monkeypatch, spec_with, ("loss", "grad_norm", "value/loss"))
     assert _metric_values(auto, METRIC) == [1.0, 1.0] and _metric_values(auto, "value/micro_batch_size") == [1.0, 1.0]
     assert any(e["message"].startswith('student/critic: trainer.microBatchSize "auto" -> 1') for e in auto.events if e["type"] == "log")
 
