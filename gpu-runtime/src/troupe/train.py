@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from .actors import Actor, build_actors
-from .algorithms.learner import LearnerSetup, build_learner
+from .algorithms.learner import LearnerSetup, build_learner, row_learner
 from .algorithms.on_policy import reference_name
 from .algorithms.on_policy import to_device as to_device  # compat: tests/test_vllm_gpu.py imports it from here
 from .algorithms.training_shares import Share
@@ -272,7 +272,7 @@ def run_loop(
             memory(step, "checkpoint")
 
     last_step_seconds, paused_seconds, last_saved = 0.0, 0.0, first_step - 1 if resume_from is not None else -1
-    offline = learner if not learner.rolls_out else None  # trains on dataset rows: no rollout
+    offline = row_learner(learner)  # trains on dataset rows: no rollout
 
     def over_limit(pausing: float) -> str | None:
         limit = trainer.max_duration_seconds

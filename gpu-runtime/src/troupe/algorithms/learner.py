@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, cast
 
 import torch
 
@@ -61,6 +61,25 @@ class Learner(Protocol):
         ...
 
     def load(self, folder: Path) -> None: ...
+
+
+class RowLearner(Learner, Protocol):
+    """A learner with `rolls_out` False (sft, dpo: learners/offline_loop.py): the loop calls `step` instead of
+    sampling and `learn`, and at each evaluation reports its own held-out metrics (`evaluate`) besides the
+    environments' (evaluation.py)."""
+
+    def step(self, step: int) -> Updates:
+        """One training step on the learner's own dataset rows: metrics per trained actor."""
+        ...
+
+    def evaluate(self) -> Updates:
+        """Held-out metrics per trained actor (`eval/loss`, ...)."""
+        ...
+
+
+def row_learner(learner: Learner) -> RowLearner | None:
+    """The learner as a `RowLearner` when it trains on dataset rows (`rolls_out` False), else None."""
+    return None if learner.rolls_out else cast(RowLearner, learner)
 
 
 LearnerFactory = Callable[[LearnerSetup], Learner]
