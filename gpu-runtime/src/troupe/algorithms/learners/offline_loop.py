@@ -27,7 +27,7 @@ from ..micro_batch import ChoiceLog, metrics_of, resolve_for_training
 from ...spec.runspec_types import RunSpec
 from ..names import OFFLINE_FAMILY
 from .dpo import dpo_loss, sequence_logps
-from .offline_data import OfflineRows, SequenceBatch, check_target_columns, tokenise_rows
+from .offline_data import OfflineRows, SequenceBatch, check_target_columns, target_fields, tokenise_rows
 from .sft import sft_loss
 
 if TYPE_CHECKING:
@@ -112,8 +112,10 @@ class OfflineLearner:
         self.algorithm: str = run.algorithm.name
         # evalOnly environments are never trained on: sampled and scored by evaluation.py like any run's.
         self.trained = [env for env in environments if not run.environments[env.index].eval_only]
+        # Each environment's target columns (completionField, or chosenField and rejectedField), by its index.
+        self.targets = {env.index: target_fields(run.environments[env.index], self.algorithm) for env in environments}
         for env in self.trained:
-            check_target_columns(env, self.algorithm)
+            check_target_columns(env, self.targets[env.index], self.algorithm)
 
     def learn(self, step: int, batch: Any = None) -> tuple[dict[str, dict[str, float]], dict[str, list[Any]]]:
         """The step's updates (no episodes: `batch` is unused, and there are no shares)."""
@@ -131,7 +133,7 @@ class OfflineLearner:
         for env, n in zip(self.environments, self.prompts_per_env):
             if n > 0 and env.actor in self.actors and self.actors[env.actor].trainable:
                 rows = env.sampler.take(n)
-                per_actor[env.actor].append(tokenise_rows(env, rows, self.actors[env.actor].loaded.tokenizer, self.algorithm))
+                per_actor[env.actor].append(tokenise_rows(env, rows, self.actors[env.actor].loaded.tokenizer, self.targets[env.index]))
         out = {}
         for name, parts in per_actor.items():
             actor = self.actors[name]
@@ -238,7 +240,7 @@ class OfflineLearner:
             model.eval()
             indices = env.dataset.eval_indices
             for lo in range(0, len(indices), batch_rows):
-                part = tokenise_rows(env, indices[lo : lo + batch_rows], actor.loaded.tokenizer, self.algorithm)
+                part = tokenise_rows(env, indices[lo : lo + batch_rows], actor.loaded.tokenizer, self.targets[env.index])
                 with torch.no_grad():
                     if self.algorithm == "sft":
                         batch = part.batches[0].to(actor.device)
