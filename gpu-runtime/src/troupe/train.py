@@ -247,7 +247,7 @@ def run_loop(
         events.log("info", f"resumed from {resume_from} (step {done} of {total_steps}): next step {done + 1}")
         first_step = done + 1
     memory(first_step - 1, "setup")
-    events.watch(advisor := Advisor.for_spec(spec))  # health advisories from the run's own events (advisories/)
+    events.watch(advisor := Advisor.for_run(run))  # health advisories from the run's own events (advisories/)
     places = SamplingPlaces(actors, environments, prompts_per_env, residency, events.log, first_step, arranged=lambda: reset_memory_peaks(device))
     source = open_rollout_source(run, spec, environments, prompts_per_env, actors, api_actors, rewards, device, first_step, work_dir, events, resume_from, places, memory)
     if closing is not None:
