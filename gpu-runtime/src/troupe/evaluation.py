@@ -10,7 +10,9 @@ Every environment kind is evaluated, one sample per row, with each actor's `eval
              adversarial, and the acting kinds played by an `Environment` object) plays one episode per row
              through the same seam as training (`new_episode`, `play` or `run_turns`, `score_all`), with a
              round-spec schedule drawn from a seed that depends on the environment and the row only, so
-             every evaluation of a run plays the same schedules
+             every evaluation of a run plays the same schedules; which of the two an environment gets is
+             registered by its class (`register_evaluation`, looked up along the class's bases), so a new
+             environment class brings its own evaluation rather than a branch here
 
 Metrics, per actor (the event's `actor`):
 
