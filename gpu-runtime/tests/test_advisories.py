@@ -9,11 +9,13 @@ import random
 from pathlib import Path
 
 import pytest
+from runtime_helpers import small_spec
 from advisory_streams import LETTERS, echo_episodes, episode, healthy_metrics, play, random_text
 
 from troupe import EventWriter
 from troupe.advisories import DETECTORS, Advisor, AdvisorySettings
 from troupe.spec import events_schema
+from troupe.spec.runspec_types import RunSpec
 
 KINDS = [
     "collapse", "zero_variance_groups", "entropy_collapse", "length_explosion", "truncation",
@@ -234,8 +236,11 @@ def test_staleness_beyond_k():
 
 
 def test_staleness_k_comes_from_the_specs_async_settings():
-    assert Advisor.for_spec({"algorithm": {"async": {"maxStaleness": 3}}}).settings.staleness_max == 3
-    assert Advisor.for_spec({"algorithm": {}}).settings.staleness_max is None
+    spec = small_spec()
+    spec["algorithm"]["async"] = {"maxStaleness": 3}
+    assert Advisor.for_run(RunSpec.from_dict(spec)).settings.staleness_max == 3
+    assert "async" not in small_spec()["algorithm"]
+    assert Advisor.for_run(RunSpec.from_dict(small_spec())).settings.staleness_max is None
 
 
 def test_an_actor_that_stopped_changing():

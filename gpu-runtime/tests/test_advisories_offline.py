@@ -8,18 +8,26 @@ import math
 from typing import Callable
 
 from advisory_streams import play
+from runtime_helpers import small_spec
 
 from troupe.advisories import Advisor
+from troupe.spec.runspec_types import RunSpec
 
 OFFLINE_KINDS = {"loss_not_falling", "grad_norm_blowup", "dpo_margin_collapse", "dpo_logps_falling", "overfitting"}
 
 
+def advisor_of(algorithm: str) -> Advisor:
+    spec = small_spec()
+    spec["algorithm"]["name"] = algorithm
+    return Advisor.for_run(RunSpec.from_dict(spec))
+
+
 def sft_advisor() -> Advisor:
-    return Advisor.for_spec({"algorithm": {"name": "sft"}, "trainer": {}})
+    return advisor_of("sft")
 
 
 def dpo_advisor() -> Advisor:
-    return Advisor.for_spec({"algorithm": {"name": "dpo"}, "trainer": {}})
+    return advisor_of("dpo")
 
 
 def healthy_sft(step: int) -> dict[str, float]:
@@ -52,7 +60,7 @@ def with_(base: Callable[[int], dict[str, float]], **changes: Callable[[int], fl
 
 def test_an_offline_run_gets_the_offline_detectors_and_not_the_rollout_ones():
     sft = {d.kind for d in sft_advisor().detectors}
-    grpo = {d.kind for d in Advisor.for_spec({"algorithm": {"name": "grpo"}, "trainer": {}}).detectors}
+    grpo = {d.kind for d in advisor_of("grpo").detectors}
     assert OFFLINE_KINDS <= sft and "non_finite" in sft and "actor_stalled" in sft
     assert not sft & {"collapse", "zero_variance_groups", "entropy_collapse", "kl_blowup", "length_explosion"}
     assert not grpo & OFFLINE_KINDS

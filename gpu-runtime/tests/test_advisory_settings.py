@@ -13,12 +13,13 @@ from runtime_helpers import small_spec
 
 from troupe.advisories import Advisor, AdvisorySettings
 from troupe.spec import SpecError, load_spec, runspec_schema
+from troupe.spec.runspec_types import RunSpec
 
 
 def test_the_contracts_defaults_equal_the_documented_constants():
     filled = load_spec({**small_spec(), "trainer": {**small_spec()["trainer"], "advisories": {}}})
-    assert AdvisorySettings.from_spec(filled) == AdvisorySettings()
-    assert AdvisorySettings.from_spec(small_spec()) == AdvisorySettings()  # absent: the same
+    assert AdvisorySettings.for_run(RunSpec.from_dict(filled)) == AdvisorySettings()
+    assert AdvisorySettings.for_run(RunSpec.from_dict(small_spec())) == AdvisorySettings()  # absent: the same
 
 
 def test_every_setting_of_the_contract_maps_onto_one_field_and_back():
@@ -41,24 +42,24 @@ def spec_with(advisories: dict) -> dict:
 
 def test_a_threshold_set_in_the_spec_decides_whether_kl_blowup_fires():
     kl_08 = lambda s: {**healthy_metrics(s), "kl": 0.8}  # noqa: E731
-    assert [a["kind"] for a in play(12, kl_08, advisor=Advisor.for_spec(spec_with({})))] == []  # default max 1.0
-    fired = play(12, kl_08, advisor=Advisor.for_spec(spec_with({"klBlowup": {"max": 0.5}})))
+    assert [a["kind"] for a in play(12, kl_08, advisor=Advisor.for_run(RunSpec.from_dict(spec_with({}))))] == []  # default max 1.0
+    fired = play(12, kl_08, advisor=Advisor.for_run(RunSpec.from_dict(spec_with({"klBlowup": {"max": 0.5}}))))
     assert [a["kind"] for a in fired] == ["kl_blowup"] and fired[0]["evidence"]["values"]["kl_max_setting"] == 0.5
 
 
 def test_the_window_and_enabled_settings():
     kl_2 = lambda s: {**healthy_metrics(s), "kl": 2.0}  # noqa: E731
-    assert play(12, kl_2, advisor=Advisor.for_spec(spec_with({})))[0]["step"] == 5
-    assert play(12, kl_2, advisor=Advisor.for_spec(spec_with({"window": 3})))[0]["step"] == 3
-    assert play(12, kl_2, advisor=Advisor.for_spec(spec_with({"enabled": False}))) == []
+    assert play(12, kl_2, advisor=Advisor.for_run(RunSpec.from_dict(spec_with({}))))[0]["step"] == 5
+    assert play(12, kl_2, advisor=Advisor.for_run(RunSpec.from_dict(spec_with({"window": 3}))))[0]["step"] == 3
+    assert play(12, kl_2, advisor=Advisor.for_run(RunSpec.from_dict(spec_with({"enabled": False})))) == []
 
 
 def test_staleness_k_from_the_section_wins_over_the_async_setting():
     spec = spec_with({"staleness": {"max": 1}})
     spec = {**spec, "algorithm": {**spec["algorithm"], "async": {"maxStaleness": 4}}}
-    assert AdvisorySettings.from_spec(spec).staleness_max == 1
+    assert AdvisorySettings.for_run(RunSpec.from_dict(spec)).staleness_max == 1
     del spec["trainer"]["advisories"]["staleness"]["max"]
-    assert AdvisorySettings.from_spec(spec).staleness_max == 4
+    assert AdvisorySettings.for_run(RunSpec.from_dict(spec)).staleness_max == 4
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import pytest
 from runtime_helpers import TEST_THREADS
 from sandbox_helpers import listener, marker, run_folders, wait_until_gone
 
+from troupe.spec.runspec_types import Reward
 from troupe import EventWriter, run_spec
 from troupe.envs.code_env import CodeEnvironment, extract_program, parse_tests
 from troupe.envs.collaborative import Episode, Message
@@ -189,8 +190,8 @@ def test_python_rewards_run_under_the_runs_sandbox_settings():
 
     spec = {"name": "r", "scope": "completion", "source": {"kind": "python", "code": THREADS_REWARD, "entrypoint": "reward"},
             "timeoutSeconds": 10, "memoryMb": 1024, "failureScore": -1.0}
-    roomy = bind_python_reward(spec, None, {"processes": 64, "outputBytes": 5000})
-    tight = bind_python_reward(spec, None, {"processes": 8})
+    roomy = bind_python_reward(Reward.from_dict(spec), None, {"processes": 64, "outputBytes": 5000})
+    tight = bind_python_reward(Reward.from_dict(spec), None, {"processes": 8})
     try:
         assert (roomy.processes, roomy.output_bytes) == (64, 5000)
         assert roomy("p", "c", {}) == 1.0

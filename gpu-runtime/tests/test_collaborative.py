@@ -10,6 +10,7 @@ from collab_helpers import secret_digit_spec
 from runtime_helpers import check_protocol
 from test_hf_models import hf_folder  # noqa: F401  (fixture: a byte-level BPE Llama saved like a Hub checkpoint)
 
+from troupe.spec.runspec_types import Reward
 from troupe import EventWriter, run_spec
 from troupe.envs.collaborative import actor_batch, build_collaborative, run_turns, schedule_seed
 from troupe.envs.data import Dataset
@@ -49,7 +50,7 @@ def _two_actor_episodes(hf_path: Path, n: int = 3):
         "rewards": [{"reward": "r", "weight": 1}],
         "maxTurns": 16,
     }
-    reward = bind_reward({"name": "r", "source": {"kind": "builtin", "name": "letter_match", "params": {"field": "digit"}}})
+    reward = bind_reward(Reward.from_dict({"name": "r", "source": {"kind": "builtin", "name": "letter_match", "params": {"field": "digit"}}}))
     env = build_collaborative(env_spec, 0, {"rows": dataset}, {"r": reward}, np.random.default_rng(0))
     tokenizers = {"Alice": alice.tokenizer, "Bob": bob.tokenizer}
     episodes = [
@@ -205,7 +206,7 @@ def test_visibility_hides_messages_from_a_reader(hf_folder):  # noqa: F811
         "prompt": {"field": "prompt", "applyChatTemplate": False}, "systemPrompts": {}, "visibility": {"Bob": []},
         "rewards": [{"reward": "r", "weight": 1}], "maxTurns": 16,
     }
-    reward = bind_reward({"name": "r", "source": {"kind": "builtin", "name": "letter_match", "params": {"field": "digit"}}})
+    reward = bind_reward(Reward.from_dict({"name": "r", "source": {"kind": "builtin", "name": "letter_match", "params": {"field": "digit"}}}))
     env = collab.build_collaborative(env_spec, 0, {"rows": Dataset("rows", rows, [0], [])}, {"r": reward}, np.random.default_rng(0))
     tokenizers = {"Alice": alice.tokenizer, "Bob": bob.tokenizer}
     episode = env.new_episode(rows[0], 0, 0, 0, [["Alice"], ["Bob"], ["Alice"]], tokenizers)

@@ -1,5 +1,6 @@
 """Evaluation during training: held-out rows, the actor's own eval sampling, training untouched."""
 
+import pytest
 import copy
 
 from runtime_helpers import check_protocol, small_spec
@@ -35,3 +36,22 @@ def test_eval_without_held_out_rows_is_refused(tmp_path):
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
     assert result.exit_code == 2
     assert next(e for e in result.events if e["type"] == "error")["field"] == "trainer.evalEvery"
+
+
+def test_each_environment_class_is_evaluated_by_the_evaluation_registered_for_it_or_its_nearest_base():
+    from troupe.envs.acting import ActingEnvironment
+    from troupe.envs.collaborative import CollaborativeEnvironment
+    from troupe.envs.environments import SingleTurnEnvironment
+    from troupe.evaluation import EVALUATIONS, evaluation_of
+
+    single = object.__new__(SingleTurnEnvironment)
+    acting = object.__new__(ActingEnvironment)  # a subclass of CollaborativeEnvironment: its base's evaluation
+    assert evaluation_of(single) is EVALUATIONS[SingleTurnEnvironment]
+    assert evaluation_of(acting) is EVALUATIONS[CollaborativeEnvironment]
+    assert EVALUATIONS[SingleTurnEnvironment] is not EVALUATIONS[CollaborativeEnvironment]
+
+    class Unregistered:
+        name = "mystery"
+
+    with pytest.raises(TypeError, match="mystery"):
+        evaluation_of(Unregistered())

@@ -14,6 +14,7 @@ import torch
 from runtime_helpers import small_spec
 
 from troupe.actors import actor_device
+from troupe.spec.runspec_types import Actor as ActorSection
 from troupe.distributed import SINGLE, RankContext
 from troupe.gpu_ids import granted_gpus_text, host_gpu_ids, local_index, spread_index, ungranted_gpus
 from troupe.spec import validate_spec
@@ -77,24 +78,24 @@ def test_support_check_takes_the_runners_numbering(monkeypatch):
 def test_a_placed_actor_runs_on_its_granted_gpu_renumbered(monkeypatch):
     monkeypatch.setenv("TROUPE_GPU_IDS", "1")
     spec = _one_actor(gpus=[1])
-    assert actor_device(spec["actors"][0], CUDA0, SINGLE, spec) == torch.device("cuda", 0)
+    assert actor_device(ActorSection.from_dict(spec["actors"][0]), CUDA0, SINGLE, spec) == torch.device("cuda", 0)
     monkeypatch.setenv("TROUPE_GPU_IDS", "0,1")
-    assert actor_device(spec["actors"][0], CUDA0, SINGLE, spec) == torch.device("cuda", 1)
+    assert actor_device(ActorSection.from_dict(spec["actors"][0]), CUDA0, SINGLE, spec) == torch.device("cuda", 1)
 
 
 def test_unplaced_models_spread_one_per_visible_gpu_stand_in(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)  # stand-in: a process that sees 2 GPUs
     spec = _two_actors()
-    assert [actor_device(a, CUDA0, SINGLE, spec) for a in spec["actors"]] == [torch.device("cuda", 0), torch.device("cuda", 1)]
+    assert [actor_device(ActorSection.from_dict(a), CUDA0, SINGLE, spec) for a in spec["actors"]] == [torch.device("cuda", 0), torch.device("cuda", 1)]
     # One visible GPU: they share it (the run device), as before.
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    assert [actor_device(a, CUDA0, SINGLE, spec) for a in spec["actors"]] == [CUDA0, CUDA0]
+    assert [actor_device(ActorSection.from_dict(a), CUDA0, SINGLE, spec) for a in spec["actors"]] == [CUDA0, CUDA0]
     # On the CPU nothing changes.
     cpu = torch.device("cpu")
-    assert [actor_device(a, cpu, SINGLE, spec) for a in spec["actors"]] == [cpu, cpu]
+    assert [actor_device(ActorSection.from_dict(a), cpu, SINGLE, spec) for a in spec["actors"]] == [cpu, cpu]
     # Ranks keep their own GPU each (the run device), not one per model.
     two_ranks = RankContext(rank=1, world_size=2, local_rank=1)
-    assert actor_device(spec["actors"][1], torch.device("cuda", 1), two_ranks, spec) == torch.device("cuda", 1)
+    assert actor_device(ActorSection.from_dict(spec["actors"][1]), torch.device("cuda", 1), two_ranks, spec) == torch.device("cuda", 1)
 
 
 def test_lora_actors_on_one_base_count_once_and_api_actors_not_at_all():

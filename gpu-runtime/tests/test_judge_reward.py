@@ -12,6 +12,7 @@ import pytest
 from chat_server_helpers import ChatServer, Request, last_message
 from runtime_helpers import TEST_THREADS
 
+from troupe.spec.runspec_types import Reward
 from troupe import EventWriter, SpecError, run_spec, validate_spec
 from troupe.rewards.judge import JudgeParseError, bind_judge_reward, parse_judgement
 
@@ -75,7 +76,7 @@ class CountingJudge:
 
 def test_each_distinct_prompt_goes_out_once_in_batches_and_later_calls_hit_the_cache():
     spec = {"name": "j", "scope": "completion", "source": {"kind": "judge", "actor": "J", "prompt": "{{ completion }}", "parser": {"kind": "yes_no"}, "batchSize": 2, "cache": True}}
-    reward = bind_judge_reward(spec)
+    reward = bind_judge_reward(Reward.from_dict(spec))
     judge = CountingJudge(lambda p: "Yes." if "good" in p else "no")
     reward.actors = {"J": judge}
     calls = [{"prompt": "p", "completion": c} for c in ["good 1", "bad", "good 1", "good 2", "bad"]]
@@ -90,7 +91,7 @@ def test_each_distinct_prompt_goes_out_once_in_batches_and_later_calls_hit_the_c
 
 def test_conversation_scope_gets_a_transcript_and_dataset_columns():
     spec = {"name": "j", "scope": "conversation", "source": {"kind": "judge", "actor": "J", "prompt": "{{ topic }}|{{ actor_name }}|{{ transcript }}", "parser": {"kind": "regex", "pattern": r"score=(?P<score>\d+)"}, "batchSize": 8, "cache": True}}
-    reward = bind_judge_reward(spec)
+    reward = bind_judge_reward(Reward.from_dict(spec))
     judge = CountingJudge(lambda p: "score=3")
     reward.actors = {"J": judge}
     conversation = [{"actor": "Bob", "content": "hi"}, {"actor": "Alice", "content": "hello"}]

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from runtime_helpers import small_spec
 
 from troupe.algorithms.learner import LEARNERS, LearnerSetup, _import_learners, build_learner
 from troupe.algorithms.learners.happo import HappoLearner
@@ -25,7 +26,9 @@ def test_every_algorithm_name_has_a_learner():
 
 
 def test_an_unregistered_name_is_refused_by_field():
-    setup = LearnerSetup({"algorithm": {"name": "cory"}}, {}, [], None, RankContext(), Path("."), print, print, None, torch.device("cpu"))
+    spec = small_spec()
+    spec["algorithm"]["name"] = "cory"
+    setup = LearnerSetup(spec, {}, [], None, RankContext(), Path("."), print, print, None, torch.device("cpu"))
     with pytest.raises(ValueError, match=r"algorithm.name: no learner is registered for 'cory'"):
         build_learner(setup)
 
@@ -34,3 +37,12 @@ def test_the_loop_does_not_choose_a_learner_by_kind():
     source = (Path(__file__).parents[1] / "src" / "troupe" / "train.py").read_text()
     assert "build_learner(LearnerSetup(" in source
     assert "OnPolicyLearner(" not in source and "OfflineLearner(" not in source and "family(" not in source
+
+
+def test_only_a_learner_that_trains_on_rows_is_stepped_on_them():
+    from troupe.algorithms.learner import row_learner
+    from troupe.algorithms.learners.offline_loop import OfflineLearner
+
+    assert not OfflineLearner.rolls_out and OnPolicyLearner.rolls_out
+    offline, on_policy = object.__new__(OfflineLearner), object.__new__(OnPolicyLearner)
+    assert row_learner(offline) is offline and row_learner(on_policy) is None

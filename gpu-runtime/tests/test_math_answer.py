@@ -3,10 +3,11 @@
 
 import pytest
 
+from troupe.spec.runspec_types import Reward
 from troupe.rewards.math_answer import answers_equal, extract_answer, last_boxed
 from troupe.rewards.builtin import bind_reward
 
-REWARD = bind_reward({"name": "m", "source": {"kind": "builtin", "name": "math_answer", "params": {"field": "answer"}}})
+REWARD = bind_reward(Reward.from_dict({"name": "m", "source": {"kind": "builtin", "name": "math_answer", "params": {"field": "answer"}}}))
 
 
 @pytest.mark.parametrize(
@@ -61,6 +62,6 @@ def test_scores_completions_against_the_dataset_field():
 
 
 def test_usable_at_conversation_scope():
-    conv = bind_reward({"name": "m", "scope": "conversation", "source": {"kind": "builtin", "name": "math_answer", "params": {"field": "answer"}}})
+    conv = bind_reward(Reward.from_dict({"name": "m", "scope": "conversation", "source": {"kind": "builtin", "name": "math_answer", "params": {"field": "answer"}}}))
     conversation = [{"actor": "user", "content": "2+2?"}, {"actor": "Alice", "content": "maybe 5"}, {"actor": "Bob", "content": "#### 4"}]
     assert conv.score_conversation(conversation, "Alice", {"answer": "4"}) == 1.0

@@ -27,6 +27,7 @@ from troupe.algorithms.micro_batch import (
     update_bytes_per_token,
 )
 from troupe.algorithms.update import update_actor
+from troupe.spec.runspec_types import ActorTraining
 from troupe.algorithms.update_loss import LossOptions
 from troupe.distributed import SINGLE, RankContext
 from troupe.engines.rollout.sampling import Rollout
@@ -153,7 +154,7 @@ def test_a_budget_for_two_micro_batches_gives_the_explicit_and_the_whole_batch_u
     assert decoder_shape(model) == TINY
     assert missing_gradient_bytes(model.parameters()) == TINY_PARAMS * 4
     monkeypatch.setenv(BUDGET_ENV, "1900000")
-    size, chosen = resolve_for_training("auto", model, _training(), B, P + T, SINGLE)
+    size, chosen = resolve_for_training("auto", model, ActorTraining.from_dict(_training()), B, P + T, SINGLE)
     assert size == 8 and chosen is not None and chosen.bytes_per_token == 19968 and chosen.budget_bytes == 1_900_000
     assert "8 of 16 rows" in chosen.describe("student")
 
@@ -194,7 +195,7 @@ def test_auto_is_the_default_and_on_a_cpu_the_whole_batch_unreported(tmp_path, m
         assert default.metrics(name) == whole.metrics(name) != [], name
     assert default.metrics(METRIC) == []
     assert not [e for e in default.events if e["type"] == "log" and 'microBatchSize "auto"' in e["message"]]
-    size, chosen = resolve_for_training("auto", _tiny(), _training(), 8, 20, SINGLE)
+    size, chosen = resolve_for_training("auto", _tiny(), ActorTraining.from_dict(_training()), 8, 20, SINGLE)
     assert size == 8 and chosen is not None and chosen.budget_bytes is None  # chosen, but not reported
 
 
@@ -214,6 +215,18 @@ def test_auto_under_a_budget_trains_like_the_explicit_size(tmp_path, monkeypatch
 
 def _metric_values(result, name: str) -> list[float]:
     return [e["values"][name] for e in result.events if e["type"] == "metric" and name in e["values"]]
+
+
+def _auto_equals_one_row_micro_batches(tmp_path, monkeypatch, spec_with, metrics):
+    """Run `spec_with(1)` with no budget, then `spec_with("auto")` under a budget of one byte (so "auto" picks
+    one row): the named metrics must be the same, and present. Returns the "auto" run."""
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    explicit = _run(tmp_path / "explicit", spec_with(1))
+    monkeypatch.setenv(BUDGET_ENV, "1")
+    auto = _run(tmp_path / "auto", spec_with("auto"))
+    for name in metrics:
+        assert _metric_values(auto, name) == _metric_values(explicit, name) != [], name
+    return auto
 
 
 @pytest.mark.parametrize("algorithm", ["sft", "dpo"])
@@ -237,12 +250,7 @@ def test_auto_in_the_offline_loop_trains_like_the_explicit_size(tmp_path, monkey
         spec["trainer"]["microBatchSize"] = micro
         return spec
 
-    monkeypatch.delenv(BUDGET_ENV, raising=False)
-    explicit = _run(tmp_path / "explicit", spec_with(1))
-    monkeypatch.setenv(BUDGET_ENV, "1")
-    auto = _run(tmp_path / "auto", spec_with("auto"))
-    for name in ("loss", "grad_norm"):
-        assert _metric_values(auto, name) == _metric_values(explicit, name) != [], name
+    auto = _auto_equals_one_row_micro_batches(tmp_path, monkeypatch, spec_with, ("loss", "grad_norm"))
     assert _metric_values(auto, METRIC) == [1.0, 1.0]
     assert any('microBatchSize "auto" -> 1 of 6 rows' in e["message"] for e in auto.events if e["type"] == "log")
 
@@ -256,12 +264,7 @@ def test_auto_sizes_the_critic_fit(tmp_path, monkeypatch):
         spec["trainer"]["microBatchSize"] = micro
         return spec
 
-    monkeypatch.delenv(BUDGET_ENV, raising=False)
-    explicit = _run(tmp_path / "explicit", spec_with(1))
-    monkeypatch.setenv(BUDGET_ENV, "1")
-    auto = _run(tmp_path / "auto", spec_with("auto"))
-    for name in ("loss", "grad_norm", "value/loss"):
-        assert _metric_values(auto, name) == _metric_values(explicit, name) != [], name
+    auto = _auto_equals_one_row_micro_batches(tmp_path, monkeypatch, spec_with, ("loss", "grad_norm", "value/loss"))
     assert _metric_values(auto, METRIC) == [1.0, 1.0] and _metric_values(auto, "value/micro_batch_size") == [1.0, 1.0]
     assert any(e["message"].startswith('student/critic: trainer.microBatchSize "auto" -> 1') for e in auto.events if e["type"] == "log")
 

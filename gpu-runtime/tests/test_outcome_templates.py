@@ -7,6 +7,7 @@ import pytest
 
 from runtime_helpers import FIXTURES, TEST_THREADS
 
+from troupe.spec.runspec_types import Reward
 from troupe import EventWriter, run_spec
 from troupe.rewards.outcomes import debate_rewards, majority_vote_rewards
 from troupe.spec import validate_spec
@@ -77,7 +78,7 @@ def test_template_environment_scores_each_actor_by_the_outcome(name, said, expec
     env_spec = spec["environments"][0]
     row = {"prompt": "reverse abc:", "word": "abc", "answer": "cba"}
     dataset = Dataset(env_spec["dataset"], [row], [0], [])
-    rewards = {r["name"]: bind_reward(r) for r in spec["rewards"]}
+    rewards = {r["name"]: bind_reward(Reward.from_dict(r)) for r in spec["rewards"]}
     env = build_collaborative(env_spec, 0, {env_spec["dataset"]: dataset}, rewards, np.random.default_rng(0))
     episode = env.new_episode(row, 0, 0, 0, [], {a: None for a in env.actors})
     episode.messages = [Message(a, text, [], []) for a, text in said]

@@ -2,6 +2,7 @@
 
 import pytest
 
+from troupe.spec.runspec_types import Reward
 from troupe.rewards.outcomes import debate_rewards, extract_answer, majority, majority_vote_rewards, verdict
 from troupe.rewards.builtin import bind_reward, param_issues
 from troupe.spec import validate_spec
@@ -67,11 +68,11 @@ def test_debate_winner_takes_the_reward_and_the_judge_is_scored_by_the_truth():
 
 
 def test_builtin_rewards_score_each_actor_of_the_conversation():
-    vote = bind_reward({"name": "v", "scope": "conversation", "source": {"kind": "builtin", "name": "majority_vote", "params": {"extract": "last_number"}}})
+    vote = bind_reward(Reward.from_dict({"name": "v", "scope": "conversation", "source": {"kind": "builtin", "name": "majority_vote", "params": {"extract": "last_number"}}}))
     c = conv(("A", "42"), ("B", "42"), ("C", "7"))
     calls = [{"conversation": c, "actor_name": a} for a in "ABC"]
     assert vote.score_many(calls, [{}, {}, {}]) == [1.0, 1.0, 0.0]
-    judge = bind_reward({"name": "d", "scope": "conversation", "source": {"kind": "builtin", "name": "debate_verdict", "params": {"field": "answer", "extract": "last_number"}}})
+    judge = bind_reward(Reward.from_dict({"name": "d", "scope": "conversation", "source": {"kind": "builtin", "name": "debate_verdict", "params": {"field": "answer", "extract": "last_number"}}}))
     assert judge.fields == ["answer"]
     d = conv(("Pro", "42"), ("Con", "41"), ("Judge", "Pro wins"))
     assert judge.score_many([{"conversation": d, "actor_name": a} for a in ("Pro", "Con", "Judge")], [{"answer": "42"}] * 3) == [1.0, 0.0, 1.0]

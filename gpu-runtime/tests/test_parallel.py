@@ -7,6 +7,7 @@ from collab_helpers import secret_digit_spec
 from runtime_helpers import check_protocol
 from test_hf_models import hf_folder  # noqa: F401  (fixture: a byte-level BPE Llama saved like a Hub checkpoint)
 
+from troupe.spec.runspec_types import Reward
 from troupe import EventWriter, run_spec
 from troupe.envs.collaborative import actor_batch, build_collaborative, effective_round_spec, run_turns, schedule_seed
 from troupe.envs.data import Dataset
@@ -41,7 +42,7 @@ def _parallel_episodes(hf_path, n=3):
         "rewards": [{"reward": "own", "weight": 1}],
         "maxTurns": 16,
     }
-    reward = bind_reward({"name": "own", "source": {"kind": "builtin", "name": "letter_match", "params": {"field": "digit"}}})
+    reward = bind_reward(Reward.from_dict({"name": "own", "source": {"kind": "builtin", "name": "letter_match", "params": {"field": "digit"}}}))
     env = build_collaborative(env_spec, 0, {"rows": Dataset("rows", rows, list(range(n)), [])}, {"own": reward}, np.random.default_rng(0))
     models = {"Ann": llama.model, "Bea": char.model, "Cal": llama.model}
     tokenizers = {"Ann": llama.tokenizer, "Bea": char.tokenizer, "Cal": llama.tokenizer}

@@ -173,11 +173,12 @@ def test_the_entropy_bonus_gradient_raises_the_entropy():
 
 def test_entropy_coef_is_off_unless_asked():
     from troupe.algorithms.update_loss import entropy_coef_of, liger_arguments, LossOptions
+    from troupe.spec.runspec_types import Algorithm
 
-    assert entropy_coef_of({"name": "grpo"}) == 0.0  # as TRL, verl and OpenRLHF default
-    assert entropy_coef_of({"name": "mappo"}) == 0.0
-    assert entropy_coef_of({"name": "mappo", "entropyCoef": 0.05}) == 0.05
-    assert entropy_coef_of({"name": "dapo", "entropyCoef": 0.02}) == 0.02
+    assert entropy_coef_of(Algorithm.from_dict({"name": "grpo"})) == 0.0  # as TRL, verl and OpenRLHF default
+    assert entropy_coef_of(Algorithm.from_dict({"name": "mappo"})) == 0.0
+    assert entropy_coef_of(Algorithm.from_dict({"name": "mappo", "entropyCoef": 0.05})) == 0.05
+    assert entropy_coef_of(Algorithm.from_dict({"name": "dapo", "entropyCoef": 0.02})) == 0.02
     kwargs, why = liger_arguments(LossOptions("grpo", 0.2, 0.2, None, 0.0, 1.0, entropy_coef=0.01), has_ref=False)
     assert kwargs is None and "entropyCoef" in (why or "")
 

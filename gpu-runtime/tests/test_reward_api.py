@@ -6,6 +6,7 @@ import time
 import pytest
 from runtime_helpers import small_spec
 
+from troupe.spec.runspec_types import Reward
 from troupe import reward, run_spec
 from troupe.rewards.python_rewards import RewardFailure, bind_python_reward
 from troupe.rewards.reward_api import RewardFunction, bind_in_process, merge_rewards
@@ -51,7 +52,7 @@ def test_recorded_code_runs_as_ui_code_with_the_same_scores(fn):
     entry = _spec_entry(fn)
     assert "@reward" not in entry["source"]["code"]
     in_process = bind_in_process(fn, entry).score_many(CALLS, CALLS)
-    out_of_process = bind_python_reward(entry).score_many(CALLS, CALLS)
+    out_of_process = bind_python_reward(Reward.from_dict(entry)).score_many(CALLS, CALLS)
     assert in_process == out_of_process
     assert in_process == ([1.0, 0.0] if fn is starts_with_letter else [0.25, 0.5])
 

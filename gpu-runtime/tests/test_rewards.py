@@ -1,5 +1,6 @@
 import pytest
 
+from troupe.spec.runspec_types import Reward
 from troupe.rewards.builtin import BUILTIN_REWARDS, bind_reward, combine_rewards, exact_match, length_penalty, letter_match, param_issues
 
 
@@ -27,10 +28,10 @@ def test_length_penalty_from_params():
 
 
 def test_bound_reward_fills_default_params():
-    r = bind_reward({"name": "short", "source": {"kind": "builtin", "name": "length_penalty", "params": {"target": 2}}})
+    r = bind_reward(Reward.from_dict({"name": "short", "source": {"kind": "builtin", "name": "length_penalty", "params": {"target": 2}}}))
     assert r.params == {"target": 2, "scale": 0.01}
     assert r("", "abcd", {}) == pytest.approx(-0.02)
-    assert bind_reward({"name": "m", "source": {"kind": "builtin", "name": "letter_match", "params": {}}}).fields == ["letter"]
+    assert bind_reward(Reward.from_dict({"name": "m", "source": {"kind": "builtin", "name": "letter_match", "params": {}}})).fields == ["letter"]
 
 
 def test_param_issues_name_the_param():

@@ -7,6 +7,7 @@ import math
 import torch
 
 from troupe.algorithms.advantage_estimators import build_estimator
+from troupe.spec.runspec_types import ActorTraining, Algorithm
 from troupe.algorithms.happo_math import happo_factor, sequence_log_ratio
 from troupe.algorithms.rae import RaeBaselines, rae_advantages, rae_update
 from troupe.algorithms.value_mixing import QMixer, qmix_mix, vdn_mix
@@ -81,10 +82,10 @@ def test_rae_baseline_update_by_hand():
 
 
 def test_the_estimators_by_name():
-    group = build_estimator({"advantage": "group"})
+    group = build_estimator(Algorithm.from_dict({"advantage": "group"}))
     rewards = [[1.0, 0.0], [1.0, 1.0]]
-    got = group.advantages(["e/a", "e/a"], rewards, 2, {"advantageNorm": "none"})
+    got = group.advantages(["e/a", "e/a"], rewards, 2, ActorTraining.from_dict({"advantageNorm": "none"}))
     assert got.tolist() == [0.5, -0.5, 0.0, 0.0]
-    rae = build_estimator({"advantage": "rae", "rae": {"decay": 0.5}})
-    assert rae.advantages(["e/a", "f/a"], rewards, 2, {"advantageNorm": "group"}).tolist() == [1.0, 0.0, 1.0, 1.0]
+    rae = build_estimator(Algorithm.from_dict({"advantage": "rae", "rae": {"decay": 0.5}}))
+    assert rae.advantages(["e/a", "f/a"], rewards, 2, ActorTraining.from_dict({"advantageNorm": "group"})).tolist() == [1.0, 0.0, 1.0, 1.0]
     assert rae.state_dict() == {"baselines": {"e/a": 0.25, "f/a": 0.5}}

@@ -11,6 +11,7 @@ from troupe.algorithms.grpo import policy_loss, truncated_importance_weights
 from troupe.engines.train.policy import completion_logprobs
 from troupe.engines.rollout.sampling import Rollout
 from troupe.algorithms.update_loss import LossOptions, liger_arguments, tis_cap_of, update_loss
+from troupe.spec.runspec_types import Algorithm
 
 MASK = torch.tensor([[1, 1], [1, 0]])
 OLD = torch.tensor([[-1.0, -2.0], [-0.5, -3.0]])  # the trainer's log-probs before the update
@@ -74,8 +75,8 @@ def test_infinite_cap_and_agreeing_sampler_is_plain_grpo(loss_type):
 
 
 def test_the_spec_field_reaches_the_loss_options():
-    assert tis_cap_of({"name": "grpo"}) is None
-    assert tis_cap_of({"importanceCorrection": {"kind": "tis", "cap": 3}}) == 3.0
+    assert tis_cap_of(Algorithm.from_dict({"name": "grpo"})) is None
+    assert tis_cap_of(Algorithm.from_dict({"importanceCorrection": {"kind": "tis", "cap": 3}})) == 3.0
     opts = LossOptions("grpo", 0.2, 0.2, None, 0.0, 1.0, tis_cap=2.0)
     args, why = liger_arguments(opts, has_ref=False)
     assert args is None and "importanceCorrection" in why

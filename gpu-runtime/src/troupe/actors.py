@@ -71,13 +71,11 @@ class Actor:
         return isinstance(self.loaded.model, AdapterBound)
 
 
-def actor_device(actor: ActorSection | Mapping[str, Any], run_device: torch.device, ctx: RankContext, spec: Mapping[str, Any] | None = None) -> torch.device:
+def actor_device(actor: ActorSection, run_device: torch.device, ctx: RankContext, spec: Mapping[str, Any] | None = None) -> torch.device:
     """`placement.gpus[rank]` on a GPU host (the runner's numbering, gpu_ids.py); without placements one GPU
     per local model when one process sees several; else the run's device (this rank's GPU, or the CPU).
-    `spec` (the run's document) lets unplaced actors spread over the GPUs one process sees. `actor`: the typed
-    section, or its JSON document (callers that hold the document, as before the typed RunSpec)."""
-    if isinstance(actor, Mapping):
-        actor = ActorSection.from_dict(actor)
+    `spec` (the run's document, which gpu_ids.spread_index reads) lets unplaced actors spread over the GPUs one
+    process sees."""
     gpus = actor.placement.gpus
     if gpus and run_device.type == "cuda":
         return torch.device("cuda", local_index(gpus[ctx.rank] if ctx.rank < len(gpus) else gpus[0]))

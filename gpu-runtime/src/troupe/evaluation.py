@@ -10,7 +10,9 @@ Every environment kind is evaluated, one sample per row, with each actor's `eval
              adversarial, and the acting kinds played by an `Environment` object) plays one episode per row
              through the same seam as training (`new_episode`, `play` or `run_turns`, `score_all`), with a
              round-spec schedule drawn from a seed that depends on the environment and the row only, so
-             every evaluation of a run plays the same schedules
+             every evaluation of a run plays the same schedules; which of the two an environment gets is
+             registered by its class (`register_evaluation`, looked up along the class's bases), so a new
+             environment class brings its own evaluation rather than a branch here
 
 Metrics, per actor (the event's `actor`):
 
@@ -27,12 +29,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 import torch
 
 from .envs.collaborative import CollaborativeEnvironment, run_turns, schedule_seed
+from .envs.environments import SingleTurnEnvironment
 from .events import EventWriter
 from .engines.rollout import EnginePrompt
 from .engines.rollout.colocate import engine_of
@@ -54,6 +57,30 @@ class Scored:
     reward: float
     components: dict[str, float]
     completion_len: int
+
+
+# How an environment is evaluated (its rows, the run's actors, the API actors, the run's seed -> scored samples).
+Evaluation = Callable[[Any, list[int], "dict[str, Actor]", dict[str, Any], int], list[Scored]]
+EVALUATIONS: dict[type, Evaluation] = {}
+
+
+def register_evaluation(kind: type) -> Callable[[Evaluation], Evaluation]:
+    """Register how environments of class `kind` (and its subclasses: acting, game, remote and outcome
+    environments are `CollaborativeEnvironment`s) are evaluated; a new environment class registers its own."""
+
+    def add(evaluation: Evaluation) -> Evaluation:
+        EVALUATIONS[kind] = evaluation
+        return evaluation
+
+    return add
+
+
+def evaluation_of(env: Any) -> Evaluation:
+    """The evaluation registered for the environment's class or its nearest registered base class."""
+    for kind in type(env).__mro__:
+        if kind in EVALUATIONS:
+            return EVALUATIONS[kind]
+    raise TypeError(f"environment {getattr(env, 'name', env)!r}: no evaluation is registered for {type(env).__name__} (evaluation.register_evaluation)")
 
 
 def eval_rows(env: Any) -> list[int]:
@@ -78,8 +105,10 @@ def _single_turn_api(env: Any, rows: list[int], api: Any) -> list[Scored]:
     return [Scored(env.name, env.actor, total, components, len(text)) for (total, components), text in zip(scored, texts)]
 
 
-def _single_turn(env: Any, rows: list[int], actors: dict[str, Actor], api_actors: dict[str, Any] | None = None) -> list[Scored]:
-    if env.actor not in actors and api_actors and env.actor in api_actors:
+@register_evaluation(SingleTurnEnvironment)
+def _single_turn(env: Any, rows: list[int], actors: dict[str, Actor], api_actors: dict[str, Any], seed: int) -> list[Scored]:
+    """The actor answers each row's prompt once (the seed is unused: no schedule to draw)."""
+    if env.actor not in actors and env.actor in api_actors:
         return _single_turn_api(env, rows, api_actors[env.actor])
     actor = actors[env.actor]
     tokenizer = actor.loaded.tokenizer
@@ -91,6 +120,7 @@ def _single_turn(env: Any, rows: list[int], actors: dict[str, Actor], api_actors
     return [Scored(env.name, env.actor, total, components, int(n)) for (total, components), n in zip(scored, lengths)]
 
 
+@register_evaluation(CollaborativeEnvironment)
 def _episodes(env: CollaborativeEnvironment, rows: list[int], actors: dict[str, Actor], api_actors: dict[str, Any], seed: int) -> list[Scored]:
     tokenizers = {a: actors[a].loaded.tokenizer if a in actors else None for a in env.actors}
     episodes = []
@@ -132,10 +162,7 @@ def evaluate_environments(
             rows = eval_rows(env)
             if not rows:
                 continue
-            if isinstance(env, CollaborativeEnvironment):
-                results.extend(_episodes(env, rows, actors, api_actors, seed))
-            else:
-                results.extend(_single_turn(env, rows, actors, api_actors))
+            results.extend(evaluation_of(env)(env, rows, actors, api_actors, seed))
     finally:
         torch.set_rng_state(cpu_state)
         if cuda_state is not None:

@@ -21,12 +21,13 @@ import traceback
 from typing import Any, Mapping
 
 from .rewards.python_rewards import bind_python_reward
+from .spec.runspec_types import Reward
 
 
 def _builtin_results(reward: Mapping[str, Any], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from .rewards.builtin import bind_reward  # lazy: only builtin rewards need it
 
-    bound = bind_reward(reward)
+    bound = bind_reward(Reward.from_dict(reward))
     results = []
     for call in calls:
         started = time.perf_counter()
@@ -41,7 +42,7 @@ def _builtin_results(reward: Mapping[str, Any], calls: list[dict[str, Any]]) -> 
 def score_calls(reward: Mapping[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
     started = time.perf_counter()
     if reward["source"]["kind"] == "python":
-        bound = bind_python_reward(reward)
+        bound = bind_python_reward(Reward.from_dict(reward))
         try:
             results = bound.run_calls(calls)
         finally:

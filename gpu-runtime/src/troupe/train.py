@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from .actors import Actor, build_actors
-from .algorithms.learner import LearnerSetup, build_learner
+from .algorithms.learner import LearnerSetup, build_learner, row_learner
 from .algorithms.on_policy import reference_name
 from .algorithms.on_policy import to_device as to_device  # compat: tests/test_vllm_gpu.py imports it from here
 from .algorithms.training_shares import Share
@@ -234,7 +234,7 @@ def run_loop(
         closing.callback(close_engines, actors)
         closing.callback(static_decode.on_compile(lambda r: events.log("info", static_decode.describe(r))))
     residency = build_residency(trainer, actors, events)
-    learner = build_learner(LearnerSetup(spec, actors, environments, residency, ctx, work_dir, events.log, memory, liger_cls, device))
+    learner = build_learner(LearnerSetup(spec, actors, environments, residency, ctx, work_dir, events.log, memory, liger_cls, device, run))
     bind_actor_handles(environments, rewards, actors, api_actors, events)
     prompts_per_env = plan_prompts(run, environments, actors, api_actors, events)
     first_step = 1
@@ -247,7 +247,7 @@ def run_loop(
         events.log("info", f"resumed from {resume_from} (step {done} of {total_steps}): next step {done + 1}")
         first_step = done + 1
     memory(first_step - 1, "setup")
-    events.watch(advisor := Advisor.for_spec(spec))  # health advisories from the run's own events (advisories/)
+    events.watch(advisor := Advisor.for_run(run))  # health advisories from the run's own events (advisories/)
     places = SamplingPlaces(actors, environments, prompts_per_env, residency, events.log, first_step, arranged=lambda: reset_memory_peaks(device))
     source = open_rollout_source(run, spec, environments, prompts_per_env, actors, api_actors, rewards, device, first_step, work_dir, events, resume_from, places, memory)
     if closing is not None:
@@ -272,7 +272,7 @@ def run_loop(
             memory(step, "checkpoint")
 
     last_step_seconds, paused_seconds, last_saved = 0.0, 0.0, first_step - 1 if resume_from is not None else -1
-    offline = learner if not learner.rolls_out else None  # trains on dataset rows: no rollout
+    offline = row_learner(learner)  # trains on dataset rows: no rollout
 
     def over_limit(pausing: float) -> str | None:
         limit = trainer.max_duration_seconds

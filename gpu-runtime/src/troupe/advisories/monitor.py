@@ -16,6 +16,7 @@ from typing import Any, Iterable
 from ..events import EventWriter
 from . import detectors as _detectors  # noqa: F401  (registers them)
 from ..algorithms.names import OFFLINE_FAMILY
+from ..spec.runspec_types import RunSpec
 from .registry import DETECTORS, Detector, Learner, detectors_for
 from .types import AdvisorySettings, EpisodeView, StepRecord
 
@@ -42,10 +43,10 @@ class Advisor:
         self.failed: dict[str, str] = {}
 
     @classmethod
-    def for_spec(cls, spec: dict[str, Any]) -> "Advisor":
+    def for_run(cls, run: RunSpec) -> "Advisor":
         """The run's thresholds (`trainer.advisories`, defaults where absent) and its learner's detectors."""
-        learner: Learner = "offline" if spec.get("algorithm", {}).get("name") in OFFLINE_FAMILY else "rollout"
-        return cls(AdvisorySettings.from_spec(spec), detectors_for(learner))
+        learner: Learner = "offline" if run.algorithm.name in OFFLINE_FAMILY else "rollout"
+        return cls(AdvisorySettings.for_run(run), detectors_for(learner))
 
     # ---------------------------------------------------------------- EventWatcher
 

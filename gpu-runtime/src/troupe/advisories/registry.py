@@ -3,7 +3,7 @@
 Each says which learners it watches: `rollout` (the GRPO and PPO families, which sample and score
 transcripts) and/or `offline` (sft, dpo: batches from a dataset). A policy loss that does not fall means
 nothing in GRPO, and collapse needs transcripts an offline run never samples, so a run gets only the
-detectors of its own learner (`Advisor.for_spec`).
+detectors of its own learner (`Advisor.for_run`).
 """
 
 from __future__ import annotations

@@ -6,9 +6,10 @@ monitor (monitor.py) builds the records from the run's own events and emits what
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Literal
+
+from ..spec.runspec_types import RunSpec
 
 Severity = Literal["info", "warning", "critical"]
 
@@ -137,24 +138,23 @@ class AdvisorySettings:
     overfitting_eval_rise: float = 0.02
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> "AdvisorySettings":
+    def for_run(cls, run: RunSpec) -> "AdvisorySettings":
         """The run's settings: `trainer.advisories` (absent: the defaults), K for staleness from
-        `algorithm.async.maxStaleness` unless `staleness.max` says otherwise."""
-        section = (spec.get("trainer") or {}).get("advisories") or {}
+        `algorithm.async.maxStaleness` unless `staleness.max` says otherwise. A detector's section flattens to
+        `<section>_<field>` (`klBlowup.max` -> `kl_blowup_max`)."""
+        section = run.trainer.advisories
         values: dict[str, Any] = {}
-        for key, value in section.items():
-            if isinstance(value, dict):
-                values.update({f"{_snake(key)}_{_snake(name)}": v for name, v in value.items()})
+        for f in fields(section) if section is not None else ():
+            value = getattr(section, f.name)
+            if is_dataclass(value):
+                values.update({f"{f.name}_{g.name}": getattr(value, g.name) for g in fields(value)})
             else:
-                values[_snake(key)] = value
+                values[f.name] = value
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:  # the contract and these fields drifted apart: a bug, not a user error (zod refused bad names)
             raise ValueError(f"trainer.advisories: no advisory setting for {', '.join(unknown)}")
         if values.get("staleness_max") is None:
-            values["staleness_max"] = ((spec.get("algorithm") or {}).get("async") or {}).get("maxStaleness")
+            values["staleness_max"] = run.algorithm.async_.max_staleness if run.algorithm.async_ is not None else None
         return cls(**values)
 
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

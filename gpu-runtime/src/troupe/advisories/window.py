@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
 
 from .types import StepRecord
 
@@ -52,3 +53,41 @@ def dominant_char(texts: Sequence[str]) -> tuple[str, float]:
 
 def steps_label(first: int, last_: int) -> str:
     return f"step {first}" if first == last_ else f"steps {first}-{last_}"
+
+
+@dataclass(frozen=True)
+class EvalTrend:
+    """The last evaluations of a metric, each moving the same way, and a training metric's mean over the window
+    ending at the first and at the last of them."""
+
+    first_step: int
+    last_step: int
+    eval_start: float
+    eval_end: float
+    train_before: float
+    train_after: float
+
+
+def eval_trend(
+    history: Sequence[StepRecord], eval_metric: str, train_metric: str, evals: int, window: int, breaks: Callable[[float, float], bool]
+) -> EvalTrend | None:
+    """None when there are fewer than `evals` values of `eval_metric`, or two of the last ones in a row that
+    `breaks(previous, next)` the trend, or no training value in the window at either end; else the trend, with the
+    training metric around its ends (overfitting: eval loss up while the loss falls; reward hacking: eval reward
+    down while the reward rises)."""
+    points = series(history, eval_metric)
+    if len(points) < evals:
+        return None  # the verdict of the latest evaluations holds until the next one
+    recent = points[-evals:]
+    if any(breaks(a[1], b[1]) for a, b in zip(recent, recent[1:])):
+        return None
+    train = series(history, train_metric)
+
+    def train_near(step: int) -> float:
+        return mean(v for s, v in train if step - window < s <= step)
+
+    first, last_step = recent[0][0], recent[-1][0]
+    before, after = train_near(first), train_near(last_step)
+    if not (math.isfinite(before) and math.isfinite(after)):
+        return None
+    return EvalTrend(first, last_step, recent[0][1], recent[-1][1], before, after)

@@ -13,12 +13,13 @@ from typing import Any, Callable, Protocol
 
 import torch
 
+from ..spec.runspec_types import ActorTraining, Algorithm
 from .grpo import group_advantages
 from .rae import RaeBaselines
 
 
 class AdvantageEstimator(Protocol):
-    def advantages(self, seats: list[str], rewards: list[list[float]], group_size: int, training: dict[str, Any]) -> torch.Tensor:
+    def advantages(self, seats: list[str], rewards: list[list[float]], group_size: int, training: ActorTraining) -> torch.Tensor:
         """The advantages of every row of one actor's shares (one list of rewards per share, in order)."""
         ...
 
@@ -27,19 +28,20 @@ class AdvantageEstimator(Protocol):
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
 
-ESTIMATORS: dict[str, Callable[[dict[str, Any]], AdvantageEstimator]] = {}
+EstimatorFactory = Callable[[Algorithm], AdvantageEstimator]
+ESTIMATORS: dict[str, EstimatorFactory] = {}
 
 
-def register_estimator(name: str) -> Callable[[Callable[[dict[str, Any]], AdvantageEstimator]], Callable[[dict[str, Any]], AdvantageEstimator]]:
-    def add(factory: Callable[[dict[str, Any]], AdvantageEstimator]) -> Callable[[dict[str, Any]], AdvantageEstimator]:
+def register_estimator(name: str) -> Callable[[EstimatorFactory], EstimatorFactory]:
+    def add(factory: EstimatorFactory) -> EstimatorFactory:
         ESTIMATORS[name] = factory
         return factory
 
     return add
 
 
-def build_estimator(algorithm: dict[str, Any]) -> AdvantageEstimator:
-    name = algorithm.get("advantage", "group")
+def build_estimator(algorithm: Algorithm) -> AdvantageEstimator:
+    name = algorithm.advantage
     if name not in ESTIMATORS:
         raise ValueError(f"algorithm.advantage: unknown estimator {name!r} (known: {', '.join(sorted(ESTIMATORS))})")
     return ESTIMATORS[name](algorithm)
@@ -48,9 +50,9 @@ def build_estimator(algorithm: dict[str, Any]) -> AdvantageEstimator:
 class GroupAdvantages:
     """Stateless: every reward against its group of `algorithm.groupSize` (groups contiguous across shares)."""
 
-    def advantages(self, seats: list[str], rewards: list[list[float]], group_size: int, training: dict[str, Any]) -> torch.Tensor:
+    def advantages(self, seats: list[str], rewards: list[list[float]], group_size: int, training: ActorTraining) -> torch.Tensor:
         flat = torch.tensor([r for share in rewards for r in share], dtype=torch.float32)
-        return group_advantages(flat, group_size, training["advantageNorm"])
+        return group_advantages(flat, group_size, training.advantage_norm)
 
     def state_dict(self) -> dict[str, Any]:
         return {}
@@ -65,7 +67,7 @@ class RaeAdvantages:
     def __init__(self, decay: float):
         self.baselines = RaeBaselines(decay)
 
-    def advantages(self, seats: list[str], rewards: list[list[float]], group_size: int, training: dict[str, Any]) -> torch.Tensor:
+    def advantages(self, seats: list[str], rewards: list[list[float]], group_size: int, training: ActorTraining) -> torch.Tensor:
         parts = [self.baselines.advantages(seat, torch.tensor(r, dtype=torch.float32)) for seat, r in zip(seats, rewards)]
         return torch.cat(parts) if parts else torch.zeros(0)
 
@@ -77,4 +79,4 @@ class RaeAdvantages:
 
 
 register_estimator("group")(lambda algorithm: GroupAdvantages())
-register_estimator("rae")(lambda algorithm: RaeAdvantages(float(algorithm.get("rae", {}).get("decay", 0.95))))
+register_estimator("rae")(lambda algorithm: RaeAdvantages(float(algorithm.rae.decay)))

@@ -11,20 +11,23 @@ learner is a class registered here under its names, not a branch in the loop.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, cast
 
 import torch
 
 from ..distributed import RankContext
+from ..spec.runspec_types import RunSpec
 
 Updates = dict[str, dict[str, float]]
 
 
 @dataclass(frozen=True)
 class LearnerSetup:
-    """What any learner may need, built by the training loop before the first step."""
+    """What any learner may need, built by the training loop before the first step. Learners read the typed
+    RunSpec (`run`: its algorithm and trainer sections; each actor's own section is `Actor.section`); `spec` is
+    the JSON document, kept for the parts that still read one (environments, models)."""
 
     spec: dict[str, Any]
     actors: dict[str, Any]
@@ -36,6 +39,11 @@ class LearnerSetup:
     report_memory: Callable[..., None]
     liger_cls: Any
     device: torch.device
+    run: RunSpec = field(default=None)  # type: ignore[assignment]  # typed from `spec` when not given
+
+    def __post_init__(self) -> None:
+        if self.run is None:
+            object.__setattr__(self, "run", RunSpec.from_dict(self.spec))
 
 
 class Learner(Protocol):
@@ -53,6 +61,25 @@ class Learner(Protocol):
         ...
 
     def load(self, folder: Path) -> None: ...
+
+
+class RowLearner(Learner, Protocol):
+    """A learner with `rolls_out` False (sft, dpo: learners/offline_loop.py): the loop calls `step` instead of
+    sampling and `learn`, and at each evaluation reports its own held-out metrics (`evaluate`) besides the
+    environments' (evaluation.py)."""
+
+    def step(self, step: int) -> Updates:
+        """One training step on the learner's own dataset rows: metrics per trained actor."""
+        ...
+
+    def evaluate(self) -> Updates:
+        """Held-out metrics per trained actor (`eval/loss`, ...)."""
+        ...
+
+
+def row_learner(learner: Learner) -> RowLearner | None:
+    """The learner as a `RowLearner` when it trains on dataset rows (`rolls_out` False), else None."""
+    return None if learner.rolls_out else cast(RowLearner, learner)
 
 
 LearnerFactory = Callable[[LearnerSetup], Learner]
@@ -78,7 +105,7 @@ def _import_learners() -> None:
 
 def build_learner(setup: LearnerSetup) -> Learner:
     _import_learners()
-    name = setup.spec["algorithm"]["name"]
+    name = setup.run.algorithm.name
     if name not in LEARNERS:
         raise ValueError(f"algorithm.name: no learner is registered for {name!r} (registered: {', '.join(sorted(LEARNERS))})")
     return LEARNERS[name](setup)

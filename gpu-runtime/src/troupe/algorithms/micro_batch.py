@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable
 import torch
 
 from ..distributed import RankContext
+from ..spec.runspec_types import ActorTraining
 
 BUDGET_ENV = "TROUPE_MEMORY_BUDGET_BYTES"
 # The share of the free device memory handed to activations: the rest covers fragmentation, cuBLAS/attention
@@ -189,11 +190,11 @@ def fixed_size(setting: Any) -> int | None:
 
 
 def resolve_for_training(
-    setting: int | str | None, module: torch.nn.Module, training: dict[str, Any], rows: int, sequence_length: int, ctx: RankContext
+    setting: int | str | None, module: torch.nn.Module, training: ActorTraining, rows: int, sequence_length: int, ctx: RankContext
 ) -> tuple[int | None, AutoMicroBatch | None]:
     """`resolve_micro_batch_size` with the precision and gradient checkpointing of an actor's `training`."""
     return resolve_micro_batch_size(
-        setting, module, rows, sequence_length, ctx, training.get("precision", "fp32") == "bf16", bool(training.get("gradientCheckpointing", False))
+        setting, module, rows, sequence_length, ctx, training.precision == "bf16", training.gradient_checkpointing
     )
 
 

@@ -40,7 +40,7 @@ def reference_name(actor: str) -> str:
 def reference_logprobs(actor: Any) -> Any:
     """The KL reference's log-probs of a micro-batch (None without KL): the frozen copy, or for LoRA the
     same model with its adapters off."""
-    if actor.spec["training"]["klBeta"] <= 0:
+    if actor.section.training.kl_beta <= 0:
         return lambda batch: None
 
     def compute(batch: Rollout) -> torch.Tensor:
@@ -89,19 +89,20 @@ class OnPolicyLearner:
     def __init__(self, setup: LearnerSetup) -> None:
         spec, actors, residency, ctx, device = setup.spec, setup.actors, setup.residency, setup.ctx, setup.device
         self.spec, self.actors, self.residency, self.ctx, self.device = spec, actors, residency, ctx, device
+        self.algorithm, self.trainer = setup.run.algorithm, setup.run.trainer  # the typed sections it reads
         self.log, self.report_memory, self.liger_cls = setup.log, setup.report_memory, setup.liger_cls
         self.micro_batch_log = ChoiceLog(setup.log)  # trainer.microBatchSize "auto": each actor's choice
         # The GRPO family's advantages (advantage_estimators.py: group-normalised, or rae's per-seat baselines).
-        self.estimator = build_estimator(spec["algorithm"])
+        self.estimator = build_estimator(self.algorithm)
         # The PPO family's critics (learners/ppo.py): one per actor (ppo, ippo) or per environment (mappo).
         self.critics = self.build_critics(setup)
         if self.critics is not None:
             ppo.register(self.critics, residency)
 
     def build_critics(self, setup: LearnerSetup) -> ppo.Critics | None:
-        if family(setup.spec["algorithm"]["name"]) != "ppo":
+        if family(setup.run.algorithm.name) != "ppo":
             return None
-        return ppo.build_critics(setup.spec, setup.actors, setup.environments, setup.ctx, setup.work_dir, setup.log)
+        return ppo.build_critics(setup.run, setup.actors, setup.environments, setup.ctx, setup.work_dir, setup.log)
 
     # ------------------------------------------------------------------ state
     def save(self, folder: Path) -> None:
@@ -117,7 +118,7 @@ class OnPolicyLearner:
         if self.state_dict():  # this learner keeps state of its own: the checkpoint must hold it
             path = folder / "learner.pt"
             if not path.exists():
-                raise FileNotFoundError(f"{folder}: no learner.pt (was the checkpoint written by a {self.spec['algorithm']['name']} run with these settings?)")
+                raise FileNotFoundError(f"{folder}: no learner.pt (was the checkpoint written by a {self.algorithm.name} run with these settings?)")
             self.load_state_dict(torch.load(path, map_location="cpu", weights_only=False))
 
     def state_dict(self) -> dict[str, Any]:
@@ -145,7 +146,7 @@ class OnPolicyLearner:
     def group_advantages(self, name: str, shares: list[Share], batch: Any) -> torch.Tensor:
         """Critic-free advantages of the actor's rows (the GRPO family's estimator)."""
         seat_names = seats(name, batch.parts[name], batch.conversations)
-        return self.estimator.advantages(seat_names, [sh.rewards for sh in shares], self.spec["algorithm"]["groupSize"], self.actors[name].spec["training"])
+        return self.estimator.advantages(seat_names, [sh.rewards for sh in shares], self.algorithm.group_size, self.actors[name].section.training)
 
     def targets(self, name: str, rows: Rollout, mask: torch.Tensor, rewards: list[float], batch: Any) -> ppo.Targets:
         """A critic's per-token advantages of the actor's rows (the PPO family)."""
@@ -155,12 +156,12 @@ class OnPolicyLearner:
     def fit(self, fits: dict[str, list[ppo.CriticBatch]]) -> dict[str, dict[str, float]]:
         """The critics fit the step's returns once every actor has used their values (metrics per actor)."""
         assert self.critics is not None
-        return ppo.fit_critics(self.critics, fits, self.residency, self.spec, self.actors, self.ctx, self.micro_batch_log)
+        return ppo.fit_critics(self.critics, fits, self.residency, self.trainer, self.actors, self.ctx, self.micro_batch_log)
 
     def learn(self, step: int, batch: Any) -> tuple[Updates, dict[str, list[Share]]]:
         """Per actor: advantages, then iterationsPerBatch clipped PG steps; the metrics and shares of each trained actor."""
-        spec, actors, residency, ctx, critics = self.spec, self.actors, self.residency, self.ctx, self.critics
-        overlong = spec["algorithm"]["overlong"]
+        actors, residency, ctx, critics = self.actors, self.residency, self.ctx, self.critics
+        overlong = self.algorithm.overlong
         parts, conversations = batch.parts, batch.conversations
         updates: Updates = {}
         shares_of: dict[str, list[Share]] = {}
@@ -168,7 +169,7 @@ class OnPolicyLearner:
         self.prepare(step, batch)
         for name in self.order(step):
             actor = actors[name]
-            shares = actor_shares(name, actor, parts[name], conversations, self.device, overlong["mode"])
+            shares = actor_shares(name, actor, parts[name], conversations, self.device, overlong.mode)
             if not shares:
                 continue
             rewards_t = torch.tensor([r for sh in shares for r in sh.rewards], dtype=torch.float32)
@@ -178,7 +179,7 @@ class OnPolicyLearner:
             # An actor with no token to train on this step (a round spec may skip it) is not updated.
             if sum(int(sh.loss_mask.sum()) for sh in shares) == 0:
                 truncated = sum(sh.truncation[0] for sh in shares)
-                if overlong["mode"] == "filter" and truncated:
+                if overlong.mode == "filter" and truncated:
                     # Every completion was cut off and filtered: report it rather than go silent.
                     self.log("warning", f'step {step}: every completion of "{name}" hit maxNewTokens and was filtered (algorithm.overlong.mode "filter"); not updated')
                     shares_of[name] = shares
@@ -219,31 +220,31 @@ class OnPolicyLearner:
 
     def update(self, step: int, name: str, actor: Any, shares: list[Share], rows: Rollout, mask: torch.Tensor, advantages: torch.Tensor, batch: Any) -> dict[str, float]:
         """`iterationsPerBatch` clipped policy-gradient steps of one actor on its rows (update.py); its metrics."""
-        spec, training = self.spec, actor.spec["training"]
-        lr = lr_at(step, training["learningRate"], training["scheduler"]["type"], training["scheduler"]["warmupSteps"], spec["trainer"]["steps"])
+        training = actor.section.training
+        lr = lr_at(step, training.learning_rate, training.scheduler.type, training.scheduler.warmup_steps, self.trainer.steps)
         assert actor.backend is not None
         actor.backend.set_lr(lr)
         loss_options = LossOptions(
             loss_type=actor.loss_type,
-            clip_eps_low=training["clipEpsLow"],
-            clip_eps_high=training["clipEpsHigh"],
+            clip_eps_low=training.clip_eps_low,
+            clip_eps_high=training.clip_eps_high,
             max_completion_len=max(sh.max_len for sh in shares),
-            kl_beta=training["klBeta"],
+            kl_beta=training.kl_beta,
             temperature=actor.temperature,
-            tis_cap=tis_cap_of(spec["algorithm"]),
-            entropy_coef=entropy_coef_of(spec["algorithm"]),
+            tis_cap=tis_cap_of(self.algorithm),
+            entropy_coef=entropy_coef_of(self.algorithm),
         )
         # Per micro-batch of this rank's rows: optimizer steps whose gradients are the whole batch's (update.py).
         micro_size, chosen = resolve_for_training(
-            spec["trainer"].get("microBatchSize"), actor.backend.module, training, rows.completion_ids.shape[0],
+            self.trainer.micro_batch_size, actor.backend.module, training, rows.completion_ids.shape[0],
             rows.prompt_ids.shape[1] + rows.completion_ids.shape[1], self.ctx,
         )
         self.micro_batch_log.report(name, chosen)
         result = update_actor(
-            actor.backend, rows, mask, advantages, loss_options, training["iterationsPerBatch"], training["maxGradNorm"], self.ctx,
+            actor.backend, rows, mask, advantages, loss_options, training.iterations_per_batch, training.max_grad_norm, self.ctx,
             micro_size, reference_logprobs(actor), self.liger_cls,
             # The KL reference's own peak, before the update's (both were booked as "reference" before).
-            after_reference=(lambda: self.report_memory(step, "reference", actor=name)) if training["klBeta"] > 0 else None,
+            after_reference=(lambda: self.report_memory(step, "reference", actor=name)) if training.kl_beta > 0 else None,
         )
         self.residency.observe("update")
         generated_tokens = float(mask.sum())

@@ -19,6 +19,7 @@ from troupe_kernels import token_logprobs
 from .grpo import policy_loss, truncated_importance_weights
 from ..engines.train.policy import completion_hidden, completion_logprobs
 from ..engines.rollout.sampling import Rollout
+from ..spec.runspec_types import Algorithm
 
 # Our loss type -> Liger's. Same formulas: grpo = mean over sequences of each one's token mean;
 # dapo = token sum / token count of the batch; dr_grpo = token sum / (B * max_completion_len).
@@ -40,18 +41,18 @@ class LossOptions:
     entropy_coef: float = 0.0
 
 
-def tis_cap_of(algorithm: dict[str, Any]) -> float | None:
+def tis_cap_of(algorithm: Algorithm) -> float | None:
     """The spec's truncation cap when truncated importance sampling is on, else None."""
-    correction = algorithm.get("importanceCorrection")
-    if correction is None or correction["kind"] != "tis":
+    correction = algorithm.importance_correction
+    if correction is None or correction.kind != "tis":
         return None
-    return float(correction["cap"])
+    return float(correction.cap)
 
 
-def entropy_coef_of(algorithm: dict[str, Any]) -> float:
+def entropy_coef_of(algorithm: Algorithm) -> float:
     """The spec's `entropyCoef`; absent: 0 for every learner, as TRL, verl and OpenRLHF default (a bonus sized for
     tiny models trained from scratch would push a pretrained LLM towards noise; the tests set it where they need it)."""
-    return float(algorithm.get("entropyCoef") or 0.0)
+    return float(algorithm.entropy_coef or 0.0)
 
 
 def liger_arguments(options: LossOptions, has_ref: bool) -> tuple[dict[str, Any] | None, str | None]:

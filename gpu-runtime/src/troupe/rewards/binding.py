@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..events import EventWriter
+from ..spec.runspec_types import Reward
 from .builtin import bind_reward
 from .judge import bind_judge_reward
 from .python_rewards import PythonReward, bind_python_reward
@@ -28,7 +29,7 @@ class RewardBindContext:
     events: EventWriter
 
 
-RewardBinder = Callable[[Mapping[str, Any], int, RewardBindContext], Any]
+RewardBinder = Callable[[Reward, int, RewardBindContext], Any]  # the reward's typed section, its index in `rewards`
 REWARD_SOURCES: dict[str, RewardBinder] = {}
 
 
@@ -38,26 +39,31 @@ def register_reward_source(kind: str, binder: RewardBinder) -> None:
     REWARD_SOURCES[kind] = binder
 
 
-register_reward_source("builtin", lambda reward_spec, index, ctx: bind_reward(reward_spec))
-register_reward_source("python", lambda reward_spec, index, ctx: bind_python_reward(reward_spec, ctx.work_dir, ctx.sandbox))
-register_reward_source("judge", lambda reward_spec, index, ctx: bind_judge_reward(reward_spec, index))
+register_reward_source("builtin", lambda reward, index, ctx: bind_reward(reward))
+register_reward_source("python", lambda reward, index, ctx: bind_python_reward(reward, ctx.work_dir, ctx.sandbox))
+register_reward_source("judge", lambda reward, index, ctx: bind_judge_reward(reward, index))
 
 
 def bind_rewards(spec: dict[str, Any], work_dir: Path, library_rewards: dict[str, RewardFunction], events: EventWriter) -> dict[str, Any]:
-    """Each reward of the spec by name, ready to score."""
+    """Each reward of the spec by name, ready to score. `spec` is the run's document (the loop and the producer
+    process hold it); each reward is bound from its typed section, a library function from its entry as it is
+    (reward_api.bind_in_process: absent settings fall back to the function's own)."""
     ctx = RewardBindContext(work_dir, spec.get("sandbox"), events)
-    rewards = {
-        r["name"]: bind_in_process(library_rewards[r["name"]], r) if r["name"] in library_rewards else _binder(r, i)(r, i, ctx)
-        for i, r in enumerate(spec["rewards"])
-    }
+    rewards: dict[str, Any] = {}
+    for i, entry in enumerate(spec["rewards"]):
+        name = entry["name"]
+        if name in library_rewards:
+            rewards[name] = bind_in_process(library_rewards[name], entry)
+        else:
+            rewards[name] = _binder(entry["source"]["kind"], i)(Reward.from_dict(entry), i, ctx)
     for reward in rewards.values():
         if isinstance(reward, PythonReward):  # code that can fail (workers, functions, judges): failures in the run's log
             reward.report = lambda message: events.log("error", message)
     return rewards
 
 
-def _binder(reward_spec: Mapping[str, Any], index: int) -> RewardBinder:
-    kind = reward_spec["source"]["kind"]
+def _binder(kind: str, index: int) -> RewardBinder:
+    """The binder of a source kind, asked before the entry is typed: a kind without one is named by its path."""
     if kind not in REWARD_SOURCES:  # the schema names the kinds: a kind it knows without a binder is a runtime gap
         raise ValueError(f'rewards.{index}.source.kind: no binder for "{kind}" (known: {", ".join(sorted(REWARD_SOURCES))})')
     return REWARD_SOURCES[kind]

@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 from .outcomes import EXTRACTORS, VOTE_MODES, debate_rewards, majority_vote_rewards
 from .math_answer import math_answer
 from ..spec.issues import FieldIssue
+from ..spec.runspec_types import Reward, RewardSourceBuiltin
 
 Row = Mapping[str, Any]
 Params = Mapping[str, Any]
@@ -208,11 +209,11 @@ class BoundReward:
         return self.builtin.fields(self.params)
 
 
-def bind_reward(reward_spec: Mapping[str, Any]) -> BoundReward:
-    source = reward_spec["source"]
-    return BoundReward(
-        reward_spec["name"], BUILTIN_REWARDS[source["name"]], resolve_params(source["name"], source["params"]), reward_spec.get("scope", "completion")
-    )
+def bind_reward(reward: Reward) -> BoundReward:
+    """A builtin reward (`reward.source` is a `RewardSourceBuiltin`) with its params resolved."""
+    source = reward.source
+    assert isinstance(source, RewardSourceBuiltin), f'reward "{reward.name}" is not a builtin'
+    return BoundReward(reward.name, BUILTIN_REWARDS[source.name], resolve_params(source.name, dict(source.params)), reward.scope)
 
 
 def combine_rewards(components: Mapping[str, float], weights: Mapping[str, float]) -> float:

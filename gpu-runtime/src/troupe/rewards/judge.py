@@ -26,9 +26,9 @@ from typing import Any, Mapping
 from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
-from .python_rewards import FAILED_SCORE, MAX_FAILURES_IN_A_ROW
 from .reward_api import InProcessReward
 from ..spec import SpecError
+from ..spec.runspec_types import Reward, RewardSourceJudge, RewardSourceJudgeParserRegex, to_dict
 
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
@@ -131,27 +131,28 @@ class JudgeReward(InProcessReward):
         return out
 
 
-def bind_judge_reward(reward_spec: Mapping[str, Any], index: int | None = None) -> JudgeReward:
-    source = reward_spec["source"]
+def bind_judge_reward(reward: Reward, index: int | None = None) -> JudgeReward:
+    source = reward.source
+    assert isinstance(source, RewardSourceJudge), f'reward "{reward.name}" is not a judge'
     where = f"rewards.{index}.source.prompt" if index is not None else "source.prompt"
     try:
-        template = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False).from_string(source["prompt"])
+        template = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False).from_string(source.prompt)
     except TemplateError as e:
         raise SpecError.at(where, f"the judge prompt is not a valid template: {e}") from e
-    if source["parser"]["kind"] == "regex":
+    if isinstance(source.parser, RewardSourceJudgeParserRegex):
         try:
-            re.compile(source["parser"]["pattern"])
+            re.compile(source.parser.pattern)
         except re.error as e:
             raise SpecError.at(where.replace("prompt", "parser.pattern"), f"not a valid regular expression: {e}") from e
     return JudgeReward(
-        reward_spec["name"],
+        reward.name,
         "",
         "judge",
-        reward_spec.get("scope", "completion"),
-        float(reward_spec.get("timeoutSeconds", 10)),
-        int(reward_spec.get("memoryMb", 512)),
-        failure_score=float(reward_spec.get("failureScore", FAILED_SCORE)),
-        max_failures_in_a_row=int(reward_spec.get("maxFailuresInARow", MAX_FAILURES_IN_A_ROW)),
-        source=dict(source),
+        reward.scope,
+        float(reward.timeout_seconds),
+        int(reward.memory_mb),
+        failure_score=float(reward.failure_score),
+        max_failures_in_a_row=int(reward.max_failures_in_arow),
+        source=to_dict(source),  # JudgeReward reads its source as the document (actor, parser, batchSize, cache)
         template=template,
     )

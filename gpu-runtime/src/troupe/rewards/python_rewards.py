@@ -33,6 +33,7 @@ from typing import Any, Callable, Mapping
 
 from ..sandbox import Limits, OFF, OFF_WARNING, Sandbox, SandboxError, SandboxExited, configured_mode
 from ..sandbox.command import python_executable
+from ..spec.runspec_types import Reward, RewardSourcePython
 
 FAILED_SCORE = 0.0
 MAX_FAILURES_IN_A_ROW = 32
@@ -250,20 +251,21 @@ def _failure_reason(error: Exception, timeout_seconds: float) -> str:
     return f"the reward worker failed: {message}"
 
 
-def bind_python_reward(reward_spec: Mapping[str, Any], run_dir: str | Path | None = None, sandbox: Mapping[str, Any] | None = None) -> PythonReward:
+def bind_python_reward(reward: Reward, run_dir: str | Path | None = None, sandbox: Mapping[str, Any] | None = None) -> PythonReward:
     """The reward's worker runs under the run's `sandbox` settings (processes, outputBytes per call); its
     memory is the reward's own `memoryMb` and its time `timeoutSeconds` per call."""
-    source = reward_spec["source"]
+    source = reward.source
+    assert isinstance(source, RewardSourcePython), f'reward "{reward.name}" is not a Python reward'
     settings = sandbox or {}
     return PythonReward(
-        reward_spec["name"],
-        source["code"],
-        source["entrypoint"],
-        reward_spec["scope"],
-        float(reward_spec["timeoutSeconds"]),
-        int(reward_spec["memoryMb"]),
-        failure_score=float(reward_spec.get("failureScore", FAILED_SCORE)),
-        max_failures_in_a_row=int(reward_spec.get("maxFailuresInARow", MAX_FAILURES_IN_A_ROW)),
+        reward.name,
+        source.code,
+        source.entrypoint,
+        reward.scope,
+        float(reward.timeout_seconds),
+        int(reward.memory_mb),
+        failure_score=float(reward.failure_score),
+        max_failures_in_a_row=int(reward.max_failures_in_arow),
         run_dir=Path(run_dir) if run_dir is not None else None,
         processes=int(settings.get("processes", PROCESSES)),
         output_bytes=int(settings.get("outputBytes", OUTPUT_BYTES)),

@@ -30,6 +30,7 @@ from .team_rules import team_rule_issues
 from ..trackers.rules import tracker_issues
 from ..envs.mcp_tools import mcp_server_issues
 from ..rewards.judge import bind_judge_reward
+from .runspec_types import Reward
 from . import vllm_rules
 from .vllm_rules import vllm_actor_issues
 
@@ -152,7 +153,7 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
                 no(f"{p}.source.code", f"syntax error on line {e.lineno}, column {e.offset}: {e.msg}")
         elif source["kind"] == "judge":
             try:
-                bind_judge_reward(reward, i)  # the template and the parser's pattern, checked before anything runs
+                bind_judge_reward(Reward.from_dict(reward), i)  # the template and the parser's pattern, checked before anything runs
             except SpecError as e:
                 issues.extend(e.issues)
         else:

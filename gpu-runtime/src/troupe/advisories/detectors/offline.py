@@ -11,7 +11,7 @@ from typing import Sequence
 
 from ..registry import register
 from ..types import AdvisorySettings, Finding, StepRecord
-from ..window import mean, series, steps_label, windowed
+from ..window import eval_trend, mean, series, steps_label, windowed
 
 OFFLINE = ("offline",)
 
@@ -146,33 +146,24 @@ class Overfitting:
     the model memorises its training rows."""
 
     def check(self, history: Sequence[StepRecord], settings: AdvisorySettings) -> Finding | None:
-        evals = series(history, "eval/loss")
         k = settings.overfitting_evals
-        if len(evals) < k:
+        trend = eval_trend(history, "eval/loss", "loss", k, settings.window, breaks=lambda previous, next_: next_ <= previous)
+        if trend is None:
             return None
-        recent = evals[-k:]
-        if any(b[1] <= a[1] for a, b in zip(recent, recent[1:])):
-            return None
-        start, end = recent[0][1], recent[-1][1]
+        start, end = trend.eval_start, trend.eval_end
         if start <= 0 or (end - start) / start < settings.overfitting_eval_rise:
             return None
-        train = series(history, "loss")
-
-        def train_near(step: int) -> float:
-            return mean(v for s, v in train if step - settings.window < s <= step)
-
-        before, after = train_near(recent[0][0]), train_near(recent[-1][0])
-        if not (math.isfinite(before) and math.isfinite(after)) or after >= before:
+        before, after = trend.train_before, trend.train_after
+        if after >= before:
             return None
-        first, last_step = recent[0][0], recent[-1][0]
         return Finding(
             severity="warning",
             summary=(
-                f"Between steps {first} and {last_step} the eval loss rose at each of {k} evaluations, from {start:.4g} to {end:.4g} "
+                f"Between steps {trend.first_step} and {trend.last_step} the eval loss rose at each of {k} evaluations, from {start:.4g} to {end:.4g} "
                 f"(+{(end - start) / start:.0%}), while the training loss fell from {before:.4g} to {after:.4g}."
             ),
-            from_step=first,
-            to_step=last_step,
+            from_step=trend.first_step,
+            to_step=trend.last_step,
             values={"eval_loss_before": start, "eval_loss_after": end, "train_loss_before": before, "train_loss_after": after},
             hint="Keep the checkpoint from before the eval loss rose; train fewer steps or epochs, lower the learningRate, use LoRA or more data.",
         )

@@ -3,12 +3,11 @@ down), NaN/inf metrics, and rollouts staler than K updates."""
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 from ..registry import register
 from ..types import AdvisorySettings, Finding, StepRecord
-from ..window import mean, series, steps_label
+from ..window import eval_trend
 
 EVAL_REWARD = "eval/reward/mean"
 TRAIN_REWARD = "reward/mean"
@@ -20,35 +19,23 @@ class RewardHacking:
     the policy is learning the reward's loopholes rather than the task."""
 
     def check(self, history: Sequence[StepRecord], settings: AdvisorySettings) -> Finding | None:
-        evals = series(history, EVAL_REWARD)
         k = settings.reward_hacking_evals
-        if len(evals) < k:
-            return None  # the verdict of the latest evaluations holds until the next one
-        recent = evals[-k:]
-        if any(b[1] > a[1] for a, b in zip(recent, recent[1:])):
+        trend = eval_trend(history, EVAL_REWARD, TRAIN_REWARD, k, settings.window, breaks=lambda previous, next_: next_ > previous)
+        if trend is None:
             return None
-        drop = recent[0][1] - recent[-1][1]
-        if drop < settings.reward_hacking_eval_drop:
+        before, after = trend.train_before, trend.train_after
+        if trend.eval_start - trend.eval_end < settings.reward_hacking_eval_drop or after - before < settings.reward_hacking_train_rise:
             return None
-        train = series(history, TRAIN_REWARD)
-
-        def train_near(step: int) -> float:
-            return mean(v for s, v in train if step - settings.window < s <= step)
-
-        before, after = train_near(recent[0][0]), train_near(recent[-1][0])
-        if not (math.isfinite(before) and math.isfinite(after)) or after - before < settings.reward_hacking_train_rise:
-            return None
-        first, last_step = recent[0][0], recent[-1][0]
         return Finding(
             severity="warning",
             summary=(
-                f"Between steps {first} and {last_step} the training reward rose from {before:.3g} to {after:.3g} "
-                f"while the held-out eval reward fell at each of {k} evaluations, from {recent[0][1]:.3g} to {recent[-1][1]:.3g}."
+                f"Between steps {trend.first_step} and {trend.last_step} the training reward rose from {before:.3g} to {after:.3g} "
+                f"while the held-out eval reward fell at each of {k} evaluations, from {trend.eval_start:.3g} to {trend.eval_end:.3g}."
             ),
-            from_step=first,
-            to_step=last_step,
-            values={"train_reward_before": before, "train_reward_after": after, "eval_reward_before": recent[0][1], "eval_reward_after": recent[-1][1]},
-            episodes=tuple({(e.step, e.environment, e.group): e.ref() for r in history if first <= r.step <= last_step for e in r.episodes}.values())[:10],
+            from_step=trend.first_step,
+            to_step=trend.last_step,
+            values={"train_reward_before": before, "train_reward_after": after, "eval_reward_before": trend.eval_start, "eval_reward_after": trend.eval_end},
+            episodes=tuple({(e.step, e.environment, e.group): e.ref() for r in history if trend.first_step <= r.step <= trend.last_step for e in r.episodes}.values())[:10],
             hint="Read the high-reward transcripts for what the reward accepts that it should not; tighten the reward (or add a judge), raise klBeta, and keep the checkpoint from before the eval reward fell.",
         )
 

@@ -14,9 +14,9 @@ checkpointed like one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -27,6 +27,9 @@ from ...engines.rollout.sampling import Rollout
 from ...models.tokenizer import Tokenizer
 from ..micro_batch import fixed_size
 from .value_norm import ValueNorm
+
+if TYPE_CHECKING:
+    from ...actors import Actor
 
 
 class ValueModel(torch.nn.Module):
@@ -79,22 +82,23 @@ class Critic:
 
 def build_critic(
     name: str,
-    actor_spec: dict[str, Any],
-    actor_index: int,
+    actor: "Actor",
     heads: list[str],
     learning_rate: float | None,
     value_norm: bool,
-    device: torch.device,
     ctx: RankContext,
     work_dir: Path,
     micro_batch_size: int | str | None,
 ) -> Critic:
-    loaded = load_actor_model(actor_spec, actor_index, work_dir)
+    """A copy of the actor's base with a value head per actor in `heads`, on the actor's device, trained with the
+    actor's training settings (`learning_rate`: algorithm.criticLearningRate, when set)."""
+    device = actor.device
+    loaded = load_actor_model(actor.spec, actor.index, work_dir)  # its JSON document: models/ reads one
     model = ValueModel(loaded.model, heads=len(heads)).to(device)
-    training = dict(actor_spec["training"])
+    training = actor.section.training
     if learning_rate is not None:
-        training["learningRate"] = learning_rate
-    if training.get("gradientCheckpointing"):
+        training = replace(training, learning_rate=learning_rate)
+    if training.gradient_checkpointing:
         loaded.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     # "auto" is chosen per update (micro_batch.py): the backend (DeepSpeed's bookkeeping) gets no fixed size.
     backend = build_backend(model, BackendSettings(name, training, device, ctx, fixed_size(micro_batch_size)))

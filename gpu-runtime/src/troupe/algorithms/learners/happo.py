@@ -33,8 +33,8 @@ def episode_keys(name: str, conversations: list[Any]) -> list[EpisodeKey]:
 class HappoLearner(OnPolicyLearner):
     def __init__(self, setup: LearnerSetup) -> None:
         super().__init__(setup)
-        self.rng = random.Random(setup.spec["seed"])
-        self.factor_clip = float(setup.spec["algorithm"].get("happo", {}).get("factorClip", 10.0))
+        self.rng = random.Random(setup.run.seed)
+        self.factor_clip = float(setup.run.algorithm.happo.factor_clip)
         self.factors: dict[EpisodeKey, float] = {}
         self.position = 0
 

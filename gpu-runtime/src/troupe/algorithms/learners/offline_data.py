@@ -8,12 +8,13 @@ completion's tokens (EOS included), 0 on the prompt and the padding, so only the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import torch
 
 from ...envs.environments import SingleTurnEnvironment
 from ...spec import SpecError
+from ...spec.runspec_types import Environment as EnvironmentSection
 from ...models.tokenizer import Tokenizer
 
 SFT_DEFAULT_FIELD = "completion"
@@ -64,20 +65,23 @@ def build_sequences(prompts: Sequence[Sequence[int]], completions: Sequence[Sequ
     return SequenceBatch(ids, attention, completion)
 
 
-def target_fields(env_spec: dict[str, Any], algorithm: str) -> list[tuple[str, str]]:
+Targets = list[tuple[str, str]]  # (spec field, dataset column) of each target, in batch order
+
+
+def target_fields(section: EnvironmentSection, algorithm: str) -> Targets:
     """(spec field, dataset column) pairs of the targets this environment's rows must have."""
     if algorithm == "sft":
-        return [("completionField", env_spec.get("completionField") or SFT_DEFAULT_FIELD)]
+        return [("completionField", section.completion_field or SFT_DEFAULT_FIELD)]
     return [
-        ("chosenField", env_spec.get("chosenField") or DPO_DEFAULT_FIELDS[0]),
-        ("rejectedField", env_spec.get("rejectedField") or DPO_DEFAULT_FIELDS[1]),
+        ("chosenField", section.chosen_field or DPO_DEFAULT_FIELDS[0]),
+        ("rejectedField", section.rejected_field or DPO_DEFAULT_FIELDS[1]),
     ]
 
 
-def check_target_columns(env: SingleTurnEnvironment, algorithm: str) -> None:
+def check_target_columns(env: SingleTurnEnvironment, targets: Targets, algorithm: str) -> None:
     """A field-named refusal when the dataset lacks a target column (found when the dataset loads)."""
     columns = env.dataset.columns()
-    for field, column in target_fields(env.spec, algorithm):
+    for field, column in targets:
         if column not in columns:
             what = "supervised completions" if algorithm == "sft" else "preference pairs"
             raise SpecError.at(
@@ -96,7 +100,7 @@ class OfflineRows:
     batches: list[SequenceBatch]
 
 
-def tokenise_rows(env: SingleTurnEnvironment, row_indices: list[int], tokenizer: Tokenizer, algorithm: str) -> OfflineRows:
+def tokenise_rows(env: SingleTurnEnvironment, row_indices: list[int], tokenizer: Tokenizer, targets: Targets) -> OfflineRows:
     eos = end_token(tokenizer)
     pad = int(tokenizer.pad_token_id)  # type: ignore[attr-defined]
     prompts = []
@@ -104,7 +108,7 @@ def tokenise_rows(env: SingleTurnEnvironment, row_indices: list[int], tokenizer:
         rendered = env.render(env.dataset.rows[r], r, tokenizer)
         prompts.append(tokenizer.encode(rendered.text, rendered.add_special_tokens))
     batches = []
-    for _, column in target_fields(env.spec, algorithm):
+    for _, column in targets:
         targets = [tokenizer.encode(str(env.dataset.rows[r][column]), add_special_tokens=False) + [eos] for r in row_indices]
         batches.append(build_sequences(prompts, targets, pad))
     return OfflineRows(env, row_indices, batches)

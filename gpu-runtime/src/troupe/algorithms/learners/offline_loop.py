@@ -24,9 +24,10 @@ from ...models.lora import adapters_disabled, has_lora
 from ..learner import LearnerSetup, register_learner
 from ..lr_schedule import lr_at
 from ..micro_batch import ChoiceLog, metrics_of, resolve_for_training
+from ...spec.runspec_types import RunSpec
 from ..names import OFFLINE_FAMILY
 from .dpo import dpo_loss, sequence_logps
-from .offline_data import OfflineRows, SequenceBatch, check_target_columns, tokenise_rows
+from .offline_data import OfflineRows, SequenceBatch, check_target_columns, target_fields, tokenise_rows
 from .sft import sft_loss
 
 if TYPE_CHECKING:
@@ -96,22 +97,25 @@ class OfflineLearner:
     @classmethod
     def from_setup(cls, setup: LearnerSetup) -> "OfflineLearner":
         # The same shares of promptsPerStep as the loop's plan (train.plan_prompts): eval-only environments draw none.
-        weights = [0.0 if env.spec.get("evalOnly") else env.spec["weight"] for env in setup.environments]
-        prompts = allocate_prompts(setup.spec["trainer"]["promptsPerStep"], weights)
-        return cls(setup.spec, setup.environments, setup.actors, prompts, setup.ctx, setup.residency, setup.log)
+        sections = [setup.run.environments[env.index] for env in setup.environments]
+        weights = [0.0 if section.eval_only else section.weight for section in sections]
+        prompts = allocate_prompts(setup.run.trainer.prompts_per_step, weights)
+        return cls(setup.run, setup.environments, setup.actors, prompts, setup.ctx, setup.residency, setup.log)
 
     def __init__(
-        self, spec: dict[str, Any], environments: list[Any], actors: dict[str, "Actor"], prompts_per_env: list[int], ctx: RankContext,
+        self, run: RunSpec, environments: list[Any], actors: dict[str, "Actor"], prompts_per_env: list[int], ctx: RankContext,
         residency: "ResidencyManager | None" = None, log: Callable[[str, str], Any] | None = None,
     ):
-        self.spec, self.environments, self.actors, self.prompts_per_env, self.ctx = spec, environments, actors, prompts_per_env, ctx
+        self.run, self.environments, self.actors, self.prompts_per_env, self.ctx = run, environments, actors, prompts_per_env, ctx
         self.residency = residency
         self.micro_batch_log = ChoiceLog(log or (lambda level, message: None))  # trainer.microBatchSize "auto"
-        self.algorithm: str = spec["algorithm"]["name"]
+        self.algorithm: str = run.algorithm.name
         # evalOnly environments are never trained on: sampled and scored by evaluation.py like any run's.
-        self.trained = [env for env in environments if not env.spec.get("evalOnly")]
+        self.trained = [env for env in environments if not run.environments[env.index].eval_only]
+        # Each environment's target columns (completionField, or chosenField and rejectedField), by its index.
+        self.targets = {env.index: target_fields(run.environments[env.index], self.algorithm) for env in environments}
         for env in self.trained:
-            check_target_columns(env, self.algorithm)
+            check_target_columns(env, self.targets[env.index], self.algorithm)
 
     def learn(self, step: int, batch: Any = None) -> tuple[dict[str, dict[str, float]], dict[str, list[Any]]]:
         """The step's updates (no episodes: `batch` is unused, and there are no shares)."""
@@ -129,12 +133,12 @@ class OfflineLearner:
         for env, n in zip(self.environments, self.prompts_per_env):
             if n > 0 and env.actor in self.actors and self.actors[env.actor].trainable:
                 rows = env.sampler.take(n)
-                per_actor[env.actor].append(tokenise_rows(env, rows, self.actors[env.actor].loaded.tokenizer, self.algorithm))
+                per_actor[env.actor].append(tokenise_rows(env, rows, self.actors[env.actor].loaded.tokenizer, self.targets[env.index]))
         out = {}
         for name, parts in per_actor.items():
             actor = self.actors[name]
-            training = actor.spec["training"]
-            lr = lr_at(step, training["learningRate"], training["scheduler"]["type"], training["scheduler"]["warmupSteps"], self.spec["trainer"]["steps"])
+            training = actor.section.training
+            lr = lr_at(step, training.learning_rate, training.scheduler.type, training.scheduler.warmup_steps, self.run.trainer.steps)
             assert actor.backend is not None
             if self.residency is not None:
                 self.residency.for_update(name, also=[f"{name}/reference"] if actor.reference is not None else [])
@@ -143,7 +147,7 @@ class OfflineLearner:
         return out
 
     def update(self, actor: "Actor", parts: list[OfflineRows]) -> dict[str, float]:
-        backend, training = actor.backend, actor.spec["training"]
+        backend, training = actor.backend, actor.section.training
         assert backend is not None
         pad = int(actor.loaded.tokenizer.pad_token_id)  # type: ignore[attr-defined]
         if self.algorithm == "sft":
@@ -158,13 +162,13 @@ class OfflineLearner:
             rows, total = data.pairs, float(data.pairs)
         # A DPO row is a pair: chosen and rejected in one forward, twice the tokens.
         length = data.input_ids.shape[1] if isinstance(data, SequenceBatch) else 2 * data.chosen.input_ids.shape[1]
-        micro_size, chosen = resolve_for_training(self.spec["trainer"].get("microBatchSize"), backend.module, training, rows, length, self.ctx)
-        self.micro_batch_log.report(actor.spec["name"], chosen)
+        micro_size, chosen = resolve_for_training(self.run.trainer.micro_batch_size, backend.module, training, rows, length, self.ctx)
+        self.micro_batch_log.report(actor.name, chosen)
         ranges = list(slices(rows, self.ctx, micro_size))
         references = [self.reference_logps(actor, data.rows(lo, hi)) for lo, hi in ranges] if isinstance(data, PairBatch) else []
         backend.module.train()
         sums: dict[str, float] = defaultdict(float)
-        iterations = training["iterationsPerBatch"]
+        iterations = training.iterations_per_batch
         for _ in range(iterations):
             backend.zero_grad()
             loss_sum, stat_num, stat_den = 0.0, defaultdict(float), defaultdict(float)
@@ -183,7 +187,7 @@ class OfflineLearner:
                     for key, value in stats.items():
                         stat_num[key] += value * weight
                         stat_den[key] += weight
-            grad_norm = backend.clip(training["maxGradNorm"])
+            grad_norm = backend.clip(training.max_grad_norm)
             backend.step()
             keys = sorted(stat_num)
             totals = self.ctx.sum_floats([loss_sum] + [stat_num[k] for k in keys] + [stat_den[k] for k in keys])
@@ -204,9 +208,9 @@ class OfflineLearner:
         logps = sequence_logps(token_logps(forward_logits(model, joined), joined.labels), joined.label_mask)
         chosen, rejected = logps.chunk(2)
         tokens = joined.label_mask.sum(dim=1).float()
-        algorithm = self.spec["algorithm"]
+        algorithm = self.run.algorithm
         loss, stats = dpo_loss(
-            chosen, rejected, reference[0], reference[1], algorithm["beta"], algorithm["dpoLoss"], algorithm["labelSmoothing"],
+            chosen, rejected, reference[0], reference[1], algorithm.beta, algorithm.dpo_loss, algorithm.label_smoothing,
             *tokens.chunk(2), normaliser=total_pairs,
         )
         return loss, stats, float(pairs.pairs)
@@ -236,7 +240,7 @@ class OfflineLearner:
             model.eval()
             indices = env.dataset.eval_indices
             for lo in range(0, len(indices), batch_rows):
-                part = tokenise_rows(env, indices[lo : lo + batch_rows], actor.loaded.tokenizer, self.algorithm)
+                part = tokenise_rows(env, indices[lo : lo + batch_rows], actor.loaded.tokenizer, self.targets[env.index])
                 with torch.no_grad():
                     if self.algorithm == "sft":
                         batch = part.batches[0].to(actor.device)

@@ -27,6 +27,7 @@ import torch
 from ...distributed import RankContext
 from ...engines.rollout.sampling import Rollout
 from ...residency.manager import Resident
+from ...spec.runspec_types import Algorithm, RunSpec, Trainer
 from ..micro_batch import ChoiceLog, reported, resolve_for_training
 from ..names import PPO_FAMILY
 from .critic import Critic, build_critic
@@ -54,12 +55,12 @@ class PpoSettings:
         return self.name in CENTRALISED
 
 
-def ppo_settings(algorithm: dict[str, Any]) -> PpoSettings:
-    clip = float(algorithm.get("valueClip", 0.2))
-    lr = algorithm.get("criticLearningRate")
-    norm = algorithm.get("valueNorm")
+def ppo_settings(algorithm: Algorithm) -> PpoSettings:
+    clip = float(algorithm.value_clip)
+    lr = algorithm.critic_learning_rate
+    norm = algorithm.value_norm
     return PpoSettings(
-        algorithm["name"], float(algorithm.get("gamma", 1.0)), float(algorithm.get("lambda", 0.95)), clip if clip > 0 else None, float(lr) if lr else None,
+        algorithm.name, float(algorithm.gamma), float(algorithm.lambda_), clip if clip > 0 else None, float(lr) if lr else None,
         value_norm=True if norm is None else bool(norm),
     )
 
@@ -102,23 +103,23 @@ class Critics:
         return list(seen.values())
 
 
-def build_critics(spec: dict[str, Any], actors: dict[str, "Actor"], environments: list[Any], ctx: RankContext, work_dir: Path, log: Any) -> Critics:
-    settings = ppo_settings(spec["algorithm"])
+def build_critics(run: RunSpec, actors: dict[str, "Actor"], environments: list[Any], ctx: RankContext, work_dir: Path, log: Any) -> Critics:
+    settings = ppo_settings(run.algorithm)
     critics = Critics(settings)
-    micro = spec["trainer"].get("microBatchSize")
+    micro = run.trainer.micro_batch_size
     if settings.centralised:
         for env in environments:
-            trainable = [a for a in env.spec["actors"] if a in actors and actors[a].trainable]
+            trainable = [a for a in run.environments[env.index].actors if a in actors and actors[a].trainable]
             if not trainable:
                 continue
             owner = actors[trainable[0]]
-            critic = build_critic(f'{env.name}/critic', owner.spec, owner.index, trainable, settings.critic_lr, settings.value_norm, owner.device, ctx, work_dir, micro)
+            critic = build_critic(f'{env.name}/critic', owner, trainable, settings.critic_lr, settings.value_norm, ctx, work_dir, micro)
             critics.by_environment[env.name] = critic
             log("info", f'centralised critic of environment "{env.name}" on the base of "{owner.name}", one value head per actor: {", ".join(trainable)}')
         return critics
     for name, actor in actors.items():
         if actor.trainable:
-            critics.by_actor[name] = build_critic(f"{name}/critic", actor.spec, actor.index, [name], settings.critic_lr, settings.value_norm, actor.device, ctx, work_dir, micro)
+            critics.by_actor[name] = build_critic(f"{name}/critic", actor, [name], settings.critic_lr, settings.value_norm, ctx, work_dir, micro)
     log("info", f'critics ({settings.name}): one per trainable actor, each a copy of its actor\'s base with a value head')
     return critics
 
@@ -335,7 +336,7 @@ def critic_of(critics: Critics, name: str, conversations: list["ConversationPart
 
 
 def fit_critics(
-    critics: Critics, pending: dict[str, list[CriticBatch]], residency: Any, spec: dict[str, Any], actors: dict[str, "Actor"], ctx: RankContext,
+    critics: Critics, pending: dict[str, list[CriticBatch]], residency: Any, trainer: Trainer, actors: dict[str, "Actor"], ctx: RankContext,
     choices: ChoiceLog | None = None,
 ) -> dict[str, dict[str, float]]:
     """Every critic's update for the step; metrics per actor it values (a centralised critic's go to each of its actors).
@@ -343,14 +344,14 @@ def fit_critics(
     `value/micro_batch_size`, logged through `choices`."""
     out: dict[str, dict[str, float]] = {}
     for critic, cb in critic_batches(critics, pending):
-        owner = actors[critic.heads[0]].spec["training"]
+        owner = actors[critic.heads[0]].section.training
         residency.for_update(critic.name)
         micro, chosen = resolve_for_training(
-            spec["trainer"].get("microBatchSize"), critic.backend.module, owner, cb.input_ids.shape[0], cb.input_ids.shape[1], ctx
+            trainer.micro_batch_size, critic.backend.module, owner, cb.input_ids.shape[0], cb.input_ids.shape[1], ctx
         )
         if choices is not None:
             choices.report(critic.name, chosen)
-        stats = update_critic(critic, cb, owner["iterationsPerBatch"], owner["maxGradNorm"], critics.settings.value_clip, ctx, micro)
+        stats = update_critic(critic, cb, owner.iterations_per_batch, owner.max_grad_norm, critics.settings.value_clip, ctx, micro)
         if reported(chosen):
             stats = {**stats, "value/micro_batch_size": float(chosen.size)}
         residency.observe("update")

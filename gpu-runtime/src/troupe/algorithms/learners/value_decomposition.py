@@ -15,7 +15,7 @@ The critics train together in one process (their gradients meet in the mix): one
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -83,20 +83,21 @@ class ValueDecompositionLearner(OnPolicyLearner):
 
     def build_critics(self, setup: LearnerSetup) -> ppo.Critics:
         if setup.ctx.distributed:
-            raise ValueError(f'algorithm.name "{setup.spec["algorithm"]["name"]}": the per-agent critics train together through the mix in one process; run on one rank')
-        settings = ppo.ppo_settings({**setup.spec["algorithm"], "valueNorm": False})
+            raise ValueError(f'algorithm.name "{setup.run.algorithm.name}": the per-agent critics train together through the mix in one process; run on one rank')
+        settings = ppo.ppo_settings(replace(setup.run.algorithm, value_norm=False))
         critics = ppo.Critics(settings)
-        micro = setup.spec["trainer"].get("microBatchSize")
+        micro = setup.run.trainer.micro_batch_size
         self.teams: dict[str, list[str]] = {}
         for env in setup.environments:
-            team = [a for a in env.spec["actors"] if a in setup.actors and setup.actors[a].trainable]
-            if env.spec["kind"] != "collaborative" or len(team) < 2:
+            section = setup.run.environments[env.index]
+            team = [a for a in section.actors if a in setup.actors and setup.actors[a].trainable]
+            if section.kind != "collaborative" or len(team) < 2:
                 continue
             self.teams[env.name] = team
             for name in team:
                 if name not in critics.by_actor:
                     actor = setup.actors[name]
-                    critics.by_actor[name] = build_critic(f"{name}/critic", actor.spec, actor.index, [name], settings.critic_lr, False, actor.device, setup.ctx, setup.work_dir, micro)
+                    critics.by_actor[name] = build_critic(f"{name}/critic", actor, [name], settings.critic_lr, False, setup.ctx, setup.work_dir, micro)
         teams = "; ".join(f"{e}: " + ", ".join(t) for e, t in self.teams.items())
         setup.log("info", f"{settings.name}: a critic per trainable actor, mixed into the team value of each environment ({teams})")
         self.steps: dict[str, TeamStep] = {}
@@ -194,13 +195,13 @@ class ValueDecompositionLearner(OnPolicyLearner):
         for env, team in self.steps.items():
             critics = [self.critics.by_actor[a] for a in team.agents]
             self.residency.for_update(critics[0].name, also=[c.name for c in critics[1:]])
-            training = self.actors[team.agents[0]].spec["training"]
+            training = self.actors[team.agents[0]].section.training
             returns = team.returns.to(critics[0].device)
             turn_mask = team.turn_mask.to(critics[0].device)
             losses = []
             for c in critics:
                 c.model.train()
-            for _ in range(training["iterationsPerBatch"]):
+            for _ in range(training.iterations_per_batch):
                 for c in critics:
                     c.backend.zero_grad()
                 for p in self.mixer_parameters():
@@ -209,9 +210,9 @@ class ValueDecompositionLearner(OnPolicyLearner):
                 loss = 0.5 * (((mixed - returns) ** 2) * turn_mask).sum() / turn_mask.sum().clamp(min=1)
                 loss.backward()
                 for a, c in zip(team.agents, critics):
-                    c.backend.clip(self.actors[a].spec["training"]["maxGradNorm"])
+                    c.backend.clip(self.actors[a].section.training.max_grad_norm)
                     c.backend.step()
-                self.step_mixer(training["maxGradNorm"])
+                self.step_mixer(training.max_grad_norm)
                 losses.append(float(loss.detach()))
             self.residency.observe("update")
             for a in team.agents:
@@ -232,7 +233,7 @@ class VdnLearner(ValueDecompositionLearner):
 class QmixLearner(ValueDecompositionLearner):
     def build_critics(self, setup: LearnerSetup) -> ppo.Critics:
         critics = super().build_critics(setup)
-        embed = int(setup.spec["algorithm"].get("qmix", {}).get("mixingEmbedDim", 32))
+        embed = int(setup.run.algorithm.qmix.mixing_embed_dim)
         self.mixers: dict[str, QMixer] = {}
         params: list[torch.nn.Parameter] = []
         for env, team in self.teams.items():
@@ -241,7 +242,7 @@ class QmixLearner(ValueDecompositionLearner):
             self.mixers[env] = QMixer(len(team), state_dim, embed).to(first.device)
             params += list(self.mixers[env].parameters())
         first_actor = setup.actors[next(iter(self.teams.values()))[0]] if self.teams else None
-        lr = critics.settings.critic_lr or (first_actor.spec["training"]["learningRate"] if first_actor else 1e-3)
+        lr = critics.settings.critic_lr or (first_actor.section.training.learning_rate if first_actor else 1e-3)
         self.mixer_optimizer = torch.optim.Adam(params, lr=lr) if params else None
         return critics
 
