@@ -55,6 +55,7 @@ def use_standin(monkeypatch, engines: list | None = None) -> None:
 
     module = type(vllm_standin)("vllm_standin_recording")
     module.LLM, module.SamplingParams, module.LoRARequest = Recording, vllm_standin.SamplingParams, vllm_standin.LoRARequest
+    module.config = vllm_standin.config
     monkeypatch.setattr(vllm_engine, "import_vllm", lambda: module)
     monkeypatch.setattr(vllm_rules, "vllm_host_issue", lambda cuda_available: None)
 
@@ -115,7 +116,9 @@ def test_sync_order_and_level_2_sleep(folder):
     engine.sleep(2)
     del llm.calls[:]
     report = push(engine, loaded.model.named_parameters())
-    assert [c[0] for c in llm.calls] == ["wake_up", "collective_rpc", "load_weights", "reset_prefix_cache", "wake_up"]
+    assert [c[0] for c in llm.calls] == [
+        "wake_up", "start_weight_update", "update_weights", "load_weights", "finish_weight_update", "reset_prefix_cache", "wake_up",
+    ]
     assert llm.calls[0] == ("wake_up", ("weights",)) and llm.calls[-1] == ("wake_up", ("kv_cache",))
     assert report.tensors == len(dict(loaded.model.named_parameters())) and report.bytes > 0
     for name, p in loaded.model.named_parameters():
@@ -222,7 +225,10 @@ def test_lora_and_full_actor_sample_with_the_trainers_weights_every_step(folder,
         # Per step: sleep(level) after the rollout, then wake weights -> push -> reset -> wake KV before the next.
         names = [c[0] for c in llm.calls]
         first_sleep = names.index("sleep")
-        assert names[first_sleep : first_sleep + 7] == ["sleep", "reset_prefix_cache", "wake_up", "collective_rpc", "load_weights", "reset_prefix_cache", "wake_up"]
+        assert names[first_sleep : first_sleep + 9] == [
+            "sleep", "reset_prefix_cache", "wake_up", "start_weight_update", "update_weights", "load_weights", "finish_weight_update",
+            "reset_prefix_cache", "wake_up",
+        ]
         assert llm.calls[first_sleep][1] == (2 if actor == "student" else 1)
     gaps = result.metrics("logprob_gap")
     assert gaps and max(gaps) < 1e-5, gaps

@@ -24,9 +24,10 @@ REAL = importlib.util.find_spec("vllm") is not None
 
 
 def _target(module: Any, call: str) -> Any:
-    owner, _, method = call.partition(".")
-    obj = getattr(module, owner)
-    return getattr(obj, method) if method else obj
+    obj = module
+    for part in call.split("."):  # "LLM.generate", "config.WeightTransferConfig"
+        obj = getattr(obj, part)
+    return obj
 
 
 def _accepted(module: Any, call: str) -> set[str]:
@@ -53,16 +54,19 @@ def _check(module: Any) -> None:
 def test_every_vllm_call_matches_the_installed_package():
     import vllm
 
-    _check(vllm)
-    # load_weights of a model vLLM runs for us, reached through collective_rpc.
-    from vllm.model_executor.models.qwen2 import Qwen2ForCausalLM
+    import vllm.config
 
-    assert "weights" in inspect.signature(Qwen2ForCausalLM.load_weights).parameters
+    _check(vllm)
+    # The IPC backend's update_info carries the keys the engine sends (is_checkpoint_format aside).
+    from vllm.distributed.weight_transfer.ipc_engine import IPCWeightTransferUpdateInfo
+
+    fields = {f.name for f in dataclasses.fields(IPCWeightTransferUpdateInfo)}
+    assert set(vllm_engine.IPC_UPDATE_KEYS) <= fields, set(vllm_engine.IPC_UPDATE_KEYS) - fields
 
 
 def test_every_vllm_call_matches_the_standin():
     _check(vllm_standin)
-    assert "weights" in inspect.signature(vllm_standin.StandinModel.load_weights).parameters
+    assert set(vllm_engine.IPC_UPDATE_KEYS) == vllm_standin.IPC_UPDATE_KEYS
 
 
 def test_the_call_list_covers_every_call_site():
@@ -71,14 +75,17 @@ def test_the_call_list_covers_every_call_site():
     sites = {
         "LLM": "LLM", "SamplingParams": "SamplingParams", "LoRARequest": "LoRARequest",
         "generate": "LLM.generate", "sleep": "LLM.sleep", "wake_up": "LLM.wake_up",
-        "reset_prefix_cache": "LLM.reset_prefix_cache", "collective_rpc": "LLM.collective_rpc",
+        "reset_prefix_cache": "LLM.reset_prefix_cache",
+        "init_weight_transfer_engine": "LLM.init_weight_transfer_engine", "start_weight_update": "LLM.start_weight_update",
+        "update_weights": "LLM.update_weights", "finish_weight_update": "LLM.finish_weight_update",
+        "WeightTransferConfig": "config.WeightTransferConfig",
     }
     seen = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
         owner = node.func.value
-        on_vllm = isinstance(owner, ast.Attribute) and owner.attr in ("vllm", "llm")
+        on_vllm = isinstance(owner, ast.Attribute) and owner.attr in ("vllm", "llm", "config")
         if not on_vllm or node.func.attr not in sites:
             continue
         call = sites[node.func.attr]
@@ -87,7 +94,7 @@ def test_the_call_list_covers_every_call_site():
         if any(k.arg is None for k in node.keywords):  # LLM(**kwargs): the dict's keys are checked below
             continue
         assert names <= set(VLLM_CALLS[call]), (call, names - set(VLLM_CALLS[call]))
-        if call not in ("LLM.generate", "LLM.collective_rpc"):
+        if call != "LLM.generate":
             assert not node.args, f"{call}: pass arguments by name, so the contract can check them"
     assert seen == set(sites.values())
 
@@ -100,12 +107,17 @@ def test_the_engine_constructs_llm_with_listed_names(tmp_path, monkeypatch):
         def __init__(self, **kwargs: Any) -> None:
             seen.update(kwargs)
 
+        def init_weight_transfer_engine(self, request: Any) -> None:
+            seen["init_info"] = request["init_info"]
+
     module = type(vllm_standin)("spy")
-    module.LLM = Spy
+    module.LLM, module.config = Spy, vllm_standin.config
     from troupe.engines.rollout.vllm_engine import VllmEngine, VllmSettings
 
     VllmEngine(str(tmp_path), None, VllmSettings(tensor_parallel=2, max_model_len=64), seed=1, lora_rank=8, distributed=True, vllm=module)
+    init_info = seen.pop("init_info")
     assert set(seen) <= set(VLLM_CALLS["LLM"]), set(seen) - set(VLLM_CALLS["LLM"])
+    assert seen["weight_transfer_config"].backend == "ipc" and init_info == {}
     assert seen["enable_sleep_mode"] is True and seen["tensor_parallel_size"] == 2 and seen["max_model_len"] == 64
 
 

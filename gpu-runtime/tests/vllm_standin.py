@@ -3,15 +3,23 @@
 This is not vLLM. It samples with a real Hugging Face model (loaded from the same folder vLLM would
 load) and implements exactly the calls troupe/rollout_engines/vllm_engine.py makes (VLLM_CALLS there),
 with vLLM's parameter names (vllm/entrypoints/llm.py `LLM.__init__`, `generate`, `sleep`, `wake_up`,
-`reset_prefix_cache`, `collective_rpc`; vllm/sampling_params.py `SamplingParams`; vllm/lora/request.py
-`LoRARequest`; vllm/outputs.py `RequestOutput`/`CompletionOutput`; vllm/sequence.py `Logprob`), and it
-enforces the contract those calls have in vLLM, so an engine that misuses them fails here:
+`reset_prefix_cache`; vllm/entrypoints/rl/offline.py `init_weight_transfer_engine`, `start_weight_update`,
+`update_weights`, `finish_weight_update`; vllm/config `WeightTransferConfig`; the IPC backend's update_info,
+vllm/distributed/weight_transfer/ipc_engine.py; vllm/sampling_params.py `SamplingParams`; vllm/lora/request.py
+`LoRARequest`; vllm/outputs.py `RequestOutput`/`CompletionOutput`; vllm/sequence.py `Logprob`; vLLM 0.22-0.33),
+and it enforces the contract those calls have in vLLM, so an engine that misuses them fails here:
 
 - `sleep` needs `enable_sleep_mode=True`; level 1 backs the weights up on the host and drops the KV cache,
   level 2 drops both: after a level-2 sleep the weights are garbage (NaN here) until every parameter has
   been loaded again, and generating before that raises;
-- `generate` while any part sleeps raises; so does loading weights (`load_weights` through
-  `collective_rpc`) while the weights sleep;
+- `generate` while any part sleeps raises; so does a weight update while the weights sleep;
+- weight sync: `init_weight_transfer_engine` needs `LLM(weight_transfer_config=...)` and comes once, before
+  any update; then `start_weight_update` -> `update_weights` (any number) -> `finish_weight_update`, in that
+  order (an update or finish without a start, or a second start, raises); `generate` or `sleep` while an
+  update is open raises. Each update_info carries exactly the IPC backend's keys (names, dtype_names, shapes,
+  ipc_handles) of equal lengths; each handle is keyed by the device ("cpu" here; the GPU's UUID in vLLM) and
+  rebuilt as vLLM's receiver does; the rebuilt tensor must have the dtype and shape announced, and the name
+  and shape of a parameter of the model;
 - `wake_up(tags)` accepts only "weights" and "kv_cache" (None = both);
 - `skip_tokenizer_init=True` accepts token-id prompts only and returns no text;
 - log-probs follow `logprobs_mode` ("raw_logprobs": log_softmax of the raw logits; "processed_logprobs":
@@ -19,7 +27,7 @@ enforces the contract those calls have in vLLM, so an engine that misuses them f
   the stop token, and `finish_reason` is "stop" or "length";
 - each request's `seed` drives its own generator, so equal seeds sample equal tokens;
 - `lora_request` needs `enable_lora=True` and an adapter folder (peft's files);
-- every call is recorded, in order, in `llm.calls`.
+- every call is recorded, in order, in `llm.calls` (the model's own `load_weights` too).
 
 One process, no tensor parallelism (`tensor_parallel_size` must be 1), no paged attention, no CUDA graphs:
 enough for the engine's contract, not for vLLM's speed or memory, which only real vLLM shows.
@@ -30,7 +38,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import torch
 from transformers import AutoModelForCausalLM
@@ -38,6 +46,8 @@ from transformers import AutoModelForCausalLM
 __version__ = "0.0.0+standin"
 LOGPROBS_MODES = ("raw_logprobs", "raw_logits", "processed_logprobs", "processed_logits")
 WAKE_TAGS = ("weights", "kv_cache")
+TRANSFER_BACKENDS = ("nccl", "ipc")
+IPC_UPDATE_KEYS = {"names", "dtype_names", "shapes", "ipc_handles"}
 
 
 class StandinStateError(RuntimeError):
@@ -65,6 +75,19 @@ class SamplingParams:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
         if self.top_k < -1:
             raise ValueError(f"top_k must be -1 (disable), or at least 0, got {self.top_k}")
+
+
+@dataclass
+class WeightTransferConfig:
+    backend: str = "nccl"
+
+    def __post_init__(self) -> None:
+        if self.backend not in TRANSFER_BACKENDS:
+            raise ValueError(f"stand-in: weight transfer backend must be one of {TRANSFER_BACKENDS}, got {self.backend!r}")
+
+
+class config:  # noqa: N801  (vllm.config, the module WeightTransferConfig is imported from)
+    WeightTransferConfig = WeightTransferConfig
 
 
 @dataclass
@@ -105,7 +128,7 @@ class RequestOutput:
 
 
 class StandinModel:
-    """What `worker.model_runner.model` is to a weight loader: `load_weights(weights) -> set of names`."""
+    """What vLLM's receiving worker loads into: the model's own `load_weights(weights) -> set of names`."""
 
     def __init__(self, hf: torch.nn.Module, llm: "LLM"):
         self.hf = hf
@@ -131,19 +154,6 @@ class StandinModel:
         self.llm.unloaded -= loaded
         self.llm.record("load_weights", len(loaded))
         return loaded
-
-
-@dataclass
-class _Runner:
-    model: StandinModel
-
-
-@dataclass
-class StandinWorker:
-    """What `collective_rpc` hands a callable: the worker, with `model_runner.model`."""
-
-    model_runner: _Runner
-    rank: int = 0
 
 
 @dataclass
@@ -175,6 +185,7 @@ class LLM:
         max_lora_rank: int = 16,
         logprobs_mode: str = "raw_logprobs",
         distributed_executor_backend: str | None = None,
+        weight_transfer_config: WeightTransferConfig | None = None,
     ) -> None:
         if tensor_parallel_size != 1:
             raise ValueError("stand-in: one process, tensor_parallel_size must be 1")
@@ -197,8 +208,11 @@ class LLM:
         self._backup: dict[str, torch.Tensor] = {}
         self.calls: list[tuple[Any, ...]] = []
         self.model = StandinModel(hf, self)
-        self.worker = StandinWorker(_Runner(self.model))
         self._counter = 0
+        self.weight_transfer_config = weight_transfer_config
+        self.transfer_ready = False
+        self.updating = False
+        self.weight_version: str | None = None
 
     def record(self, *call: Any) -> None:
         self.calls.append(call)
@@ -209,6 +223,8 @@ class LLM:
             raise StandinStateError("Sleep mode is not enabled (LLM(enable_sleep_mode=True))")
         if level not in (1, 2):
             raise ValueError(f"stand-in: sleep level {level} (1 or 2)")
+        if self.updating:
+            raise StandinStateError("sleep while a weight update is open: finish_weight_update first")
         self.record("sleep", level)
         self.reset_prefix_cache()
         with torch.no_grad():
@@ -240,11 +256,63 @@ class LLM:
         self.record("reset_prefix_cache")
         return True
 
-    # ------------------------------------------------------------------ workers
-    def collective_rpc(self, method: str | Callable[..., Any], timeout: float | None = None, args: tuple = (), kwargs: dict[str, Any] | None = None) -> list[Any]:
-        self.record("collective_rpc", getattr(method, "__name__", method))
-        fn = method if callable(method) else getattr(self.worker, method)
-        return [fn(self.worker, *args, **(kwargs or {})) if callable(method) else fn(*args, **(kwargs or {}))]
+    # ------------------------------------------------------------------ weight sync (native RL API)
+    def init_weight_transfer_engine(self, request: Any) -> None:
+        if self.weight_transfer_config is None:
+            raise StandinStateError("no weight transfer engine: LLM(weight_transfer_config=WeightTransferConfig(backend=...))")
+        if self.transfer_ready:
+            raise StandinStateError("init_weight_transfer_engine called twice (once, before the training loop)")
+        info = request["init_info"] if isinstance(request, dict) else request.init_info
+        if self.weight_transfer_config.backend == "ipc" and info:
+            raise ValueError(f"Invalid init_info for IPCWeightTransferEngine: unexpected {sorted(info)}")
+        self.record("init_weight_transfer_engine", self.weight_transfer_config.backend)
+        self.transfer_ready = True
+
+    def start_weight_update(self) -> None:
+        if not self.transfer_ready:
+            raise StandinStateError("start_weight_update before init_weight_transfer_engine")
+        if self.updating:
+            raise StandinStateError("start_weight_update while an update is open: finish_weight_update first")
+        if "weights" in self.sleeping:
+            raise StandinStateError("weight update while the weights sleep: their memory is not mapped (wake_up(tags=['weights']) first)")
+        self.record("start_weight_update")
+        self.updating = True
+
+    def update_weights(self, request: Any) -> None:
+        if not self.updating:
+            raise StandinStateError("update_weights outside start_weight_update ... finish_weight_update")
+        info = dict(request["update_info"] if isinstance(request, dict) else request.update_info)
+        info.pop("is_checkpoint_format", None)  # the base update_info's one keyword (True: Hugging Face names and layouts)
+        if set(info) != IPC_UPDATE_KEYS:
+            raise ValueError(f"Invalid update_info for IPCWeightTransferEngine: keys {sorted(info)}, expected {sorted(IPC_UPDATE_KEYS)}")
+        names = info["names"]
+        for key in ("dtype_names", "shapes", "ipc_handles"):
+            if len(info[key]) != len(names):
+                raise ValueError(f"`{key}` should be of the same size as `names`: got {len(info[key])} and {len(names)}")
+        self.record("update_weights", len(names))
+        device = next(self.model.hf.parameters()).device
+        key = str(torch.cuda.get_device_properties(device).uuid) if device.type == "cuda" else "cpu"
+        weights = []
+        for name, dtype_name, shape, handle in zip(names, info["dtype_names"], info["shapes"], info["ipc_handles"]):
+            if key not in handle:
+                raise ValueError(f"IPC handle not found for device {key}. Available: {list(handle)}")
+            func, args = handle[key]
+            args = list(args)
+            if device.type == "cuda":
+                args[6] = device.index or 0  # rebuild_cuda_tensor's device argument, as vLLM's receiver sets it
+            tensor = func(*args)
+            if str(tensor.dtype).removeprefix("torch.") != dtype_name or list(tensor.shape) != list(shape):
+                raise ValueError(f"stand-in: {name} announced {dtype_name} {list(shape)}, its handle holds {tensor.dtype} {list(tensor.shape)}")
+            weights.append((name, tensor))
+        self.model.load_weights(weights)
+
+    def finish_weight_update(self, weight_version: str | None = None) -> None:
+        if not self.updating:
+            raise StandinStateError("finish_weight_update without start_weight_update")
+        self.record("finish_weight_update", weight_version)
+        self.updating = False
+        if weight_version is not None:
+            self.weight_version = weight_version
 
     # ------------------------------------------------------------------ sampling
     def generate(
@@ -257,6 +325,8 @@ class LLM:
     ) -> list[RequestOutput]:
         if self.sleeping:
             raise StandinStateError(f"generate while {sorted(self.sleeping)} sleep: wake_up first")
+        if self.updating:
+            raise StandinStateError("generate while a weight update is open: finish_weight_update first")
         if self.unloaded:
             raise StandinStateError(f"generate after a level-2 sleep with {len(self.unloaded)} parameters never loaded again (e.g. {sorted(self.unloaded)[0]})")
         if isinstance(prompts, (str, dict)):

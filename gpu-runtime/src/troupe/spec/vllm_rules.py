@@ -9,7 +9,7 @@ from typing import Any
 
 from .issues import FieldIssue
 
-VLLM_INSTALL = 'pip install "troupe[gpu]" (vllm>=0.10.2,<0.12)'
+VLLM_INSTALL = 'pip install "troupe[gpu]" (vllm>=0.22,<0.34)'
 
 
 def vllm_available() -> bool:

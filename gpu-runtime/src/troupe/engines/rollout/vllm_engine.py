@@ -1,45 +1,72 @@
 """`backend: "vllm"`: a colocated vLLM engine per actor, with sleep mode and in-memory weight sync.
 
-Written against vLLM's documented offline API (versions pinned in pyproject's `gpu` extra,
-VLLM_VERSION_RANGE below): `LLM(model, enable_sleep_mode=True, tensor_parallel_size,
-gpu_memory_utilization, max_model_len, enforce_eager, ...)`, `LLM.generate` on token-id prompts,
-`LLM.sleep(level)`, `LLM.wake_up(tags)`, `LLM.reset_prefix_cache()`, and `LLM.collective_rpc` to run
-`worker.model_runner.model.load_weights(weights)` on every worker. The parameter names of every one
-of these calls are listed in VLLM_CALLS and checked against the installed package (or the test
-stand-in, tests/vllm_standin.py) by tests/test_vllm_standin_contract.py.
+Written against vLLM's documented offline API, release line 0.22-0.33 (VLLM_VERSION_RANGE, the `gpu` extra
+in pyproject): `LLM(model, enable_sleep_mode=True, weight_transfer_config=WeightTransferConfig(backend="ipc"),
+tensor_parallel_size, gpu_memory_utilization, max_model_len, enforce_eager, ...)`, `LLM.generate` on token-id
+prompts, `LLM.sleep(level)`, `LLM.wake_up(tags)`, `LLM.reset_prefix_cache()`, and vLLM's native weight sync
+(the "Native RL APIs in vLLM" post, 2026-05-28): `init_weight_transfer_engine` once, then per push
+`start_weight_update` -> `update_weights` (one call per chunk) -> `finish_weight_update`. The parameter
+names of every call are listed in VLLM_CALLS and checked against the installed package (or the test stand-in,
+tests/vllm_standin.py) by tests/test_vllm_standin_contract.py. This has run only against the stand-in here.
 
-The engine never sees a file of ours after start-up: updated weights arrive from the trainer in
-memory, one parameter at a time (sync.py). vLLM is imported only here, only when an actor asks for it.
+Choices, and why:
+- Only the native API, no `collective_rpc` fallback: every release in the pin has the four calls on `LLM`
+  (start/finish arrived in 0.22.0; TRL's native sync asks for vllm>=0.22.0, trl PR #5892), so nothing in
+  the range needs the older path, and an engine with two paths would test one of them.
+- Transport "ipc" (CUDA IPC handles): the engine sits on the trainer's own GPU, in the trainer's process
+  (VLLM_ENABLE_V1_MULTIPROCESSING=0), so a handle to the trainer's tensor is all that crosses; nothing is
+  copied to the host or written to disk. NCCL is vLLM's choice for engines on other GPUs, not ours.
+- No `pause_generation`: that is AsyncLLM's call, for requests in flight during a push. The offline
+  `LLM.generate` returns only when every request is done, so no request is in flight when we push; the
+  stand-in refuses a `generate` between start and finish all the same.
+- LoRA: merged on the way (sync.py), as before. vLLM's adapter-only sync in memory is still an open RFC
+  (vllm#48297, not in a release we could verify), and TRL's adapter-only sync (trl PR #7017) reloads the
+  adapter through the server's runtime LoRA endpoint, i.e. from a folder; `set_adapter` below serves an
+  adapter folder the same way when a caller has one.
+
+Sources read (2026-11-28): vllm-project/vllm vllm/entrypoints/rl/offline.py @1847427e (LLM's four calls),
+vllm/distributed/weight_transfer/ipc_engine.py @406784bd and @02837425 (IPC update_info: names,
+dtype_names, shapes, ipc_handles keyed by the GPU's UUID; the receiver rebuilds each handle on its device),
+vllm/distributed/weight_transfer/base.py @aa1cd966; docs.vllm.ai training/weight_transfer and
+training/async_rl (latest); PyPI: vllm 0.33.0 is the newest release (2026-11).
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import torch
+from torch.multiprocessing.reductions import reduce_tensor
 
 from .sampling import Rollout, left_pad
 from .base import EnginePrompt, EngineStateError, RolloutEngine, check_level, check_tags
 
-VLLM_VERSION_RANGE = ">=0.10.2,<0.12"
+VLLM_VERSION_RANGE = ">=0.22,<0.34"
 # Parameters we pass to each vLLM call (the signature contract checks every name exists there).
 VLLM_CALLS: dict[str, tuple[str, ...]] = {
     "LLM": (
         "model", "tensor_parallel_size", "dtype", "seed", "gpu_memory_utilization", "enforce_eager",
         "max_model_len", "enable_sleep_mode", "enable_lora", "max_lora_rank", "skip_tokenizer_init",
-        "logprobs_mode", "distributed_executor_backend",
+        "logprobs_mode", "distributed_executor_backend", "weight_transfer_config",
     ),
     "LLM.generate": ("prompts", "sampling_params", "use_tqdm", "lora_request"),
     "LLM.sleep": ("level",),
     "LLM.wake_up": ("tags",),
     "LLM.reset_prefix_cache": (),
-    "LLM.collective_rpc": ("method", "args"),
+    "LLM.init_weight_transfer_engine": ("request",),
+    "LLM.start_weight_update": (),
+    "LLM.update_weights": ("request",),
+    "LLM.finish_weight_update": ("weight_version",),
+    "config.WeightTransferConfig": ("backend",),
     "SamplingParams": ("n", "temperature", "top_p", "top_k", "max_tokens", "logprobs", "seed", "stop_token_ids", "detokenize"),
     "LoRARequest": ("lora_name", "lora_int_id", "lora_path"),
 }
-# Bytes of parameters sent per collective_rpc: each is still gathered one at a time from the trainer.
+# Keys of the IPC backend's update_info (vllm/distributed/weight_transfer/ipc_engine.py, IPCWeightTransferUpdateInfo).
+IPC_UPDATE_KEYS = ("names", "dtype_names", "shapes", "ipc_handles")
+# Bytes of parameters handed over per update_weights call: each is still gathered one at a time from the trainer,
+# and a chunk's tensors are held only until its call returns.
 PUSH_BUCKET_BYTES = 256 * 2**20
 
 
@@ -67,19 +94,46 @@ class VllmSettings:
 
 def import_vllm() -> Any:
     """The vLLM package. Tests replace this function to hand the engine the stand-in instead."""
-    # In-process engine core: collective_rpc then hands the worker our tensors by reference, no copy
-    # through a socket (TRL and verl colocate vLLM the same way).
+    # In-process engine core: the workers run in this process, so the IPC handles we send open the trainer's own
+    # tensors (torch keeps a process-local cache of shared storages), with no copy through a socket.
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     import vllm
+    import vllm.config  # noqa: F401  (WeightTransferConfig lives there)
 
     return vllm
 
 
-def _load_weights_on_worker(worker: Any, weights: list[tuple[str, torch.Tensor]]) -> int:
-    """Runs inside each vLLM worker (collective_rpc): the model's own loader, which knows its fused
-    and tensor-parallel layouts."""
-    loaded = worker.model_runner.model.load_weights(weights=weights)
-    return len(loaded) if loaded is not None else len(weights)
+def device_key(tensor: torch.Tensor) -> str:
+    """The key vLLM's IPC receiver looks a handle up by: the physical GPU's UUID. CPU tensors (the stand-in's
+    tests; vLLM itself runs on GPUs only) are keyed "cpu"."""
+    if tensor.is_cuda:
+        return str(torch.cuda.get_device_properties(tensor.device).uuid)
+    return "cpu"
+
+
+def ipc_update_info(chunk: Sequence[tuple[str, torch.Tensor]]) -> dict[str, Any]:
+    """One update_weights request's update_info for the IPC backend: names, dtypes, shapes, and a handle per
+    tensor. The tensors in `chunk` must stay alive until the call returns (the caller holds them)."""
+    return {
+        "names": [name for name, _ in chunk],
+        "dtype_names": [str(t.dtype).removeprefix("torch.") for _, t in chunk],
+        "shapes": [list(t.shape) for _, t in chunk],
+        "ipc_handles": [{device_key(t): reduce_tensor(t)} for _, t in chunk],
+    }
+
+
+def chunks(weights: Iterable[tuple[str, torch.Tensor]], limit: int) -> Iterator[list[tuple[str, torch.Tensor]]]:
+    """Consecutive runs of parameters of at most `limit` bytes (a larger one alone), made contiguous and detached."""
+    chunk, size = [], 0
+    for name, tensor in weights:
+        tensor = tensor.detach().contiguous()
+        chunk.append((name, tensor))
+        size += tensor.numel() * tensor.element_size()
+        if size >= limit:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
 
 
 class VllmEngine(RolloutEngine):
@@ -105,6 +159,7 @@ class VllmEngine(RolloutEngine):
         self.asleep: set[str] = set()
         self.lora_request: Any = None
         self._lora_ids: dict[str, int] = {}
+        self.pushes = 0
         kwargs: dict[str, Any] = dict(
             model=model_path,
             tensor_parallel_size=settings.tensor_parallel,
@@ -117,6 +172,8 @@ class VllmEngine(RolloutEngine):
             skip_tokenizer_init=True,
             # Log-probs after temperature (and top-k/top-p), i.e. of the distribution actually sampled.
             logprobs_mode="processed_logprobs",
+            # vLLM's native weight sync over CUDA IPC: the engine shares the trainer's GPU and process.
+            weight_transfer_config=self.vllm.config.WeightTransferConfig(backend="ipc"),
         )
         if settings.max_model_len is not None:
             kwargs["max_model_len"] = settings.max_model_len
@@ -127,6 +184,7 @@ class VllmEngine(RolloutEngine):
             # its own GPU, holding one tensor-parallel shard, or a whole replica when tensorParallel is 1.
             kwargs["distributed_executor_backend"] = "external_launcher"
         self.llm = self.vllm.LLM(**kwargs)
+        self.llm.init_weight_transfer_engine(request={"init_info": {}})  # the IPC backend needs no init info
 
     # ------------------------------------------------------------------ sampling
     def sampling_params(self, sampling: dict[str, Any], seed: int) -> Any:
@@ -186,22 +244,18 @@ class VllmEngine(RolloutEngine):
 
     # ------------------------------------------------------------------ weights and memory
     def push_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> int:
+        """start_weight_update -> update_weights per chunk -> finish_weight_update. A failure part-way leaves
+        the update open (vLLM has no rollback): the engine must not sample after it, and the run stops."""
         if "weights" in self.asleep:
             raise EngineStateError("vLLM engine: weights pushed while they sleep; wake(['weights']) first")
-        loaded, bucket, size = 0, [], 0
-        for name, tensor in weights:
-            bucket.append((name, tensor))
-            size += tensor.numel() * tensor.element_size()
-            if size >= PUSH_BUCKET_BYTES:
-                loaded += self._send(bucket)
-                bucket, size = [], 0
-        if bucket:
-            loaded += self._send(bucket)
-        return loaded
-
-    def _send(self, bucket: list[tuple[str, torch.Tensor]]) -> int:
-        results = self.llm.collective_rpc(_load_weights_on_worker, args=(bucket,))
-        return int(results[0]) if results else len(bucket)
+        self.llm.start_weight_update()
+        sent = 0
+        for chunk in chunks(weights, PUSH_BUCKET_BYTES):
+            self.llm.update_weights(request={"update_info": ipc_update_info(chunk)})
+            sent += len(chunk)
+        self.pushes += 1
+        self.llm.finish_weight_update(weight_version=str(self.pushes))
+        return sent
 
     def set_adapter(self, name: str | None, path: str | None = None) -> None:
         """A LoRA adapter saved at `path` (vLLM loads adapters from folders): a new LoRARequest each
