@@ -53,6 +53,12 @@ describe("decideOutcome", () => {
     expect(o.error).toContain("SIGKILL after not stopping within 500 ms of SIGTERM");
   });
 
+  it("a cancel before the runtime started says so plainly (nothing was there to report a status)", () => {
+    const o = decideOutcome(facts({ exit: null, cancelRequested: true }));
+    expect(o.to).toBe("cancelled");
+    expect(o.error).toBe("Cancelled on request; the runtime was never started.");
+  });
+
   it("a runtime that finished as the cancel arrived stays succeeded", () => {
     expect(decideOutcome(facts({ terminalStatus: status("succeeded"), cancelRequested: true })).to).toBe("succeeded");
   });

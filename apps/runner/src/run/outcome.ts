@@ -49,17 +49,19 @@ export function decideOutcome(f: OutcomeFacts): Outcome {
     return { to, recordedEvent: f.terminalStatus, message: f.terminalStatus.message ?? to, error: reportedError(f, to) };
   }
   const how = describeExit(f);
+  // A runtime that never started had nothing to report: "never started without reporting" read as nonsense.
+  const silent = f.exit ? " without reporting a final status" : "";
   if (f.cancelRequested || f.stopReason === "cancel") {
-    return { to: "cancelled", message: `cancelled; the runtime ${how}`, error: `Cancelled on request; the runtime ${how} without reporting a final status.` };
+    return { to: "cancelled", message: `cancelled; the runtime ${how}`, error: `Cancelled on request; the runtime ${how}${silent}.` };
   }
   if (f.stopReason === "shutdown") {
-    return { to: "failed", message: `runner ${f.runnerId} shut down; the runtime ${how}`, error: `Runner ${f.runnerId} shut down while the run was running; the runtime ${how} without reporting a final status.${tailBlock(f.tail)}` };
+    return { to: "failed", message: `runner ${f.runnerId} shut down; the runtime ${how}`, error: `Runner ${f.runnerId} shut down while the run was running; the runtime ${how}${silent}.${tailBlock(f.tail)}` };
   }
   const lastError = f.lastError ? `\nLast error reported: ${errorText(f.lastError)}` : "";
   return {
     to: "failed",
-    message: `the runtime ${how} without reporting a final status`,
-    error: `The runtime ${how} without reporting a final status.${lastError}${tailBlock(f.tail)}`,
+    message: `the runtime ${how}${silent}`,
+    error: `The runtime ${how}${silent}.${lastError}${tailBlock(f.tail)}`,
   };
 }
 
