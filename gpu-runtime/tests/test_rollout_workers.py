@@ -4,6 +4,7 @@ a killed worker fails the run (it is not replaced) with a message naming it; no 
 way it ends; each step reports the pools' busy, idle and weight-sync seconds; what is not built is refused by field."""
 
 import copy
+import json
 import multiprocessing
 import os
 from pathlib import Path
@@ -206,3 +207,66 @@ def test_a_spec_with_workers_passes_the_rules_and_one_placement_is_wanted():
     s["rollout"]["workers"]["threads"] = 2  # not a field: the schema refuses it
     with pytest.raises(SpecError):
         validate_spec(s)
+
+
+def test_a_collaborative_run_plays_whole_episodes_in_the_workers(tmp_path: Path, monkeypatch):
+    """Multi-turn: both actors' turns are played in the workers (each holds both actors' sampling copies), both
+    actors' weights reach them bitwise after every update, and the rows are the synchronous run's."""
+    from test_async_multi_turn import collaborative
+
+    spy = _Spy(monkeypatch)
+    sync = run_spec(collaborative(tmp_path / "sync", steps=2), events=EventWriter(keep=True), work_dir=wd(tmp_path / "sync"))
+    s = collaborative(tmp_path / "pool", steps=2)
+    s["rollout"] = {"workers": {"count": 2, "processes": True}}
+    pool = run_spec(s, events=EventWriter(keep=True), work_dir=wd(tmp_path / "pool"))
+    assert sync.state == pool.state == "succeeded", (sync.message, pool.message)
+    assert spy.compared == [1, 2]
+    reporting = {e["actor"] for e in pool.events if e["type"] == "metric" and "time/weight_sync_s" in e["values"]}
+    assert reporting == {"Alice", "Bob"}  # both trained actors' weights were broadcast, and each reports the pool
+
+    def rows(events):
+        return sorted((e["step"], json.dumps(e["messages"][0])) for e in events if e["type"] == "episode")
+
+    assert rows(pool.events) == rows(sync.events) and rows(sync.events)
+
+
+
+@pytest.mark.slow
+def test_the_workers_exit_when_the_trainer_is_killed(tmp_path: Path):
+    """kill -9 of the trainer (it never closes the pool): each worker sees its parent gone and exits."""
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from runtime_helpers import TEST_THREADS, demo_input
+
+    s = demo_input()
+    # 32 prompts x 8 samples: a worker's batch that nobody reads is more than the pipe holds (64 KiB).
+    s["trainer"].update(steps=500, cpuThreads=TEST_THREADS, promptsPerStep=32)
+    s["rollout"] = {"workers": {"count": 2, "processes": True}}
+    (tmp_path / "spec.json").write_text(json.dumps(s))
+    stderr = (tmp_path / "stderr.txt").open("w")
+    trainer = subprocess.Popen([sys.executable, "-m", "troupe", "run", "spec.json", "--work-dir", str(tmp_path)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=stderr, text=True)
+    assert trainer.stdout is not None
+    pids: list[int] = []
+    steps = 0
+    for line in trainer.stdout:
+        found = re.search(r"rollout workers: \d+ processes \(pids ([\d, ]+)\)", line)
+        pids = [int(p) for p in found.group(1).split(", ")] if found else pids
+        steps += '"type":"metric"' in line
+        if pids and steps >= 1:
+            break
+    assert len(pids) == 2 and all(_alive(p) for p in pids)
+    time.sleep(1)  # mid-step: the workers are sampling (or have sent a batch nobody will read)
+    trainer.send_signal(signal.SIGKILL)
+    trainer.wait()
+    deadline = time.monotonic() + 30
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = [p for p in pids if _alive(p)]
+    for p in alive:
+        os.kill(p, signal.SIGKILL)
+    stderr.close()
+    assert not alive, f"workers {alive} outlived their trainer by 30 s"
