@@ -101,8 +101,8 @@ def test_the_workers_sample_the_synchronous_loops_rows(tmp_path: Path):
     pool = run_spec(spec(steps=2), events=EventWriter(keep=True), work_dir=wd(tmp_path / "pool"))
     assert sync.state == pool.state == "succeeded", (sync.message, pool.message)
 
-    def prompts(events):
-        return sorted((e["step"], e["messages"][0]["content"]) for e in events if e["type"] == "episode")
+    def prompts(events):  # in order, with their group numbers: one part per environment, as the sync loop makes
+        return [(e["step"], e["group"], e["sample"], e["messages"][0]["content"]) for e in events if e["type"] == "episode"]
 
     assert prompts(pool.events) == prompts(sync.events) and prompts(sync.events)
 
@@ -211,12 +211,13 @@ def test_a_spec_with_workers_passes_the_rules_and_one_placement_is_wanted():
 
 def test_a_collaborative_run_plays_whole_episodes_in_the_workers(tmp_path: Path, monkeypatch):
     """Multi-turn: both actors' turns are played in the workers (each holds both actors' sampling copies), both
-    actors' weights reach them bitwise after every update, and the rows are the synchronous run's."""
+    actors' weights reach them bitwise after every update, and the step's groups are the synchronous run's: the
+    same rows, numbered as one batch (each worker numbers its own from 0; advantages are normalised per group)."""
     from test_async_multi_turn import collaborative
 
     spy = _Spy(monkeypatch)
-    sync = run_spec(collaborative(tmp_path / "sync", steps=2), events=EventWriter(keep=True), work_dir=wd(tmp_path / "sync"))
-    s = collaborative(tmp_path / "pool", steps=2)
+    sync = run_spec(collaborative(tmp_path / "sync", steps=2, episodesPerStep=64), events=EventWriter(keep=True), work_dir=wd(tmp_path / "sync"))
+    s = collaborative(tmp_path / "pool", steps=2, episodesPerStep=64)
     s["rollout"] = {"workers": {"count": 2, "processes": True}}
     pool = run_spec(s, events=EventWriter(keep=True), work_dir=wd(tmp_path / "pool"))
     assert sync.state == pool.state == "succeeded", (sync.message, pool.message)
@@ -224,11 +225,11 @@ def test_a_collaborative_run_plays_whole_episodes_in_the_workers(tmp_path: Path,
     reporting = {e["actor"] for e in pool.events if e["type"] == "metric" and "time/weight_sync_s" in e["values"]}
     assert reporting == {"Alice", "Bob"}  # both trained actors' weights were broadcast, and each reports the pool
 
-    def rows(events):
-        return sorted((e["step"], json.dumps(e["messages"][0])) for e in events if e["type"] == "episode")
+    def groups(events):  # every episode (episodesPerStep covers them all)
+        return [(e["step"], e["group"], e["sample"], e["datasetRow"]) for e in events if e["type"] == "episode"]
 
-    assert rows(pool.events) == rows(sync.events) and rows(sync.events)
-
+    assert groups(pool.events) == groups(sync.events)
+    assert len({(g[0], g[1]) for g in groups(sync.events)}) == 4  # 2 steps x 2 groups: one per worker in the pool
 
 
 @pytest.mark.slow

@@ -47,7 +47,10 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager
 import torch
 import torch.distributed as dist
 
+from ..algorithms.training_shares import ConversationPart
 from ..engines.rollout.colocate import sleep_for_training
+from ..engines.rollout.sampling import concat_rollouts
+from ..envs.single_turn import EnvRollout
 from ..envs.environment_kinds import build_run_environments
 from ..rewards.binding import bind_rewards
 from ..rewards.reward_api import InProcessReward
@@ -219,7 +222,7 @@ class WorkerPoolSource:
         self.report_memory(step, "reward")
         sleep_for_training(self.places.actors)
         self._taken_at, self._waited, self._busy = started, time.monotonic() - started, [busy[i] for i in range(self.count)]
-        return merge([batches[i] for i in range(self.count)])
+        return merge([batches[i] for i in range(self.count)], {name: a.loaded.tokenizer.pad_token_id for name, a in self.actors.items()})
 
     def publish(self, step: int) -> None:
         """The weights after update `step` to every worker: each trained parameter broadcast, chunk by chunk."""
@@ -295,19 +298,43 @@ class WorkerPoolSource:
         self._group = None
 
 
-def merge(batches: list[ProducedBatch]) -> StepBatch:
-    """The workers' batches as one step's: parts and conversations in worker order; rollout seconds are the slowest
-    worker's (the step waited that long)."""
-    parts: dict[str, list[Any]] = defaultdict(list)
+def merge(batches: list[ProducedBatch], pad_ids: dict[str, int]) -> StepBatch:
+    """The workers' batches as one step's, as the synchronous loop would have made it: one part per environment
+    (the workers' shares concatenated in worker order, which is the order of the rows: groups stay contiguous and
+    numbered as in one batch); rollout seconds are the slowest worker's (the step waited that long)."""
+    parts: dict[str, list[EnvRollout]] = defaultdict(list)
     seconds: dict[str, float] = defaultdict(float)
-    conversations: list[Any] = []
+    conversations: list[ConversationPart] = []
     for batch in batches:
         for name, actor_parts in batch.parts.items():
-            parts[name].extend(actor_parts)
+            for part in actor_parts:
+                same = next((i for i, p in enumerate(parts[name]) if p.env is part.env), None)
+                if same is None:
+                    parts[name].append(part)
+                else:
+                    parts[name][same] = _joined(parts[name][same], part, pad_ids[name])
         for name, value in batch.rollout_seconds.items():
             seconds[name] = max(seconds[name], value)
-        conversations.extend(batch.conversations)
+        for conversation in batch.conversations:
+            same = next((i for i, c in enumerate(conversations) if c.env is conversation.env), None)
+            if same is None:
+                conversations.append(ConversationPart(conversation.env, list(conversation.row_indices), list(conversation.episodes)))
+            else:
+                # A worker numbers its groups from 0; in the step they follow the earlier workers' (advantages are
+                # normalised within a group, and transcripts name groups by number).
+                offset = len(conversations[same].row_indices)
+                for episode in conversation.episodes:
+                    episode.group += offset
+                conversations[same].row_indices.extend(conversation.row_indices)
+                conversations[same].episodes.extend(conversation.episodes)
     return StepBatch(parts, conversations, seconds, {})
+
+
+def _joined(a: EnvRollout, b: EnvRollout, pad_id: int) -> EnvRollout:
+    return EnvRollout(
+        a.env, a.row_indices + b.row_indices, a.prompts + b.prompts, concat_rollouts([a.rollout, b.rollout], pad_id),
+        a.rewards + b.rewards, a.components + b.components, a.advantages + b.advantages,
+    )
 
 
 # ---------------------------------------------------------------------- worker process
