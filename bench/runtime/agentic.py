@@ -22,12 +22,14 @@ Measured (one brief run, NOT an idle host: other engineers' jobs kept the load a
   seed 17, 250 SFT + 20 GRPO steps: step time sync 2.265 s, async 2.627 s, ratio 1.16x (goal <= 0.6x not met);
   reward 10-step means sync [0.41, 0.74], async [0.39, 0.72]; successful calls sync [0.49, 0.87], async
   [0.50, 0.83]; staleness max 1. (12 steps after 60 SFT steps at load ~6: 0.86x, reward 0 in both arms.)
-Workers arm (one brief run at load 5.7-7.1 on the 2 cores; 60 SFT + 8 GRPO steps, seed 17, `--arms workers`):
-  step time sync 1.266 s, workers 2.022 s, ratio 1.60x; per step: rollout busy 0.93 s (both workers), rollout idle
-  3.16 worker-s, trainer busy 1.51 s, trainer idle 0.52 s, weight sync 0.023 s; reward 0 in both arms (too few
-  steps). On policy the workers only split the sampling (no overlap with training), so on 2 loaded cores they can
-  win at most the sampling's share; the trainer's own update was slower in this arm (1.5 s against a whole sync
-  step of 1.27 s), not yet explained (load noise or the extra processes): measure on an idle host.
+Workers arm (load 5.8 falling to 3.4 on the 2 cores; 60 SFT + 8 GRPO steps, seed 17, `--arms workers`): step
+  time sync 1.078 s, workers 1.414 s, ratio 1.31x; per step: rollout busy 0.83 s (both workers together), rollout
+  idle 2.06 worker-s, trainer busy 0.98 s, trainer idle 0.44 s (waiting for the workers), weight sync 0.026 s;
+  reward 0 in both arms (too few steps to learn). An earlier run, before the workers' shares were merged into one
+  part per environment, measured 1.60x at load 5.7-7.1 (trainer busy 1.51 s). On policy the workers only split
+  the sampling (the trainer waits for it, the workers wait for the update): on 2 cores the pool can win at most
+  part of the sampling's share, and pays the process hand-over. Worth measuring again on an idle host, and with
+  the workers feeding asynchronous rollouts (not built yet).
 With no idle core the producer cannot overlap anything and the trainer loses its second thread; the ratio has
 to be measured again on an idle host before anything is concluded about the goal.
 """
