@@ -296,6 +296,7 @@ class WorkerPoolSource:
             q.close()
             q.cancel_join_thread()  # what is still queued is not waited for
         self._group = None
+        self._store = None  # the rendezvous closes with it
 
 
 def merge(batches: list[ProducedBatch], pad_ids: dict[str, int]) -> StepBatch:
