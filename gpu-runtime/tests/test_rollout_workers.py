@@ -54,12 +54,14 @@ class _Spy:
         self.compared: list[int] = []
         self.pids: list[int] = []
         self.sums: list[float] = []
+        self.params: list[tuple[str, str]] = []
         original = WorkerPoolSource.publish
         spy = self
 
         def publish(pool, step):
             original(pool, step)
             spy.pids = pool.pids
+            spy.params = list(pool.table)
             trainer = {(name, param): dict(pool.actors[name].loaded.model.named_parameters())[param].detach() for name, param in pool.table}
             for held in pool.worker_weights():
                 assert sorted(held) == sorted(trainer) and trainer
@@ -79,6 +81,15 @@ def test_after_every_update_the_workers_hold_the_trainers_weights_bitwise(tmp_pa
     assert len(spy.pids) == 2 and not any(_alive(p) for p in spy.pids)  # no worker outlives the run
     assert multiprocessing.active_children() == []
     assert len(set(spy.sums)) == 3  # the weights moved every update: what the workers matched was new each time
+
+
+def test_a_lora_actor_broadcasts_its_adapter_only_and_the_workers_match_bitwise(tmp_path: Path, monkeypatch):
+    spy = _Spy(monkeypatch)
+    s = spec(steps=2)
+    s["actors"][0]["training"]["lora"] = {"rank": 4, "alpha": 8, "dropout": 0.0, "targetModules": ["q_proj", "v_proj"]}
+    run = run_spec(s, events=EventWriter(keep=True), work_dir=wd(tmp_path))
+    assert run.state == "succeeded", run.message
+    assert spy.compared == [1, 2] and spy.params and all("lora" in name for _, name in spy.params)
 
 
 def test_each_step_reports_the_pools_busy_idle_and_sync_seconds(tmp_path: Path):
