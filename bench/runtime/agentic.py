@@ -1,13 +1,16 @@
 """Asynchronous multi-turn rollouts against synchronous ones (issue 28, item 1): the calculator tool task of
 gpu-runtime/tests/tools_task.py (a `tools` environment, two actor turns per episode: the call, then the answer),
 GRPO from the same SFT warm-up, the same steps and seed, once with `algorithm.async.maxStaleness: 1` and once
-without. Rollout workers (item 2) are not part of this bench yet: the async arm's sampler is the run's own
-producer process (rollout/async_process.py).
+without. The async arm's sampler is the run's own producer process (rollout/async_process.py). A third arm,
+`workers` (item 2), samples on policy in two rollout worker processes (`rollout.workers: {count: 2, processes:
+true}`, rollout/workers.py), the trainer broadcasting its weights to them over gloo after every update.
 
 The CPU split (the host has 2 cores): each arm gets both. Synchronous: one process, `trainer.cpuThreads: 2`
 (sampling and training take turns on two threads). Async: `trainer.cpuThreads: 1` for the trainer and one for
 the producer process (it takes the trainer's thread count), so sampling and training run side by side on one
-core each. The arms run one after the other, never together.
+core each. Workers: `trainer.cpuThreads: 2` for the trainer and one thread for each of the 2 workers (they share
+the trainer's count), taking turns: the workers sample (2 cores) while the trainer waits, the trainer trains
+(2 threads) while they wait. The arms run one after the other, never together.
 
 For each seed it prints the mean step time of each arm (the first step left out: process start, warm-up), their
 ratio (goal <= 0.6x), and both reward curves (10-step means of reward/mean); with --out, the whole curves as
@@ -19,6 +22,14 @@ Measured (one brief run, NOT an idle host: other engineers' jobs kept the load a
   seed 17, 250 SFT + 20 GRPO steps: step time sync 2.265 s, async 2.627 s, ratio 1.16x (goal <= 0.6x not met);
   reward 10-step means sync [0.41, 0.74], async [0.39, 0.72]; successful calls sync [0.49, 0.87], async
   [0.50, 0.83]; staleness max 1. (12 steps after 60 SFT steps at load ~6: 0.86x, reward 0 in both arms.)
+Workers arm (load 5.8 falling to 3.4 on the 2 cores; 60 SFT + 8 GRPO steps, seed 17, `--arms workers`): step
+  time sync 1.078 s, workers 1.414 s, ratio 1.31x; per step: rollout busy 0.83 s (both workers together), rollout
+  idle 2.06 worker-s, trainer busy 0.98 s, trainer idle 0.44 s (waiting for the workers), weight sync 0.026 s;
+  reward 0 in both arms (too few steps to learn). An earlier run, before the workers' shares were merged into one
+  part per environment, measured 1.60x at load 5.7-7.1 (trainer busy 1.51 s). On policy the workers only split
+  the sampling (the trainer waits for it, the workers wait for the update): on 2 cores the pool can win at most
+  part of the sampling's share, and pays the process hand-over. Worth measuring again on an idle host, and with
+  the workers feeding asynchronous rollouts (not built yet).
 With no idle core the producer cannot overlap anything and the trainer loses its second thread; the ratio has
 to be measured again on an idle host before anything is concluded about the goal.
 """
@@ -55,7 +66,7 @@ def warm_up(root: Path, seed: int, sft_steps: int) -> None:
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=warmup)
     if result.state != "succeeded":
         raise SystemExit(f"warm-up failed: {result.message}")
-    for arm in ("sync", "async"):
+    for arm in ("sync", "async", "workers"):
         (root / arm).mkdir()
         write_rl_rows(root / arm / "products.jsonl", questions(200, seed=3, exclude=frozenset(seen)))
 
@@ -68,9 +79,11 @@ def arm(root: Path, name: str, seed: int, steps: int, sft_steps: int) -> dict[st
     spec = rl_spec("warmup")
     spec["seed"] = seed
     spec["actors"][0]["model"]["step"] = sft_steps
-    spec["trainer"].update(steps=steps, cpuThreads=2 if name == "sync" else 1)
+    spec["trainer"].update(steps=steps, cpuThreads=1 if name == "async" else 2)
     if name == "async":
         spec["algorithm"]["async"] = {"maxStaleness": 1}
+    if name == "workers":
+        spec["rollout"] = {"workers": {"count": 2, "processes": True}}
     started = time.monotonic()
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=root / name)
     seconds = time.monotonic() - started
@@ -84,7 +97,11 @@ def arm(root: Path, name: str, seed: int, steps: int, sft_steps: int) -> dict[st
         "reward": result.metrics("reward/mean"),
         "tool_success": result.metrics("tools/success_rate"),
         "staleness_max": max(result.metrics("staleness/max") or [0.0]),
+        **{key: sum(result.metrics(key)[1:]) / max(len(result.metrics(key)) - 1, 1) for key in POOL if result.metrics(key)},
     }
+
+
+POOL = ("time/rollout_busy_s", "time/rollout_idle_s", "time/trainer_busy_s", "time/trainer_idle_s", "time/weight_sync_s")  # workers arm
 
 
 def means(xs: list[float], n: int = 10) -> list[float]:
@@ -97,26 +114,32 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--sft-steps", type=int, default=250)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--arms", nargs="+", default=["async", "workers"], choices=["async", "workers"], help="compared with sync")
     args = parser.parse_args()
     print(f"agentic: tools/calculator, GRPO {args.steps} steps after {args.sft_steps} SFT steps; sync: 1 process x 2 threads; "
-          f"async K=1: trainer 1 thread + producer process 1 thread; load average before {os.getloadavg()[0]:.2f}")
-    ratios = []
+          f"async K=1: trainer 1 thread + producer process 1 thread; workers: trainer 2 threads, 2 workers x 1 thread; load average before {os.getloadavg()[0]:.2f}")
+    ratios: dict[str, list[float]] = {name: [] for name in args.arms}
     for seed in args.seeds:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp) / "runs"
             warm_up(root, seed, args.sft_steps)
-            sync, asyn = arm(root, "sync", seed, args.steps, args.sft_steps), arm(root, "async", seed, args.steps, args.sft_steps)
-        ratio = asyn["mean_step_time_s"] / sync["mean_step_time_s"]
-        ratios.append(ratio)
-        print(f"seed {seed}: step time sync {sync['mean_step_time_s']:.3f}s, async {asyn['mean_step_time_s']:.3f}s, ratio {ratio:.2f}x "
-              f"(goal <= 0.6x); staleness max {asyn['staleness_max']:.0f}")
-        print(f"  reward (10-step means)  sync  {means(sync['reward'])}\n                          async {means(asyn['reward'])}")
-        print(f"  tool success            sync  {means(sync['tool_success'])}\n                          async {means(asyn['tool_success'])}")
+            sync = arm(root, "sync", seed, args.steps, args.sft_steps)
+            others = {name: arm(root, name, seed, args.steps, args.sft_steps) for name in args.arms}
+        for name, other in others.items():
+            ratio = other["mean_step_time_s"] / sync["mean_step_time_s"]
+            ratios[name].append(ratio)
+            print(f"seed {seed}: step time sync {sync['mean_step_time_s']:.3f}s, {name} {other['mean_step_time_s']:.3f}s, ratio {ratio:.2f}x "
+                  f"(goal <= 0.6x); staleness max {other['staleness_max']:.0f}")
+            print(f"  reward (10-step means)  sync  {means(sync['reward'])}\n                          {name} {means(other['reward'])}")
+            print(f"  tool success            sync  {means(sync['tool_success'])}\n                          {name} {means(other['tool_success'])}")
+            if name == "workers":
+                print("  per step (mean): " + ", ".join(f"{key} {other[key]:.3f}" for key in POOL if key in other))
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / f"agentic-seed{seed}.json").write_text(json.dumps({"seed": seed, "steps": args.steps, "sync": sync, "async": asyn, "ratio": ratio}))
-    print(f"step-time ratio async/sync per seed {[round(r, 2) for r in ratios]}, mean {sum(ratios) / len(ratios):.2f}x; "
-          f"load average after {os.getloadavg()[0]:.2f}")
+            (args.out / f"agentic-seed{seed}.json").write_text(json.dumps({"seed": seed, "steps": args.steps, "sync": sync, **others}))
+    for name, rs in ratios.items():
+        print(f"step-time ratio {name}/sync per seed {[round(r, 2) for r in rs]}, mean {sum(rs) / len(rs):.2f}x")
+    print(f"load average after {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -88,4 +88,12 @@ describe("metric groups", () => {
     expect(groups.Turns?.sort()).toEqual(["turns/0/share", "turns/1/tokens"]);
     expect(groups.Other ?? []).toEqual([]);
   });
+
+  it("gives rollout workers' pool seconds a section of their own (issue 28), not Throughput's", () => {
+    // What gpu-runtime's rollout/workers.py reports per step on each trained actor.
+    const names = ["step_time_s", "time/weight_sync_s", "time/trainer_idle_s", "time/rollout_idle_s", "time/trainer_busy_s", "time/rollout_busy_s", "time/forward_s"];
+    const groups = Object.fromEntries(groupMetrics(names).map((g) => [g.title, g.names]));
+    expect(groups["Rollout workers"]).toEqual(["time/rollout_busy_s", "time/trainer_busy_s", "time/weight_sync_s", "time/rollout_idle_s", "time/trainer_idle_s"]);
+    expect(groups.Throughput).toEqual(["step_time_s", "time/forward_s"]);
+  });
 });

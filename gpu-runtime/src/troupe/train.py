@@ -41,6 +41,7 @@ from .rewards.reward_api import ApiActorHandle, EngineActorHandle, InProcessRewa
 from .rollout.async_process import ProcessRolloutProducer, process_producer_ok
 from .rollout.async_rollout import RolloutProducer, load_in_flight
 from .rollout.source import ProducerSource, RolloutSource, SamplingPlaces
+from .rollout.sections import SourceSetup, open_rollout_section
 from .rollout.sync import SyncRollout
 from .system import memory_readings, reset_memory_peaks, resolve_device, seed_everything, set_cpu_threads
 from .transcripts import emit_episodes
@@ -126,6 +127,9 @@ def open_rollout_source(
     """algorithm.async: a producer process (async_process.py) or thread (async_rollout.py) samples the next
     batches while this one trains; else each step samples its own batch (sync.py). The sources (rollout/) still
     take the run's document and device, which they hand on to their producers."""
+    chosen = open_rollout_section(SourceSetup(spec, environments, prompts_per_env, actors, rewards, device, places, work_dir, events, memory))
+    if chosen is not None:  # the spec's `rollout` section names its source (rollout/sections.py)
+        return chosen
     if run.algorithm.async_ is None or first_step > run.trainer.steps:
         return SyncRollout(spec, places, api_actors, device, memory)
     queued, producer_state = load_in_flight(resume_from, environments) if resume_from else ([], None)

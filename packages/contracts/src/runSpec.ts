@@ -791,6 +791,34 @@ export const ClusterSpec = z.discriminatedUnion("kind", [
     .strict(),
 ]);
 
+/**
+ * Rollout workers (issue 28): processes of their own that sample with the actors' engines while the trainer
+ * trains; after every update the trainer broadcasts the new weights to them, one parameter (in chunks) at a time,
+ * never through disk. `count` workers, either on GPUs of their own (`gpus`: device ids, one per worker; NCCL,
+ * not built yet) or as CPU processes (`processes: true`; gloo). Each step's prompts are split among them.
+ */
+export const RolloutWorkersSpec = z
+  .object({
+    count: z.number().int().min(1).max(64),
+    gpus: z.array(z.number().int().min(0)).min(1).max(64).optional(),
+    processes: z.literal(true).optional(),
+  })
+  .strict()
+  .superRefine((w, ctx) => {
+    if ((w.gpus === undefined) === (w.processes === undefined)) {
+      ctx.addIssue({ code: "custom", path: ["processes"], message: "give the workers either gpus (device ids) or processes: true, not both or neither" });
+    } else if (w.gpus !== undefined && w.gpus.length !== w.count) {
+      ctx.addIssue({ code: "custom", path: ["gpus"], message: `one GPU per worker: ${w.count} workers, ${w.gpus.length} GPUs` });
+    }
+  });
+
+/** Where rollouts run; absent: in the trainer's own processes. */
+export const RolloutSpec = z
+  .object({
+    workers: RolloutWorkersSpec.optional(),
+  })
+  .strict();
+
 export const RunSpec = z
   .object({
     specVersion: z.literal(SPEC_VERSION),
@@ -805,6 +833,8 @@ export const RunSpec = z
     algorithm: AlgorithmSpec.default(AlgorithmSpec.parse({})),
     trainer: TrainerSpec.default(TrainerSpec.parse({})),
     cluster: ClusterSpec.default({ kind: "local" }),
+    /** Rollout workers of their own (RolloutSpec); absent: the trainer samples. */
+    rollout: RolloutSpec.optional(),
     /** Limits for untrusted code (Python rewards, tools, code environments); the sandbox is always on. */
     sandbox: SandboxSpec.default(SandboxSpec.parse({})),
     tags: z.array(z.string().min(1).max(64)).default([]),

@@ -1428,6 +1428,40 @@ class ClusterRay:
 
 
 @dataclass(frozen=True)
+class RolloutWorkers:
+    """`RolloutWorkers` of the RunSpec."""
+
+    count: int
+    gpus: tuple[int, ...] | None = None
+    processes: Literal[True] | None = None
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'count': 'count', 'gpus': 'gpus', 'processes': 'processes'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RolloutWorkers:
+        return cls(
+            count=d['count'],
+            gpus=tuple(d['gpus']) if d.get('gpus') is not None else None,
+            processes=d['processes'] if d.get('processes') is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """`Rollout` of the RunSpec."""
+
+    workers: RolloutWorkers | None = None
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'workers': 'workers'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Rollout:
+        return cls(
+            workers=RolloutWorkers.from_dict(d['workers']) if d.get('workers') is not None else None,
+        )
+
+
+@dataclass(frozen=True)
 class Sandbox:
     """`Sandbox` of the RunSpec."""
 
@@ -1467,8 +1501,9 @@ class RunSpec:
     cluster: ClusterLocal | ClusterRay
     sandbox: Sandbox
     tags: tuple[str, ...]
+    rollout: Rollout | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'spec_version': 'specVersion', 'name': 'name', 'description': 'description', 'seed': 'seed', 'actors': 'actors', 'datasets': 'datasets', 'rewards': 'rewards', 'environments': 'environments', 'algorithm': 'algorithm', 'trainer': 'trainer', 'cluster': 'cluster', 'sandbox': 'sandbox', 'tags': 'tags'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'spec_version': 'specVersion', 'name': 'name', 'description': 'description', 'seed': 'seed', 'actors': 'actors', 'datasets': 'datasets', 'rewards': 'rewards', 'environments': 'environments', 'algorithm': 'algorithm', 'trainer': 'trainer', 'cluster': 'cluster', 'rollout': 'rollout', 'sandbox': 'sandbox', 'tags': 'tags'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RunSpec:
@@ -1484,6 +1519,7 @@ class RunSpec:
             algorithm=Algorithm.from_dict(d.get('algorithm', {'name': 'grpo', 'groupSize': 8, 'dynamicSampling': {'enabled': False, 'maxRounds': 3}, 'overlong': {'mode': 'off', 'bufferTokens': 16, 'penalty': 1}, 'beta': 0.1, 'dpoLoss': 'sigmoid', 'labelSmoothing': 0, 'gamma': 1, 'lambda': 0.95, 'valueClip': 0.2, 'advantage': 'group', 'rae': {'decay': 0.95}, 'qmix': {'mixingEmbedDim': 32}, 'happo': {'factorClip': 10}})),
             trainer=Trainer.from_dict(d.get('trainer', {'steps': 100, 'promptsPerStep': 4, 'evalEvery': 0, 'checkpointEvery': 0, 'keepCheckpoints': 0, 'episodesPerStep': 4, 'device': 'auto', 'cpuThreads': 0, 'microBatchSize': 'auto'})),
             cluster={'local': ClusterLocal, 'ray': ClusterRay}[d.get('cluster', {'kind': 'local'})['kind']].from_dict(d.get('cluster', {'kind': 'local'})),
+            rollout=Rollout.from_dict(d['rollout']) if d.get('rollout') is not None else None,
             sandbox=Sandbox.from_dict(d.get('sandbox', {'network': False, 'memoryMb': 512, 'cpuSeconds': 10, 'processes': 64, 'outputBytes': 1000000})),
             tags=tuple(d.get('tags', [])),
         )

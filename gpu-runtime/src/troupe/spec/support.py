@@ -24,6 +24,7 @@ from ..engines.train.deepspeed_config import deepspeed_actor_issues
 from ..gpu_ids import granted_gpus_text, host_gpu_ids, ungranted_gpus
 from ..envs.games.chess import chess_available
 from .run_rules import run_rule_issues
+from .rollout_rules import rollout_issues
 from .learner_rules import learner_rule_issues
 from .ppo_rules import ppo_rule_issues
 from .team_rules import team_rule_issues
@@ -83,6 +84,7 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
         issues.append(FieldIssue(path, message))
 
     issues.extend(run_rule_issues(spec))
+    issues.extend(rollout_issues(spec, cuda_available))
     issues.extend(tracker_issues(spec))
     for i, env in enumerate(spec["environments"]):
         servers = (env.get("tools") or {}).get("mcp") or []

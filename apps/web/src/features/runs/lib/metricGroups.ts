@@ -26,6 +26,12 @@ const GROUPS: { title: string; match: (name: string) => boolean }[] = [
   { title: "Preferences and supervision", match: anyOf(["dpo", "sft"]) },
   { title: "Off-policy", match: anyOf(["staleness", "tis"]) },
   { title: "Optimiser", match: anyOf(["grad_norm", "lr"]) },
+  // Rollout workers (gpu-runtime rollout/workers.py, `rollout.workers`): each pool's busy and idle seconds per step,
+  // and the weight broadcast after the update; before Throughput, whose `time` prefix would take them.
+  {
+    title: "Rollout workers",
+    match: (n) => ["time/rollout_busy_s", "time/rollout_idle_s", "time/trainer_busy_s", "time/trainer_idle_s", "time/weight_sync_s"].includes(n),
+  },
   // `time/<phase>_s`: forward, backward, optimizer, reference and offload seconds per step (gpu-runtime phase_clock.py).
   { title: "Throughput", match: anyOf(["completion_len", "tokens_per_s", "step_time_s", "time"]) },
   { title: "Group filtering", match: anyOf(["kept_groups", "dropped_groups", "resampled_groups"]) },
@@ -60,6 +66,11 @@ const ORDER = [
   "time/backward_s",
   "time/optimizer_s",
   "time/offload_s",
+  "time/rollout_busy_s",
+  "time/trainer_busy_s",
+  "time/weight_sync_s",
+  "time/rollout_idle_s",
+  "time/trainer_idle_s",
 ];
 const rank = (n: string) => {
   const i = ORDER.indexOf(n);

@@ -1,0 +1,52 @@
+"""What `rollout.workers` (rollout/workers.py) can honour today, refused by field path otherwise.
+
+Built: CPU worker processes (`processes: true`) sampling on policy for a GRPO-family run whose actors are one-rank
+transformers models trained with torch. Not built yet: GPU workers (`gpus`, NCCL), workers feeding asynchronous
+rollouts, DAPO dynamic sampling (its refills draw rows a worker was not given), vLLM engines, sharded backends,
+several trainer ranks, offline learners (nothing to sample)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..algorithms.names import ASYNC_ALGORITHMS
+from .issues import FieldIssue
+
+WHY = "rollout workers (rollout.workers)"
+
+
+def rollout_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssue]:
+    workers = (spec.get("rollout") or {}).get("workers")
+    if workers is None:
+        return []
+    issues: list[FieldIssue] = []
+    # The contracts' refinement (runSpec.ts RolloutWorkersSpec), which the exported JSON Schema cannot carry.
+    if (workers.get("gpus") is None) == (workers.get("processes") is None):
+        issues.append(FieldIssue("rollout.workers.processes", "give the workers either gpus (device ids) or processes: true, not both or neither"))
+    elif workers.get("gpus") is not None and len(workers["gpus"]) != workers["count"]:
+        issues.append(FieldIssue("rollout.workers.gpus", f'one GPU per worker: {workers["count"]} workers, {len(workers["gpus"])} GPUs'))
+    if workers.get("gpus") is not None:
+        where = "this host has no CUDA device" if not cuda_available else "the NCCL weight broadcast is not built yet"
+        issues.append(FieldIssue("rollout.workers.gpus", f"GPU {WHY} are not supported yet ({where}): use processes: true (CPU workers, gloo)"))
+    if spec["trainer"].get("device") == "cuda":
+        issues.append(FieldIssue("trainer.device", f"CPU {WHY} serve a CPU trainer: set trainer.device to cpu, or remove rollout.workers"))
+    algorithm = spec["algorithm"]
+    if algorithm["name"] not in ASYNC_ALGORITHMS:
+        issues.append(FieldIssue("rollout.workers", f'{WHY} sample for the GRPO family ({", ".join(ASYNC_ALGORITHMS)}), not "{algorithm["name"]}": remove rollout.workers'))
+    if algorithm.get("async") is not None:
+        issues.append(FieldIssue("algorithm.async", f"{WHY} with asynchronous rollouts are not built yet: remove algorithm.async or rollout.workers"))
+    if algorithm["dynamicSampling"]["enabled"]:
+        issues.append(FieldIssue("algorithm.dynamicSampling.enabled", f"{WHY} sample the rows the trainer drew; dynamic sampling's refills draw more: turn it off, or remove rollout.workers"))
+    for i, a in enumerate(spec["actors"]):
+        if a["backend"] == "openai":
+            continue
+        placement = a["placement"]
+        ranks = len(placement["gpus"]) if placement["gpus"] else placement.get("processes") or 1
+        if ranks > 1:
+            what = "gpus" if placement["gpus"] else "processes"
+            issues.append(FieldIssue(f"actors.{i}.placement.{what}", f"{WHY} serve a one-rank trainer; this actor asks for {ranks} ranks"))
+        if a["backend"] == "vllm":
+            issues.append(FieldIssue(f"actors.{i}.backend", f"{WHY} sample with transformers copies of the actors: use backend hf"))
+        if a["trainable"] and a["training"]["backend"] != "torch":
+            issues.append(FieldIssue(f"actors.{i}.training.backend", f'{WHY} copy each trainable actor\'s plain torch module; "{a["training"]["backend"]}" shards it: use torch'))
+    return issues
