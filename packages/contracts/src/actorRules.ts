@@ -4,6 +4,7 @@
  * `troupe validate` all say the same thing about the same field.
  */
 import { type AsyncRuleInput, asyncIssues } from "./asyncRules";
+import { type RolloutRuleInput, rolloutIssues } from "./rolloutRules";
 
 export interface ActorRuleIssue {
   path: (string | number)[];
@@ -108,7 +109,7 @@ export interface RunRuleInput {
  * Rules that span several actors or an actor and the trainer. One run has one set of ranks: every local
  * actor that names GPUs or processes names the same number, and an actor that names none follows them.
  */
-export function runIssues(spec: RunRuleInput & AsyncRuleInput): ActorRuleIssue[] {
+export function runIssues(spec: RunRuleInput & AsyncRuleInput & RolloutRuleInput): ActorRuleIssue[] {
   const issues: ActorRuleIssue[] = [];
   const placed = spec.actors.map((a, i) => ({ i, a, ranks: actorRanks(a) })).filter((x) => x.ranks !== null);
   const first = placed[0];
@@ -151,6 +152,7 @@ export function runIssues(spec: RunRuleInput & AsyncRuleInput): ActorRuleIssue[]
     }
   });
   issues.push(...asyncIssues(spec));
+  issues.push(...rolloutIssues(spec));
   return issues;
 }
 

@@ -25,9 +25,8 @@ def rollout_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
         issues.append(FieldIssue("rollout.workers.processes", "give the workers either gpus (device ids) or processes: true, not both or neither"))
     elif workers.get("gpus") is not None and len(workers["gpus"]) != workers["count"]:
         issues.append(FieldIssue("rollout.workers.gpus", f'one GPU per worker: {workers["count"]} workers, {len(workers["gpus"])} GPUs'))
-    if workers.get("gpus") is not None:
-        where = "this host has no CUDA device" if not cuda_available else "the NCCL weight broadcast is not built yet"
-        issues.append(FieldIssue("rollout.workers.gpus", f"GPU {WHY} are not supported yet ({where}): use processes: true (CPU workers, gloo)"))
+    if workers.get("gpus") is not None:  # on any host: the NCCL broadcast they need is not built (rolloutRules.ts says the same)
+        issues.append(FieldIssue("rollout.workers.gpus", f"GPU {WHY} are not supported yet (the NCCL weight broadcast is not built yet): use processes: true (CPU workers, gloo)"))
     if spec["trainer"].get("device") == "cuda":
         issues.append(FieldIssue("trainer.device", f"CPU {WHY} serve a CPU trainer: set trainer.device to cpu, or remove rollout.workers"))
     algorithm = spec["algorithm"]

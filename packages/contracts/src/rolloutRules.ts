@@ -1,0 +1,54 @@
+/**
+ * What rollout workers (`rollout.workers`) can run with, each refusal on the field that conflicts. The pool
+ * (gpu-runtime/src/troupe/rollout/workers.py) samples on policy in CPU processes for a GRPO-family run whose
+ * actors are one-rank transformers models trained with torch. Mirrored by the runtime's spec/rollout_rules.py
+ * (same paths, same messages), so the designer, the REST API and the CLI refuse before anything is queued.
+ * The gpus/processes choice itself is RolloutWorkersSpec's refinement in runSpec.ts.
+ */
+import type { ActorRuleIssue, ActorRuleInput } from "./actorRules";
+
+import { ASYNC_ALGORITHMS } from "./algorithms";
+
+export interface RolloutRuleInput {
+  actors: (Pick<ActorRuleInput, "backend" | "trainable" | "placement"> & { training: { backend: string } })[];
+  algorithm: { name: string; async?: { maxStaleness: number }; dynamicSampling: { enabled: boolean } };
+  trainer: { device?: string };
+  rollout?: { workers?: { count: number; gpus?: number[]; processes?: true } };
+}
+
+const WHY = "rollout workers (rollout.workers)";
+
+export function rolloutIssues(spec: RolloutRuleInput): ActorRuleIssue[] {
+  const workers = spec.rollout?.workers;
+  if (!workers) return [];
+  const issues: ActorRuleIssue[] = [];
+  const add = (path: (string | number)[], message: string) => issues.push({ path, message });
+  if (workers.gpus !== undefined) {
+    add(["rollout", "workers", "gpus"], `GPU ${WHY} are not supported yet (the NCCL weight broadcast is not built yet): use processes: true (CPU workers, gloo)`);
+  }
+  if (spec.trainer.device === "cuda") {
+    add(["trainer", "device"], `CPU ${WHY} serve a CPU trainer: set trainer.device to cpu, or remove rollout.workers`);
+  }
+  if (!(ASYNC_ALGORITHMS as readonly string[]).includes(spec.algorithm.name)) {
+    add(["rollout", "workers"], `${WHY} sample for the GRPO family (${ASYNC_ALGORITHMS.join(", ")}), not "${spec.algorithm.name}": remove rollout.workers`);
+  }
+  if (spec.algorithm.async) {
+    add(["algorithm", "async"], `${WHY} with asynchronous rollouts are not built yet: remove algorithm.async or rollout.workers`);
+  }
+  if (spec.algorithm.dynamicSampling.enabled) {
+    add(["algorithm", "dynamicSampling", "enabled"], `${WHY} sample the rows the trainer drew; dynamic sampling's refills draw more: turn it off, or remove rollout.workers`);
+  }
+  spec.actors.forEach((a, i) => {
+    if (a.backend === "openai") return;
+    const ranks = a.placement.gpus.length > 0 ? a.placement.gpus.length : (a.placement.processes ?? 1);
+    if (ranks > 1) {
+      const what = a.placement.gpus.length > 0 ? "gpus" : "processes";
+      add(["actors", i, "placement", what], `${WHY} serve a one-rank trainer; this actor asks for ${ranks} ranks`);
+    }
+    if (a.backend === "vllm") add(["actors", i, "backend"], `${WHY} sample with transformers copies of the actors: use backend hf`);
+    if (a.trainable && a.training.backend !== "torch") {
+      add(["actors", i, "training", "backend"], `${WHY} copy each trainable actor's plain torch module; "${a.training.backend}" shards it: use torch`);
+    }
+  });
+  return issues;
+}
