@@ -59,10 +59,14 @@ def game_issues(env_spec: dict[str, Any], index: int, pettingzoo: bool | None = 
         issues.append((f"{p}.game.name", f'unknown game "{settings["name"]}" (known: {", ".join(game_names())})'))
     if settings["opponent"] not in OPPONENTS:
         issues.append((f"{p}.game.opponent", f'must be one of {", ".join(OPPONENTS)}'))
-    elif settings["opponent"] == "random" and len(env_spec["actors"]) != 1:
-        issues.append((f"{p}.actors", "a game against the random player has exactly one actor"))
-    elif settings["opponent"] == "actors" and len(env_spec["actors"]) != 2:
-        issues.append((f"{p}.actors", "a game between actors has exactly two (the first plays X and moves first)"))
+    # The seats are the roles when the environment maps them (`roles: {X: policy, O: policy}` is self-play), else the actors.
+    by_role = env_spec.get("roles") is not None
+    seats = list(env_spec["roles"]) if by_role else list(env_spec["actors"])
+    seat_field = f"{p}.roles" if by_role else f"{p}.actors"
+    if settings["opponent"] == "random" and len(seats) != 1:
+        issues.append((seat_field, "a game against the random player has exactly one " + ("role" if by_role else "actor")))
+    elif settings["opponent"] == "actors" and len(seats) != 2:
+        issues.append((seat_field, "a game between actors has exactly two " + ("roles (the first plays X and moves first)" if by_role else "(the first plays X and moves first)")))
     if settings["actorPlays"] not in SIDES:
         issues.append((f"{p}.game.actorPlays", f'must be one of {", ".join(SIDES)}'))
     elif settings["opponent"] == "actors" and settings["actorPlays"] != "first":
