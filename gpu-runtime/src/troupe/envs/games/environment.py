@@ -6,8 +6,10 @@
 - opponent "random": one actor plays against the built-in frozen random player (a uniformly random
   legal move from a generator seeded by the environment's name, so runs repeat). `actorPlays` picks
   the actor's side: X moves first; "alternate" gives odd samples of a group the second move.
-- opponent "actors": two actors play each other, the first is X. Self-play is two actors with the
-  same model (both trainable, or one trainable against a frozen copy).
+- opponent "actors": two players play each other, the first is X. The players are the environment's
+  `roles` when it names them (envs/roles.py): `roles: {X: policy, O: policy}` is self-play of one policy,
+  one model in both seats trained in one update; without roles the two actors are the players (two copies
+  of a model, or one trainable against a frozen copy).
 
 The game speaks as the environment between moves (never trained on): the opening names the board
 and the side, then after each move the opponent's reply and the board (rows top to bottom, `/`
