@@ -25,6 +25,10 @@ def apply_case(case: dict) -> dict:
     doc["trainer"].update(case.get("trainer", {}))
     for name in case.get("extraActors", []):
         doc["actors"].append({**doc["actors"][0], "name": name})
+    if "extraDataset" in case:
+        doc["datasets"].append({**doc["datasets"][0], "name": case["extraDataset"]})
+    if "extraEnvironment" in case:
+        doc["environments"].append(copy.deepcopy(case["extraEnvironment"]))
     if "datasetEvalFraction" in case:
         doc["datasets"][0]["evalFraction"] = case["datasetEvalFraction"]
     if case.get("rewards"):

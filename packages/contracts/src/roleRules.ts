@@ -12,7 +12,8 @@ export const ROLE_ENVIRONMENT_KINDS = ["collaborative", "adversarial", "parallel
 /** The fields the rules read (RunSpec's output, defaults filled). */
 export interface RoleRuleInput {
   actors: { name: string }[];
-  environments: { kind: string; actors: string[]; roles?: Record<string, string>; evalOnly: boolean }[];
+  datasets: { name: string; evalFraction: number }[];
+  environments: { kind: string; dataset: string; actors: string[]; roles?: Record<string, string>; evalOnly: boolean }[];
   algorithm: { name: string };
   trainer: { steps: number; evalEvery: number };
 }
@@ -37,8 +38,11 @@ export function roleIssues(spec: RoleRuleInput): ActorRuleIssue[] {
     if (!grpo) {
       add(["roles"], `roles are trained by the GRPO family (${GRPO_FAMILY.join(", ")}); ${spec.algorithm.name} reads each actor's turns by actor: use one of those, or drop roles`);
     }
-    if (evaluates || env.evalOnly) {
-      add(["roles"], "evaluation (trainer.evalEvery, evalOnly, an eval-only run) does not play roles yet: turn it off for this run, or drop roles");
+    // Evaluation (evaluation.py) plays an environment by its actors: one that would be evaluated is refused (an
+    // eval-only environment beside it, say against the random player, is fine).
+    const heldOut = (spec.datasets.find((d) => d.name === env.dataset)?.evalFraction ?? 0) > 0;
+    if (env.evalOnly || (evaluates && heldOut)) {
+      add(["roles"], "this environment would be evaluated (evalOnly, or its dataset's evalFraction with trainer.evalEvery), and evaluation does not play roles yet: evaluate another environment, or drop roles");
     }
     for (const [role, actor] of roles) {
       if (!runActors.has(actor)) {

@@ -14,6 +14,8 @@ interface Case {
   trainer?: Record<string, unknown>;
   extraActors?: string[];
   datasetEvalFraction?: number;
+  extraEnvironment?: Record<string, unknown>;
+  extraDataset?: string;
   rewards?: boolean;
   issues: string[];
 }
@@ -23,7 +25,7 @@ const CASES: Case[] = FIXTURE.cases;
 
 type Doc = {
   actors: { name: string }[];
-  datasets: { evalFraction?: number }[];
+  datasets: { name: string; evalFraction?: number }[];
   rewards: unknown[];
   environments: Record<string, unknown>[];
   algorithm: object;
@@ -38,6 +40,8 @@ function applyCase(c: Case): RunSpecInput {
   s.algorithm = { ...s.algorithm, ...c.algorithm };
   s.trainer = { ...s.trainer, ...c.trainer };
   for (const name of c.extraActors ?? []) s.actors.push({ ...s.actors[0]!, name });
+  if (c.extraDataset) s.datasets.push({ ...s.datasets[0]!, name: c.extraDataset });
+  if (c.extraEnvironment) s.environments.push(structuredClone(c.extraEnvironment));
   if (c.datasetEvalFraction !== undefined) s.datasets[0]!.evalFraction = c.datasetEvalFraction;
   if (c.rewards) {
     s.rewards = [{ name: "letter_match", source: { kind: "builtin", name: "letter_match" } }];
