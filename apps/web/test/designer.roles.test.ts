@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { EnvironmentSpec } from "@troupe/contracts";
+import { EnvironmentSpec, MULTI_AGENT_DEMO_SPEC_INPUT, type RunSpecInput } from "@troupe/contracts";
+import { checkLaunch } from "../src/features/runs/lib/launchCheck";
 import { newRoleName, playerNames, playsRoles, renamedRole, withRole, withRolesOn, withoutRole } from "../src/features/designer/lib/roles";
 
 const game = { name: "ttt", kind: "game", dataset: "rows", actors: ["policy"], game: { name: "tic_tac_toe", opponent: "actors" } };
@@ -42,5 +43,20 @@ describe("environments[].roles in the designer", () => {
     const d = withRolesOn(withRole(game, "X", "policy"), false);
     expect("roles" in d).toBe(false);
     expect(playerNames(d)).toEqual(["policy"]);
+  });
+});
+
+describe("the launch check reads a round spec over roles", () => {
+  const withRoles = (roundSpec: string): RunSpecInput => {
+    const spec = structuredClone(MULTI_AGENT_DEMO_SPEC_INPUT) as RunSpecInput;
+    spec.environments[0] = { ...spec.environments[0]!, roles: { pro: "alice", con: "bob" }, roundSpec };
+    return spec;
+  };
+
+  it("passes a round spec naming the roles, and refuses one naming the actors behind them", () => {
+    expect(checkLaunch(withRoles("pro -> con")).issues).toEqual([]);
+    const { issues } = checkLaunch(withRoles("alice -> bob"));
+    expect(issues.map((i) => i.path)).toEqual(["environments.0.roundSpec", "environments.0.roundSpec"]); // alice, then bob
+    expect(issues.map((i) => i.message).join(" ")).toMatch(/alice.*bob/);
   });
 });

@@ -524,8 +524,8 @@ export const EnvironmentSpec = z
      * Role name -> actor (collaborative, adversarial, parallel and game environments): the round spec and the game's
      * seats name roles, each played by its actor. Two roles on one actor are one policy (one set of weights, one
      * update over both roles' tokens: self-play is `{X: policy, O: policy}`); metrics (`role/<role>/...`) and
-     * transcripts keep the roles apart. Every actor listed in `actors` plays at least one role. Absent: each actor
-     * is its own role.
+     * transcripts keep the roles apart. Every actor listed in `actors` plays at least one role; `systemPrompts` and
+     * `visibility` then name roles too. Absent: each actor is its own role.
      */
     roles: z.record(Identifier, Identifier).optional(),
     /** Who speaks when, e.g. `Bob -> Alice -> (Bob/Alice)*5`. Required for collaborative environments. */
