@@ -49,7 +49,7 @@ export function RolesFields(props: { kind: string; draft: Draft; setDraft(next: 
                   </option>
                 ))}
               </select>
-              <button type="button" className="btn small" onClick={() => setDraft(withoutRole(draft, role))} aria-label={`Remove role ${role}`}>
+              <button type="button" className="secondary small" onClick={() => setDraft(withoutRole(draft, role))} aria-label={`Remove role ${role}`}>
                 Remove
               </button>
               {issues[`roles.${role}`] && (
@@ -59,7 +59,7 @@ export function RolesFields(props: { kind: string; draft: Draft; setDraft(next: 
               )}
             </div>
           ))}
-          <button type="button" className="btn small" onClick={() => setDraft(withRole(draft, newRoleName(draft), props.actorNames[0] ?? ""))} data-testid="role-add">
+          <button type="button" className="secondary small" onClick={() => setDraft(withRole(draft, newRoleName(draft), props.actorNames[0] ?? ""))} data-testid="role-add">
             Add role
           </button>
         </div>
