@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from .envs.collaborative import Episode
+from .envs.roles import roles_of
 from .events import EventWriter
 
 if TYPE_CHECKING:  # train.py imports this module
@@ -84,6 +85,7 @@ def single_turn_episode(part: "EnvRollout", g: int, s: int, group_size: int) -> 
 def conversation_episode(conv: "ConversationPart", episode: Episode, trained_names: set[str]) -> dict[str, Any]:
     """The whole conversation. With one trainable actor, its reward, components and advantage; with
     several, the mean reward and advantage, and components keyed `<actor>/<component>`."""
+    role_actor = roles_of(conv.env)
     messages = [{"actor": a, "role": "system", "content": text, "trained": False} for a, text in episode.systems.items()]
     if episode.user:
         messages.append({"actor": conv.env.dataset.name, "role": "user", "content": episode.user, "trained": False})
@@ -93,13 +95,15 @@ def conversation_episode(conv: "ConversationPart", episode: Episode, trained_nam
         if m.role == "environment":  # the environment speaking: context, never trained on
             messages.append({"actor": m.actor, "role": "environment", "content": m.text, "trained": False, "turn": turn})
             continue
-        message: dict[str, Any] = {"actor": m.actor, "role": "assistant", "content": m.text, "trained": m.actor in trained_names, "turn": turn}
+        message: dict[str, Any] = {"actor": m.actor, "role": "assistant", "content": m.text, "trained": role_actor.get(m.actor, m.actor) in trained_names, "turn": turn}
         if m.actor in episode.rewards:
             message["reward"] = float(episode.rewards[m.actor])
         if m.actor in episode.advantages:
             message["advantage"] = float(episode.advantages[m.actor])
         messages.append(message)
-    trained = [a for a in conv.env.actors if a in trained_names] or conv.env.actors
+    # Speakers are roles (each actor its own where the environment has no `roles`): the trained ones are those whose
+    # actor trained.
+    trained = [r for r, a in role_actor.items() if a in trained_names] or list(role_actor)
     if len(trained) == 1:
         components = episode.components[trained[0]]
     else:

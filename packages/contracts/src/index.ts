@@ -15,6 +15,7 @@ export * from "./ppoRules";
 export * from "./environmentKinds";
 export * from "./outcomeRules";
 export * from "./teamRules";
+export * from "./roleRules";
 export * from "./algorithms";
 export * from "./runViews";
 export * from "./restApi";

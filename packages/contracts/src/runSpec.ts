@@ -7,6 +7,7 @@ import { ppoIssues } from "./ppoRules";
 import { ANSWER_EXTRACTORS, OUTCOME_ENVIRONMENT_KINDS } from "./environmentKinds";
 import { outcomeIssues } from "./outcomeRules";
 import { teamIssues } from "./teamRules";
+import { roleIssues } from "./roleRules";
 import { ADVANTAGE_ESTIMATORS, ALGORITHM_NAMES, LOSS_TYPES } from "./algorithms";
 
 /**
@@ -519,6 +520,14 @@ export const EnvironmentSpec = z
     dataset: Identifier,
     /** Actors taking part, by name. A single-turn environment has exactly one. */
     actors: z.array(Identifier).min(1),
+    /**
+     * Role name -> actor (collaborative, adversarial, parallel and game environments): the round spec and the game's
+     * seats name roles, each played by its actor. Two roles on one actor are one policy (one set of weights, one
+     * update over both roles' tokens: self-play is `{X: policy, O: policy}`); metrics (`role/<role>/...`) and
+     * transcripts keep the roles apart. Every actor listed in `actors` plays at least one role; `systemPrompts` and
+     * `visibility` then name roles too. Absent: each actor is its own role.
+     */
+    roles: z.record(Identifier, Identifier).optional(),
     /** Who speaks when, e.g. `Bob -> Alice -> (Bob/Alice)*5`. Required for collaborative environments. */
     roundSpec: z.string().min(1).optional(),
     prompt: z
@@ -920,11 +929,15 @@ export const RunSpec = z
       }
       if (env.kind === "game") {
         const opponent = env.game?.opponent ?? "random";
-        if (opponent === "random" && env.actors.length !== 1) {
-          ctx.addIssue({ code: "custom", path: ["environments", i, "actors"], message: "a game against the random player has exactly one actor" });
+        // The seats are the roles when the environment maps them (`roles: {X: policy, O: policy}`: self-play).
+        const byRole = env.roles !== undefined;
+        const seats = byRole ? Object.keys(env.roles ?? {}).length : env.actors.length;
+        const seatPath = ["environments", i, byRole ? "roles" : "actors"];
+        if (opponent === "random" && seats !== 1) {
+          ctx.addIssue({ code: "custom", path: seatPath, message: `a game against the random player has exactly one ${byRole ? "role" : "actor"}` });
         }
-        if (opponent === "actors" && env.actors.length !== 2) {
-          ctx.addIssue({ code: "custom", path: ["environments", i, "actors"], message: "a game between actors has exactly two (the first plays X and moves first)" });
+        if (opponent === "actors" && seats !== 2) {
+          ctx.addIssue({ code: "custom", path: seatPath, message: `a game between actors has exactly two ${byRole ? "roles " : ""}(the first plays X and moves first)` });
         }
         if (opponent === "actors" && (env.game?.actorPlays ?? "first") !== "first") {
           ctx.addIssue({ code: "custom", path: ["environments", i, "game", "actorPlays"], message: 'only for opponent "random": between actors the first actor plays X' });
@@ -942,6 +955,7 @@ export const RunSpec = z
     for (const issue of ppoIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     for (const issue of outcomeIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     for (const issue of teamIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
+    for (const issue of roleIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     if (!spec.actors.some((a) => a.trainable) && spec.trainer.steps > 0) {
       ctx.addIssue({ code: "custom", path: ["actors"], message: "at least one actor must be trainable" });
     }

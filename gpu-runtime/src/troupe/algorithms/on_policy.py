@@ -28,7 +28,7 @@ from .learner import LearnerSetup, Updates, register_learner
 from .learners import family, ppo
 from .names import GRPO_FAMILY
 from .lr_schedule import lr_at
-from .training_shares import Share, actor_shares
+from .training_shares import Share, actor_shares, share_seats
 from .micro_batch import ChoiceLog, metrics_of, resolve_for_training
 from .update import update_actor
 from .update_loss import LossOptions, entropy_coef_of, tis_cap_of
@@ -75,8 +75,9 @@ def to_device(batch: Rollout, device: torch.device) -> Rollout:
 
 
 def seats(name: str, single: list[Any], conversations: list[Any]) -> list[str]:
-    """"environment/actor" of each of the actor's shares, in training_shares.actor_shares' order."""
-    return [f"{p.env.name}/{name}" for p in single] + [f"{c.env.name}/{name}" for c in conversations if name in c.env.actors]
+    """"environment/actor" of each of the actor's shares, in training_shares.actor_shares' order ("environment/role"
+    for each role an actor plays in an environment with `roles`)."""
+    return share_seats(name, single, conversations)
 
 
 @register_learner(*GRPO_FAMILY, "ppo", "ippo", "mappo")

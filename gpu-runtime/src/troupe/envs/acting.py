@@ -66,12 +66,12 @@ class ActingEnvironment(CollaborativeEnvironment):
         self, row: dict[str, Any], row_index: int, group: int, sample_index: int, schedule: list[list[str]], tokenizers: dict[str, Tokenizer | None]
     ) -> Episode:
         user = self.user_text(row, row_index)
-        systems = {a: s for a in self.actors if (s := self.system_text(a, row, row_index)) is not None}
+        systems = {a: s for a in self.roles if (s := self.system_text(a, row, row_index)) is not None}
         e = Episode(row_index, group, sample_index, schedule, user, systems, {}, visibility=self.spec.get("visibility"), row=dict(row))
         opening = self.impl.reset(e)
         if opening is not None:
             e.user = str(opening)
-        for actor in self.actors:
+        for actor in self.roles:
             if tokenizers.get(actor) is None:
                 continue
             view = View()
@@ -104,8 +104,8 @@ class ActingEnvironment(CollaborativeEnvironment):
                 if who is None:
                     e.done = True
                     continue
-                if who not in self.actors:
-                    raise RuntimeError(f'environment "{self.name}": next_speaker returned "{who}", who is not one of its actors ({", ".join(self.actors)})')
+                if who not in self.roles:
+                    raise RuntimeError(f'environment "{self.name}": next_speaker returned "{who}", who is not one of its actors ({", ".join(self.roles)})')
                 speakers.setdefault(who, []).append(e)
             if not speakers:
                 return seconds
@@ -126,12 +126,12 @@ class ActingEnvironment(CollaborativeEnvironment):
             super().score_all(episodes)
         else:
             for e in episodes:
-                for actor in self.actors:
+                for actor in self.roles:
                     e.components[actor], e.rewards[actor] = {}, 0.0
         for e in episodes:
             given = self.impl.score(e) or {}
             for actor, value in given.items():
-                if actor not in self.actors:
+                if actor not in self.roles:
                     raise RuntimeError(f'environment "{self.name}": score() gave a reward to "{actor}", who is not one of its actors')
                 e.env_rewards[actor] = env_components(value)
             for actor, components in e.env_rewards.items():
@@ -142,17 +142,32 @@ class ActingEnvironment(CollaborativeEnvironment):
 def environment_metrics(conversations: Sequence[Any], actor: str) -> dict[str, float]:
     """The `metrics` of every acting environment `actor` played in this step (their mean where two
     environments report the same name). A name `<area>/<an actor of the environment>/<what>` is that
-    actor's own: reported for it alone, as `<area>/<what>` (e.g. each player's win rate in a game)."""
+    actor's own: reported for it alone, as `<area>/<what>` (e.g. each player's win rate in a game).
+
+    In an environment with `roles` (roles.py) the roles stay apart, one scheme for every per-role metric:
+    `role/<role>/<area>/<what>` for each role the actor plays (`role/X/game/win`), and `role/<role>/reward`, the
+    mean reward of that role's episodes."""
     reported: dict[str, list[float]] = {}
     for conv in conversations:
-        if actor in conv.env.actors:
-            for name, value in conv.env.metrics(conv.episodes).items():
-                parts = name.split("/")
-                if len(parts) == 3 and parts[1] in conv.env.actors:
-                    if parts[1] != actor:
-                        continue
-                    name = f"{parts[0]}/{parts[2]}"
-                reported.setdefault(name, []).append(float(value))
+        if actor not in conv.env.actors:
+            continue
+        mapped = getattr(conv.env, "role_actor", None) or {}
+        own_roles = [r for r, a in mapped.items() if a == actor]
+        for name, value in conv.env.metrics(conv.episodes).items():
+            parts = name.split("/")
+            if len(parts) == 3 and parts[1] in mapped:
+                if parts[1] not in own_roles:
+                    continue
+                name = f"role/{parts[1]}/{parts[0]}/{parts[2]}"
+            elif len(parts) == 3 and parts[1] in conv.env.actors:
+                if parts[1] != actor:
+                    continue
+                name = f"{parts[0]}/{parts[2]}"
+            reported.setdefault(name, []).append(float(value))
+        for role in own_roles:
+            rewards = [float(e.rewards[role]) for e in conv.episodes if role in e.rewards]
+            if rewards:
+                reported.setdefault(f"role/{role}/reward", []).append(sum(rewards) / len(rewards))
     return {name: sum(values) / len(values) for name, values in reported.items()}
 
 

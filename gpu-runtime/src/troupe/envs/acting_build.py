@@ -13,6 +13,7 @@ from .acting_kinds import ACTING_IMPLS, load_environment_class  # noqa: F401 - l
 from .collaborative import effective_round_spec, round_spec_issues
 from .checks import bind_env_rewards, check_prompt_field
 from .data import Dataset, RowSampler
+from .roles import player_names, role_map
 from .environment_api import Environment
 from ..rewards.builtin import BoundReward
 from ..sandbox import Limits, Sandbox
@@ -47,14 +48,17 @@ def build_acting(
     issues = round_spec_issues(env_spec, index)
     if issues:
         raise SpecError.at(*issues[0])
-    node = dsl.compile_spec(effective_round_spec(env_spec) or "", env_spec["actors"], env_spec["maxTurns"]) if env_spec.get("roundSpec") else None
+    node = dsl.compile_spec(effective_round_spec(env_spec) or "", player_names(env_spec), env_spec["maxTurns"]) if env_spec.get("roundSpec") else None
     impl = environment_impl(env_spec, index, work_dir)
-    impl.name, impl.actors, impl.max_turns = env_spec["name"], list(env_spec["actors"]), int(env_spec["maxTurns"])
+    # The environment object sees the players by the names its turns use: the roles when the spec maps them (a game's
+    # seats are roles then), else the actors.
+    impl.name, impl.actors, impl.max_turns = env_spec["name"], player_names(env_spec), int(env_spec["maxTurns"])
     impl.params = dict(env_spec.get("params") or {})
     impl.rewards = {r.name: r for r, _ in bound}
     impl.handles = {}
     impl.sandbox = Sandbox(limits, run_dir=work_dir)
-    env = ActingEnvironment(index, env_spec, dataset, list(env_spec["actors"]), bound, RowSampler(dataset.train_indices, rng), node, impl=impl)
+    roles = role_map(env_spec) if env_spec.get("roles") else {}
+    env = ActingEnvironment(index, env_spec, dataset, list(env_spec["actors"]), bound, RowSampler(dataset.train_indices, rng), node, role_actor=roles, impl=impl)
     if not ACTING_IMPLS[env_spec["kind"]].opening_in_reset:
         check_prompt_field(env_spec, index, dataset)
     first = dataset.train_indices[0]

@@ -30,6 +30,7 @@ from .. import schedule as dsl
 from .checks import bind_env_rewards, check_prompt_field
 from .data import Dataset, RowSampler
 from .protocol import Players, StepShares
+from .roles import player_names, role_map
 from ..rewards.builtin import BoundReward, combine_rewards
 from ..engines.rollout import EnginePrompt
 from ..engines.rollout.api_actor import chat_view
@@ -60,7 +61,7 @@ def effective_round_spec(env_spec: dict[str, Any]) -> str | None:
     the same context at once, then the last reads all drafts and writes the combination."""
     if env_spec.get("roundSpec"):
         return env_spec["roundSpec"]
-    actors = env_spec["actors"]
+    actors = player_names(env_spec)  # roles when the environment names them
     if env_spec["kind"] == "adversarial" and len(actors) == 2:
         return f"{actors[0]} -> {actors[1]}"
     if env_spec["kind"] == "parallel" and len(actors) >= 2:
@@ -74,7 +75,7 @@ def round_spec_issues(env_spec: dict[str, Any], index: int) -> list[tuple[str, s
     source = effective_round_spec(env_spec)
     if not source:
         return []
-    _, errors = dsl.check(source, env_spec["actors"], env_spec["maxTurns"])
+    _, errors = dsl.check(source, player_names(env_spec), env_spec["maxTurns"])
     return [(f"environments.{index}.roundSpec", f"line {e.line}, column {e.column}: {e.message} [{e.kind}]") for e in errors]
 
 
@@ -167,10 +168,21 @@ class CollaborativeEnvironment:
     sampler: RowSampler
     node: Any  # the compiled round spec
     notes: list[str] = field(default_factory=list)
+    # `environments[].roles` (roles.py): role -> actor; empty: each actor is its own role. Episodes, round specs and
+    # seats are keyed by role; `actors` stays the actors who play (what the run samples and trains).
+    role_actor: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.spec["name"]
+
+    @property
+    def roles(self) -> list[str]:
+        """The names the episodes are keyed by: the roles, or the actors when the environment has none."""
+        return list(self.role_actor) if self.role_actor else list(self.actors)
+
+    def actor_of(self, role: str) -> str:
+        return self.role_actor.get(role, role)
 
     def bind(self, handles: dict[str, Any], log: Any = None) -> None:
         """Nothing to bind: only acting environments speak through the run's actors (acting.py)."""
@@ -186,14 +198,16 @@ class CollaborativeEnvironment:
         """The protocol's step (protocol.py): each drawn row's `groupSize` episodes, their turns from the round spec
         (or the acting environment's own), played with every actor's engine."""
         row_indices = self.sampler.take(n_prompts)
-        tokenizers = {a: players.tokenizer(a) for a in self.actors}
+        # Per role, its actor's tokenizer, engine and sampling (two roles of one actor share its one engine).
+        tokenizers = {r: players.tokenizer(self.actor_of(r)) for r in self.roles}
         episodes = []
         for g, r in enumerate(row_indices):
             for s in range(players.group_size):
-                turns = dsl.sample(self.node, schedule_seed(players.seed, self.name, step, g, s), self.actors, self.spec["maxTurns"]) if self.node is not None else []
+                turns = dsl.sample(self.node, schedule_seed(players.seed, self.name, step, g, s), self.roles, self.spec["maxTurns"]) if self.node is not None else []
                 episodes.append(self.new_episode(self.dataset.rows[r], r, g, s, turns, tokenizers))
-        played = self.play(episodes, {a: players.engine(a) for a in self.actors}, tokenizers, {a: players.sampling(a) for a in self.actors})
-        for a, sec in played.items():
+        played = self.play(episodes, {r: players.engine(self.actor_of(r)) for r in self.roles}, tokenizers, {r: players.sampling(self.actor_of(r)) for r in self.roles})
+        for role, sec in played.items():
+            a = self.actor_of(role)
             seconds[a] = seconds.get(a, 0.0) + sec
         return PlayedConversations(self, row_indices, episodes)
 
@@ -220,9 +234,9 @@ class CollaborativeEnvironment:
     ) -> Episode:
         """Actors without a tokenizer (API actors) get no token view: they read `chat_view`."""
         user = self.user_text(row, row_index)
-        systems = {a: s for a in self.actors if (s := self.system_text(a, row, row_index)) is not None}
+        systems = {a: s for a in self.roles if (s := self.system_text(a, row, row_index)) is not None}
         views = {}
-        for actor in self.actors:
+        for actor in self.roles:
             if tokenizers.get(actor) is None:
                 continue
             view = View()
@@ -247,7 +261,7 @@ class CollaborativeEnvironment:
         (builtins score the conversation's last message); completion-scope rewards score the
         actor's own last message. Each reward scores the whole step in one batch."""
         weights = {reward.name: weight for reward, weight in self.rewards}
-        keys = [(e, a) for e in episodes for a in self.actors]
+        keys = [(e, a) for e in episodes for a in self.roles]
         rows = [self.dataset.rows[e.row_index] for e, _ in keys]
         per_reward = {}
         for reward, _ in self.rewards:
@@ -424,13 +438,14 @@ def build_collaborative(
     issues = round_spec_issues(env_spec, index)
     if issues:
         raise SpecError.at(*issues[0])
-    node = dsl.compile_spec(effective_round_spec(env_spec) or "", env_spec["actors"], env_spec["maxTurns"])
-    env = CollaborativeEnvironment(index, env_spec, dataset, list(env_spec["actors"]), bound, RowSampler(dataset.train_indices, rng), node)
+    node = dsl.compile_spec(effective_round_spec(env_spec) or "", player_names(env_spec), env_spec["maxTurns"])
+    roles = role_map(env_spec) if env_spec.get("roles") else {}
+    env = CollaborativeEnvironment(index, env_spec, dataset, list(env_spec["actors"]), bound, RowSampler(dataset.train_indices, rng), node, role_actor=roles)
     first = dataset.train_indices[0]
     env.user_text(dataset.rows[first], first)  # fail early on a bad template
-    for actor in env.actors:
-        env.system_text(actor, dataset.rows[first], first)
+    for role in env.roles:
+        env.system_text(role, dataset.rows[first], first)
     for actor in env_spec["systemPrompts"]:
-        if actor not in env.actors:
-            env.notes.append(f'environment "{env.name}": systemPrompts names "{actor}", who is not one of its actors')
+        if actor not in env.roles:
+            env.notes.append(f'environment "{env.name}": systemPrompts names "{actor}", who is not one of its {"roles" if roles else "actors"}')
     return env

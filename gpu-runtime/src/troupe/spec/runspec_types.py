@@ -820,13 +820,14 @@ class Environment:
     remote: EnvironmentRemote | None = None
     majority_vote: EnvironmentMajorityVote | None = None
     summary: EnvironmentSummary | None = None
+    roles: Mapping[str, str] | None = None
     round_spec: str | None = None
     visibility: Mapping[str, tuple[str, ...]] | None = None
     completion_field: str | None = None
     chosen_field: str | None = None
     rejected_field: str | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'kind': 'kind', 'entrypoint': 'entrypoint', 'params': 'params', 'code': 'code', 'tools': 'tools', 'game': 'game', 'url': 'url', 'remote': 'remote', 'majority_vote': 'majorityVote', 'summary': 'summary', 'dataset': 'dataset', 'actors': 'actors', 'round_spec': 'roundSpec', 'prompt': 'prompt', 'system_prompts': 'systemPrompts', 'visibility': 'visibility', 'rewards': 'rewards', 'completion_field': 'completionField', 'chosen_field': 'chosenField', 'rejected_field': 'rejectedField', 'weight': 'weight', 'max_turns': 'maxTurns', 'eval_only': 'evalOnly'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'kind': 'kind', 'entrypoint': 'entrypoint', 'params': 'params', 'code': 'code', 'tools': 'tools', 'game': 'game', 'url': 'url', 'remote': 'remote', 'majority_vote': 'majorityVote', 'summary': 'summary', 'dataset': 'dataset', 'actors': 'actors', 'roles': 'roles', 'round_spec': 'roundSpec', 'prompt': 'prompt', 'system_prompts': 'systemPrompts', 'visibility': 'visibility', 'rewards': 'rewards', 'completion_field': 'completionField', 'chosen_field': 'chosenField', 'rejected_field': 'rejectedField', 'weight': 'weight', 'max_turns': 'maxTurns', 'eval_only': 'evalOnly'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Environment:
@@ -844,6 +845,7 @@ class Environment:
             summary=EnvironmentSummary.from_dict(d['summary']) if d.get('summary') is not None else None,
             dataset=d['dataset'],
             actors=tuple(d['actors']),
+            roles=dict(d['roles']) if d.get('roles') is not None else None,
             round_spec=d['roundSpec'] if d.get('roundSpec') is not None else None,
             prompt=EnvironmentPrompt.from_dict(d.get('prompt', {'field': 'prompt', 'applyChatTemplate': True})),
             system_prompts=dict(d.get('systemPrompts', {})),

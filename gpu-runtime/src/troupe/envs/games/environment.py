@@ -6,8 +6,10 @@
 - opponent "random": one actor plays against the built-in frozen random player (a uniformly random
   legal move from a generator seeded by the environment's name, so runs repeat). `actorPlays` picks
   the actor's side: X moves first; "alternate" gives odd samples of a group the second move.
-- opponent "actors": two actors play each other, the first is X. Self-play is two actors with the
-  same model (both trainable, or one trainable against a frozen copy).
+- opponent "actors": two players play each other, the first is X. The players are the environment's
+  `roles` when it names them (envs/roles.py): `roles: {X: policy, O: policy}` is self-play of one policy,
+  one model in both seats trained in one update; without roles the two actors are the players (two copies
+  of a model, or one trainable against a frozen copy).
 
 The game speaks as the environment between moves (never trained on): the opening names the board
 and the side, then after each move the opponent's reply and the board (rows top to bottom, `/`
@@ -59,10 +61,14 @@ def game_issues(env_spec: dict[str, Any], index: int, pettingzoo: bool | None = 
         issues.append((f"{p}.game.name", f'unknown game "{settings["name"]}" (known: {", ".join(game_names())})'))
     if settings["opponent"] not in OPPONENTS:
         issues.append((f"{p}.game.opponent", f'must be one of {", ".join(OPPONENTS)}'))
-    elif settings["opponent"] == "random" and len(env_spec["actors"]) != 1:
-        issues.append((f"{p}.actors", "a game against the random player has exactly one actor"))
-    elif settings["opponent"] == "actors" and len(env_spec["actors"]) != 2:
-        issues.append((f"{p}.actors", "a game between actors has exactly two (the first plays X and moves first)"))
+    # The seats are the roles when the environment maps them (`roles: {X: policy, O: policy}` is self-play), else the actors.
+    by_role = env_spec.get("roles") is not None
+    seats = list(env_spec["roles"]) if by_role else list(env_spec["actors"])
+    seat_field = f"{p}.roles" if by_role else f"{p}.actors"
+    if settings["opponent"] == "random" and len(seats) != 1:
+        issues.append((seat_field, "a game against the random player has exactly one " + ("role" if by_role else "actor")))
+    elif settings["opponent"] == "actors" and len(seats) != 2:
+        issues.append((seat_field, "a game between actors has exactly two " + ("roles (the first plays X and moves first)" if by_role else "(the first plays X and moves first)")))
     if settings["actorPlays"] not in SIDES:
         issues.append((f"{p}.game.actorPlays", f'must be one of {", ".join(SIDES)}'))
     elif settings["opponent"] == "actors" and settings["actorPlays"] != "first":

@@ -10,6 +10,8 @@ import { GameRemoteFields } from "./GameRemoteFields";
 import { ActingFields } from "./ActingFields";
 import { isOutcomeKind } from "../lib/outcomeSettings";
 import { OutcomeFields } from "./OutcomeFields";
+import { RolesFields } from "./RolesFields";
+import { playerNames } from "../lib/roles";
 import { RoundSpecEditor } from "./roundSpec/RoundSpecEditor";
 import { TemplateEditor } from "./TemplateEditor";
 
@@ -85,6 +87,8 @@ export function EnvironmentForm(props: {
   const rewards: { reward: string; weight?: number }[] = Array.isArray(draft.rewards) ? draft.rewards : [];
   const prompt: Record<string, unknown> = draft.prompt ?? {};
   const systemPrompts: Record<string, string> = draft.systemPrompts ?? {};
+  // The names turns, seats and system prompts use: the roles when the environment names them, else the actors.
+  const players = playerNames(draft);
   const dataset = props.datasets.find((d) => d.name === draft.dataset) ?? null;
   const preview = useQuery({
     ...trpc.dataset.preview.queryOptions({ id: dataset?.id ?? "", limit: 3 }),
@@ -229,6 +233,8 @@ export function EnvironmentForm(props: {
         </div>
       </fieldset>
 
+      <RolesFields kind={kind} draft={draft} setDraft={setDraft} issues={issues} actorNames={props.actorNames} />
+
       <fieldset>
         <legend>Prompts</legend>
         <div className="form-grid">
@@ -267,7 +273,7 @@ export function EnvironmentForm(props: {
           />
           <FieldError issues={issues} path="prompt.template" />
         </div>
-        {actors.map((name) => (
+        {players.map((name) => (
           <div className="form-field" key={name}>
             <span className="label">System prompt for {name}</span>
             <TemplateEditor
@@ -300,7 +306,7 @@ export function EnvironmentForm(props: {
             {kind === "summary" ? ", then the summariser, who sees them all" : ""}.
           </p>
         ) : (
-          <RoundSpecEditor value={draft.roundSpec ?? ""} onChange={(t) => set("roundSpec", t.trim() === "" ? undefined : t)} actors={actors} maxTurns={maxTurns} />
+          <RoundSpecEditor value={draft.roundSpec ?? ""} onChange={(t) => set("roundSpec", t.trim() === "" ? undefined : t)} actors={players} maxTurns={maxTurns} />
         )}
         <FieldError issues={issues} path="roundSpec" />
       </fieldset>

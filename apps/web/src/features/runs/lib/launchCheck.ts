@@ -19,13 +19,14 @@ export interface LaunchIssue extends FieldIssue {
   column?: number;
 }
 
-type EnvironmentLike = Pick<RunSpec["environments"][number], "roundSpec" | "actors" | "maxTurns">;
+type EnvironmentLike = Pick<RunSpec["environments"][number], "roundSpec" | "actors" | "maxTurns"> & { roles?: Record<string, string> };
 type RewardLike = Pick<RunSpec["rewards"][number], "source">;
 
 /** A round spec against the dsl and its environment's actors; paths relative to the environment. */
 export function roundSpecIssues(env: EnvironmentLike): LaunchIssue[] {
   if (!env.roundSpec) return [];
-  return checkRoundSpec(env.roundSpec, { actors: env.actors, maxTurns: env.maxTurns }).errors.map((e) => ({
+  // With `roles` the round spec names roles (each played by an actor), as the runtime reads it (envs/roles.py).
+  return checkRoundSpec(env.roundSpec, { actors: env.roles ? Object.keys(env.roles) : env.actors, maxTurns: env.maxTurns }).errors.map((e) => ({
     path: "roundSpec",
     message: `line ${e.line}, column ${e.column}: ${e.message}`,
     line: e.line,
