@@ -23,18 +23,30 @@ export function asyncIssues(spec: AsyncRuleInput): ActorRuleIssue[] {
   if (!(ASYNC_ALGORITHMS as readonly string[]).includes(spec.algorithm.name)) {
     add(["algorithm", "async"], `${why} feed the GRPO family (${ASYNC_ALGORITHMS.join(", ")}), not "${spec.algorithm.name}": remove async`);
   }
+  issues.push(...copyIssues(spec, why, "algorithm.async"));
+  return issues;
+}
+
+/**
+ * What sampling from a plain one-process copy of each actor rules out (asynchronous rollouts and rollout workers
+ * both sample so): several ranks, a vLLM engine, a sharded training backend. `remove` is the field whose removal
+ * lifts the refusal. Mirrored by spec/async_rules.py `copy_issues`.
+ */
+export function copyIssues(spec: Pick<AsyncRuleInput, "actors">, why: string, remove: string): ActorRuleIssue[] {
+  const issues: ActorRuleIssue[] = [];
+  const add = (path: (string | number)[], message: string) => issues.push({ path, message });
   spec.actors.forEach((a, i) => {
     if (a.backend === "openai") return;
     const ranks = a.placement.gpus.length > 0 ? a.placement.gpus.length : (a.placement.processes ?? 1);
     if (ranks > 1) {
       const what = a.placement.gpus.length > 0 ? "gpus" : "processes";
-      add(["actors", i, "placement", what], `${why} run in one process; this actor asks for ${ranks} ranks: use one, or remove algorithm.async`);
+      add(["actors", i, "placement", what], `${why} run in one process; this actor asks for ${ranks} ranks: use one, or remove ${remove}`);
     }
     if (a.backend === "vllm") {
-      add(["actors", i, "backend"], `${why} sample from a copy of the weights with transformers; a colocated vLLM engine sleeps while its actor trains: use backend hf, or remove algorithm.async`);
+      add(["actors", i, "backend"], `${why} sample from a copy of the weights with transformers; a colocated vLLM engine sleeps while its actor trains: use backend hf, or remove ${remove}`);
     }
     if (a.trainable && a.training.backend !== "torch") {
-      add(["actors", i, "training", "backend"], `${why} copy each trainable actor's plain torch module; "${a.training.backend}" shards it: use torch, or remove algorithm.async`);
+      add(["actors", i, "training", "backend"], `${why} copy each trainable actor's plain torch module; "${a.training.backend}" shards it: use torch, or remove ${remove}`);
     }
   });
   return issues;

@@ -8,6 +8,7 @@
 import type { ActorRuleIssue, ActorRuleInput } from "./actorRules";
 
 import { ASYNC_ALGORITHMS } from "./algorithms";
+import { copyIssues } from "./asyncRules";
 
 export interface RolloutRuleInput {
   actors: (Pick<ActorRuleInput, "backend" | "trainable" | "placement"> & { training: { backend: string } })[];
@@ -38,17 +39,6 @@ export function rolloutIssues(spec: RolloutRuleInput): ActorRuleIssue[] {
   if (spec.algorithm.dynamicSampling.enabled) {
     add(["algorithm", "dynamicSampling", "enabled"], `${WHY} sample the rows the trainer drew; dynamic sampling's refills draw more: turn it off, or remove rollout.workers`);
   }
-  spec.actors.forEach((a, i) => {
-    if (a.backend === "openai") return;
-    const ranks = a.placement.gpus.length > 0 ? a.placement.gpus.length : (a.placement.processes ?? 1);
-    if (ranks > 1) {
-      const what = a.placement.gpus.length > 0 ? "gpus" : "processes";
-      add(["actors", i, "placement", what], `${WHY} serve a one-rank trainer; this actor asks for ${ranks} ranks`);
-    }
-    if (a.backend === "vllm") add(["actors", i, "backend"], `${WHY} sample with transformers copies of the actors: use backend hf`);
-    if (a.trainable && a.training.backend !== "torch") {
-      add(["actors", i, "training", "backend"], `${WHY} copy each trainable actor's plain torch module; "${a.training.backend}" shards it: use torch`);
-    }
-  });
+  issues.push(...copyIssues(spec, WHY, "rollout.workers"));
   return issues;
 }

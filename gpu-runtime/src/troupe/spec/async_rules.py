@@ -22,6 +22,15 @@ def async_issues(spec: dict[str, Any]) -> list[FieldIssue]:
     issues: list[FieldIssue] = []
     if algorithm["name"] not in ASYNC_ALGORITHMS:
         issues.append(FieldIssue("algorithm.async", f'{WHY} feed the GRPO family ({", ".join(ASYNC_ALGORITHMS)}), not "{algorithm["name"]}": remove async'))
+    issues.extend(copy_issues(spec, WHY, "algorithm.async"))
+    return issues
+
+
+def copy_issues(spec: dict[str, Any], why: str, remove: str) -> list[FieldIssue]:
+    """What sampling from a plain one-process copy of each actor rules out (asynchronous rollouts and rollout
+    workers both sample so): several ranks, a vLLM engine, a sharded training backend. `remove` is the field
+    whose removal lifts the refusal."""
+    issues: list[FieldIssue] = []
     for i, a in enumerate(spec["actors"]):
         if a["backend"] == "openai":
             continue
@@ -29,20 +38,20 @@ def async_issues(spec: dict[str, Any]) -> list[FieldIssue]:
         ranks = len(placement["gpus"]) if placement["gpus"] else placement.get("processes") or 1
         if ranks > 1:
             what = "gpus" if placement["gpus"] else "processes"
-            issues.append(FieldIssue(f"actors.{i}.placement.{what}", f"{WHY} run in one process; this actor asks for {ranks} ranks: use one, or remove algorithm.async"))
+            issues.append(FieldIssue(f"actors.{i}.placement.{what}", f"{why} run in one process; this actor asks for {ranks} ranks: use one, or remove {remove}"))
         if a["backend"] == "vllm":
             issues.append(
                 FieldIssue(
                     f"actors.{i}.backend",
-                    f"{WHY} sample from a copy of the weights with transformers; a colocated vLLM engine sleeps while its actor trains: "
-                    "use backend hf, or remove algorithm.async",
+                    f"{why} sample from a copy of the weights with transformers; a colocated vLLM engine sleeps while its actor trains: "
+                    f"use backend hf, or remove {remove}",
                 )
             )
         if a["trainable"] and a["training"]["backend"] != "torch":
             issues.append(
                 FieldIssue(
                     f"actors.{i}.training.backend",
-                    f'{WHY} copy each trainable actor\'s plain torch module; "{a["training"]["backend"]}" shards it: use torch, or remove algorithm.async',
+                    f'{why} copy each trainable actor\'s plain torch module; "{a["training"]["backend"]}" shards it: use torch, or remove {remove}',
                 )
             )
     return issues

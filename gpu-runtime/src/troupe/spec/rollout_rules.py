@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..algorithms.names import ASYNC_ALGORITHMS
+from .async_rules import copy_issues
 from .issues import FieldIssue
 
 WHY = "rollout workers (rollout.workers)"
@@ -36,16 +37,5 @@ def rollout_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
         issues.append(FieldIssue("algorithm.async", f"{WHY} with asynchronous rollouts are not built yet: remove algorithm.async or rollout.workers"))
     if algorithm["dynamicSampling"]["enabled"]:
         issues.append(FieldIssue("algorithm.dynamicSampling.enabled", f"{WHY} sample the rows the trainer drew; dynamic sampling's refills draw more: turn it off, or remove rollout.workers"))
-    for i, a in enumerate(spec["actors"]):
-        if a["backend"] == "openai":
-            continue
-        placement = a["placement"]
-        ranks = len(placement["gpus"]) if placement["gpus"] else placement.get("processes") or 1
-        if ranks > 1:
-            what = "gpus" if placement["gpus"] else "processes"
-            issues.append(FieldIssue(f"actors.{i}.placement.{what}", f"{WHY} serve a one-rank trainer; this actor asks for {ranks} ranks"))
-        if a["backend"] == "vllm":
-            issues.append(FieldIssue(f"actors.{i}.backend", f"{WHY} sample with transformers copies of the actors: use backend hf"))
-        if a["trainable"] and a["training"]["backend"] != "torch":
-            issues.append(FieldIssue(f"actors.{i}.training.backend", f'{WHY} copy each trainable actor\'s plain torch module; "{a["training"]["backend"]}" shards it: use torch'))
+    issues.extend(copy_issues(spec, WHY, "rollout.workers"))
     return issues
