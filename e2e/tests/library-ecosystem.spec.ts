@@ -47,6 +47,12 @@ test("a TensorBoard tracker added in the composer is in the spec; chess is among
   await shot(page, "library-tracker");
 
   await page.goto("/designer/environments");
-  await page.getByLabel("Kind", { exact: true }).first().selectOption("game");
+  // A choice made before React hydrates the form is reset to the draft's kind (seen in CI on a busy host): choose
+  // again until the form shows the game fields.
+  const kind = page.getByLabel("Kind", { exact: true }).first();
+  await expect(async () => {
+    await kind.selectOption("game");
+    await expect(page.getByTestId("game-fields")).toBeVisible({ timeout: 1_000 });
+  }).toPass({ timeout: 15_000 });
   await expect(page.getByTestId("game-fields").getByRole("option", { name: /Chess/ })).toHaveCount(1);
 });

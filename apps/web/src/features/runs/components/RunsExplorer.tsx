@@ -229,7 +229,7 @@ export function RunsExplorer() {
                 <input type="checkbox" checked={selected.includes(r.id)} onChange={() => toggleSelect(r.id)} aria-label={`select ${r.name}`} data-testid="run-select" />
               </td>
               {show("status") && (
-                <td>
+                <td className="run-status">
                   <StatusBadge status={r.status} />
                   <AdvisoryBadge summary={advisories.get(r.id)} />
                 </td>
