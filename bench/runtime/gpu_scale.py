@@ -23,7 +23,7 @@ numbers say nothing about speed. On a GPU: `python bench/runtime/gpu_scale.py` (
 it); `--json FILE` also writes the rows.
 
 Measured on an NVIDIA H200 on 2026-11-28 (bench/measurements/h200-2026-11-28/, the table in README "Speed on a
-GPU"); the head-dtype and gradient-slab fixes made after that run have not run on a GPU yet.
+GPU"), the head-dtype and gradient-slab fixes included (run3-*).
 """
 
 from __future__ import annotations
