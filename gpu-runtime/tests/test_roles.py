@@ -105,3 +105,11 @@ def test_both_roles_tokens_train_the_one_actor_in_one_update(tmp_path, monkeypat
     episode = next(e for e in result.events if e["type"] == "episode")
     assert [m["actor"] for m in episode["messages"] if m["role"] == "assistant"] == ["Alice", "Bob"]
     assert [m["actor"] for m in episode["messages"] if m["role"] == "system"] == ["Alice"]  # Alice's secret, by role
+
+
+def test_turn_metrics_follow_the_actor_into_its_roles(selfplay):
+    result, _ = selfplay
+    values = next(e["values"] for e in result.events if e["type"] == "metric" and e["actor"] == "policy" and "reward/mean" in e["values"])
+    # X moves at turn 0 of every game, so the one actor playing X and O spoke at turn 0 in all of them.
+    assert values["turns/0/share"] == 1.0
+    assert values["turns/0/tokens"] >= 1

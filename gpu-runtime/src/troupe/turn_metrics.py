@@ -2,12 +2,17 @@
 the round spec's schedule), as metrics of the step: at turn k, how often the actor spoke there, how many
 tokens it wrote and how often it hit maxNewTokens. So a chart shows, per actor, which turn grows or truncates.
 
+An actor that plays several roles (`environments[].roles`, envs/roles.py) speaks under its roles' names; its
+turns are those of every role it plays, so self-play reports X's and O's turn indices under the one actor.
+
 Only the first `MAX_TURNS` turn indices are reported, to bound the number of series.
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
+
+from .envs.roles import roles_played_by
 
 MAX_TURNS = 16
 
@@ -19,12 +24,13 @@ def turn_metrics(conversations: Sequence[Any], actor: str) -> dict[str, float]:
     by_turn: dict[int, list[Any]] = {}
     episodes = 0
     for conv in conversations:
-        if actor not in conv.env.actors:
+        speakers = set(roles_played_by(conv.env, actor))  # the actor's own name when the environment has no roles
+        if not speakers:
             continue
         for episode in conv.episodes:
             episodes += 1
             for k, m in enumerate(episode.messages):
-                if k < MAX_TURNS and m.actor == actor and m.role == "assistant":
+                if k < MAX_TURNS and m.actor in speakers and m.role == "assistant":
                     by_turn.setdefault(k, []).append(m)
     out: dict[str, float] = {}
     for k, messages in sorted(by_turn.items()):
