@@ -132,7 +132,7 @@ def two_hosts() -> Iterator[TwoHosts]:
     except FileNotFoundError:
         pytest.skip("network namespaces cannot be made here: no `ip` command (iproute2)")
     if made.returncode != 0:
-        pytest.skip(f"network namespaces cannot be made here (root and iproute2 needed): ip netns add: {made.stderr.strip()}")
+        pytest.skip(f"network namespaces cannot be made here (they need root with CAP_SYS_ADMIN and CAP_NET_ADMIN): ip netns add: {made.stderr.strip()}")
     began = time.monotonic()
     try:
         _must(_ip("netns", "add", namespaces[1]))
