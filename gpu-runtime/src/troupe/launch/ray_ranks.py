@@ -133,7 +133,8 @@ def launch_ray_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, 
             remote.options(num_cpus=1, num_gpus=gpus, scheduling_strategy=PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=i)).remote()
             for i in range(world)
         ]
-        nodes = _bundle_nodes(ray.nodes(), placement_group_table(group), world)
+        node_addresses = {node["NodeID"]: node["NodeManagerAddress"] for node in ray.nodes()}
+        nodes = _bundle_nodes(node_addresses, placement_group_table(group)["bundles_to_node_id"], world)
         events.log("info", "ranks placed: " + ", ".join(f"rank {i} on node {ip}" for i, ip in enumerate(nodes)))
         address = ray.get(workers[0].rendezvous.remote(nodes[0]))
         seq_start = events.next_seq
@@ -183,11 +184,9 @@ def launch_ray_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, 
     return RunResult(terminal["state"], exit_code_of(terminal["state"]), terminal.get("message", ""), last_step, None, events.events)
 
 
-def _bundle_nodes(nodes: list[dict[str, Any]], table: dict[str, Any], world: int) -> list[str]:
-    """Each bundle's node address (`--node-ip-address`), in bundle (= rank) order, from `ray.nodes()` and
-    the placement group's table."""
-    address = {node["NodeID"]: node["NodeManagerAddress"] for node in nodes}
-    return [address[table["bundles_to_node_id"][i]] for i in range(world)]
+def _bundle_nodes(node_addresses: dict[str, str], bundle_node_ids: dict[int, str], world: int) -> list[str]:
+    """Each bundle's node address (`--node-ip-address`), in bundle (= rank) order."""
+    return [node_addresses[bundle_node_ids[i]] for i in range(world)]
 
 
 def _drain(queue: Any, events: EventWriter, held: list[dict[str, Any]], last_step: int) -> int:
