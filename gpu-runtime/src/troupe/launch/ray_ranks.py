@@ -4,8 +4,9 @@ verl and the Actors library do). Ray is an optional extra (`pip install troupe[c
 One placement group with a bundle per rank ({CPU: 1} or {CPU: 1, GPU: 1}, the spec's strategy); one Ray
 actor per bundle runs that rank. Rank 0 picks the rendezvous address on its own node. Its events come back
 through a Ray queue (the supervisor may be on another node than rank 0), and control commands go to it the
-same way. Checkpoints are written where rank 0 runs: on several nodes the work folder must be shared
-storage (the same path on every node).
+same way. The rendezvous address is rank 0's node address as Ray knows it, and gloo binds to the interface
+holding each rank's node address (two hosts for real: tests/test_ray_two_hosts.py). Checkpoints are written
+where rank 0 runs: on several nodes the work folder must be shared storage (the same path on every node).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from ..distributed import run_ranks
 from ..events import TERMINAL_STATES, EventWriter
 from ..run import RunResult, exit_code_of
+from .node_address import interface_of
 from .ranks import control_commands, forward_event
 
 _POLL = 0.05
@@ -56,23 +58,28 @@ class RankWorker:
 
         self.stop_request = StopRequest()
 
-    def rendezvous(self) -> tuple[str, int]:
-        """This node's address and a free port, for rank 0."""
+    def rendezvous(self, ip: str) -> tuple[str, int]:
+        """This node's address (Ray's, which the other nodes reach) and a free port on it, for rank 0. Not the
+        host name's address: that is often 127.0.0.1, where a rank on another host would wait forever."""
         with socket.socket() as s:
-            s.bind(("", 0))
+            s.bind((ip, 0))
             port = s.getsockname()[1]
-        return socket.gethostbyname(socket.gethostname()), port
+        return ip, port
 
     def stop(self, reason: str) -> None:
         self.stop_request.set(reason)
 
-    def run(self, rank: int, world: int, address: tuple[str, int], spec: dict[str, Any], work_dir: str, seq_start: int, resume: str | None, event_queue: Any, control_queue: Any) -> dict[str, Any]:
+    def run(self, rank: int, world: int, address: tuple[str, int], node_ip: str, spec: dict[str, Any], work_dir: str, seq_start: int, resume: str | None, event_queue: Any, control_queue: Any) -> dict[str, Any]:
         os.environ.update(
             {
                 "RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": "0", "MASTER_ADDR": address[0], "MASTER_PORT": str(address[1]),
                 "TROUPE_RANK_CHILD": "1", "OMP_NUM_THREADS": "1",
             }
         )
+        # gloo binds to the interface of this node's Ray address (see node_address.py), unless the node says otherwise.
+        interface = interface_of(node_ip)
+        if interface is not None and "GLOO_SOCKET_IFNAME" not in os.environ:
+            os.environ["GLOO_SOCKET_IFNAME"] = interface
         try:
             # This body runs in a Ray worker process (Ray ships the function, not the module's state): it imports there.
             from ..control import RunControl
@@ -100,7 +107,7 @@ class RankWorker:
 
 def launch_ray_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: Any, control: Any, resume: Any) -> Any:
     import ray
-    from ray.util.placement_group import placement_group, remove_placement_group
+    from ray.util.placement_group import placement_group, placement_group_table, remove_placement_group
     from ray.util.queue import Queue
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
@@ -126,11 +133,14 @@ def launch_ray_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, 
             remote.options(num_cpus=1, num_gpus=gpus, scheduling_strategy=PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=i)).remote()
             for i in range(world)
         ]
-        address = ray.get(workers[0].rendezvous.remote())
+        node_addresses = {node["NodeID"]: node["NodeManagerAddress"] for node in ray.nodes()}
+        nodes = _bundle_nodes(node_addresses, placement_group_table(group)["bundles_to_node_id"], world)
+        events.log("info", "ranks placed: " + ", ".join(f"rank {i} on node {ip}" for i, ip in enumerate(nodes)))
+        address = ray.get(workers[0].rendezvous.remote(nodes[0]))
         seq_start = events.next_seq
         absolute = str(Path(work_dir).resolve())
         resume_arg = str(resume) if resume is not None else None
-        pending = [w.run.remote(i, world, address, spec, absolute, seq_start, resume_arg, event_queue, control_queue) for i, w in enumerate(workers)]
+        pending = [w.run.remote(i, world, address, nodes[i], spec, absolute, seq_start, resume_arg, event_queue, control_queue) for i, w in enumerate(workers)]
         held: list[dict[str, Any]] = []
         last_step, signalled, sent = 0, False, {"paused": False, "stopping": False}
         results: dict[int, dict[str, Any]] = {}
@@ -172,6 +182,11 @@ def launch_ray_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, 
     forward_event(events, terminal)
     events.terminal_written = True
     return RunResult(terminal["state"], exit_code_of(terminal["state"]), terminal.get("message", ""), last_step, None, events.events)
+
+
+def _bundle_nodes(node_addresses: dict[str, str], bundle_node_ids: dict[int, str], world: int) -> list[str]:
+    """Each bundle's node address (`--node-ip-address`), in bundle (= rank) order."""
+    return [node_addresses[bundle_node_ids[i]] for i in range(world)]
 
 
 def _drain(queue: Any, events: EventWriter, held: list[dict[str, Any]], last_step: int) -> int:
