@@ -9,13 +9,13 @@ from vote_helpers import actor, write_arithmetic
 
 
 def cory_spec(folder: Path, steps: int = 100, seed: int = 7, swap_every: int = 10, lr: float = 3e-3, top: int = 4, prompts: int = 8) -> dict:
-    write_arithmetic(folder, top=top)
+    rows = write_arithmetic(folder, top=top)
     return {
         "specVersion": 1,
         "name": "cory arithmetic",
         "seed": seed,
         "actors": [actor("alice", lr), actor("bob", lr)],
-        "datasets": [{"name": "sums", "source": {"kind": "file", "path": "arithmetic.jsonl", "format": "jsonl"}}],
+        "datasets": [{"name": "sums", "source": {"kind": "file", "path": str(rows.resolve()), "format": "jsonl"}}],
         "rewards": [{"name": "right", "source": {"kind": "builtin", "name": "exact_match", "params": {"field": "answer"}}}],
         "environments": [
             {
