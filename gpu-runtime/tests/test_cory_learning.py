@@ -75,6 +75,30 @@ def test_a_resumed_run_exchanges_roles_where_the_whole_run_did(tmp_path):
     assert _steps(resumed, 3) == _steps(whole, 3)
 
 
+def test_both_roles_learn_from_the_collective_reward(tmp_path):
+    """Each role is rewarded for its own answer, and trained on the sum: within an episode the pioneer's and the
+    observer's advantages are equal (one collective reward, normalised over the same group), while their rewards
+    are their own; under grpo the same episodes' advantages follow each role's own reward."""
+    spec = cory_spec(tmp_path, steps=2, prompts=2)
+    spec["algorithm"]["groupSize"] = 4
+    spec["trainer"]["episodesPerStep"] = 8
+    episodes = [e for e in _run(spec, tmp_path / "cory").events if e["type"] == "episode"]
+    assert episodes
+    for e in episodes:
+        turns = {m["actor"]: m for m in e["messages"] if m["role"] == "assistant"}
+        assert set(turns) == {"pioneer", "observer"}
+        assert turns["pioneer"]["advantage"] == turns["observer"]["advantage"]
+    # Seed 7 draws one right answer in these 2 steps (the pioneer's at step 2): its own reward is 1, the observer's 0,
+    # and both get the same advantage from their sum.
+    split = [e for e in episodes if len({m["reward"] for m in e["messages"] if m["role"] == "assistant"}) > 1]
+    assert split and all(m["advantage"] > 0 for e in split for m in e["messages"] if m["role"] == "assistant")
+    spec["algorithm"]["name"] = "grpo"
+    own = [e for e in _run(spec, tmp_path / "grpo").events if e["type"] == "episode"]
+    differs = [e for e in own if len({m["advantage"] for m in e["messages"] if m["role"] == "assistant"}) > 1]
+    rewards_differ = [e for e in own if len({m["reward"] for m in e["messages"] if m["role"] == "assistant"}) > 1]
+    assert bool(differs) == bool(rewards_differ)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not CHECK, reason=SKIP_REASON)
 def test_cory_observer_leads_early_and_both_roles_rise(tmp_path):
