@@ -94,9 +94,9 @@ def test_both_roles_learn_from_the_collective_reward(tmp_path):
     assert split and all(m["advantage"] > 0 for e in split for m in e["messages"] if m["role"] == "assistant")
     spec["algorithm"]["name"] = "grpo"
     own = [e for e in _run(spec, tmp_path / "grpo").events if e["type"] == "episode"]
-    differs = [e for e in own if len({m["advantage"] for m in e["messages"] if m["role"] == "assistant"}) > 1]
-    rewards_differ = [e for e in own if len({m["reward"] for m in e["messages"] if m["role"] == "assistant"}) > 1]
-    assert bool(differs) == bool(rewards_differ)
+    split = [e for e in own if len({m["reward"] for m in e["messages"] if m["role"] == "assistant"}) > 1]
+    assert split  # the same right answer at step 2: the pioneer's advantage is positive, the observer's 0
+    assert all(len({m["advantage"] for m in e["messages"] if m["role"] == "assistant"}) == 2 for e in split)
 
 
 @pytest.mark.slow
