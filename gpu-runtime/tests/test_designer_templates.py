@@ -14,9 +14,9 @@ from troupe.spec.support import support_issues
 TEMPLATES = json.loads((FIXTURES / "designer_templates.json").read_text())
 
 
-def test_the_designer_offers_debate_majority_vote_summary_and_a_self_play_game():
-    assert list(TEMPLATES) == ["debate", "majority_vote", "summary", "self_play_game"]
-    assert [TEMPLATES[k]["environments"][0]["kind"] for k in TEMPLATES] == ["collaborative", "majority_vote", "summary", "game"]
+def test_the_designer_offers_debate_majority_vote_summary_cory_and_a_self_play_game():
+    assert list(TEMPLATES) == ["debate", "majority_vote", "summary", "cory", "self_play_game"]
+    assert [TEMPLATES[k]["environments"][0]["kind"] for k in TEMPLATES] == ["collaborative", "majority_vote", "summary", "collaborative", "game"]
 
 
 @pytest.mark.parametrize("name", list(TEMPLATES))
@@ -24,6 +24,18 @@ def test_template_is_a_valid_spec(name):
     spec = validate_spec(TEMPLATES[name])
     if name != "self_play_game":  # the game needs PettingZoo on the runner, which this host may lack
         assert support_issues(spec, cuda_available=False) == []
+
+
+def test_cory_template_runs_and_exchanges_roles(tmp_path):
+    """Two steps with swapEvery 1: alice is the pioneer at step 1, bob at step 2; each role's reward is reported."""
+    spec = json.loads(json.dumps(TEMPLATES["cory"]))
+    spec["trainer"].update({"steps": 2, "promptsPerStep": 2, "episodesPerStep": 4, "cpuThreads": TEST_THREADS})
+    spec["algorithm"].update({"groupSize": 4, "cory": {"swapEvery": 1}})
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    pioneers = [(e["step"], e["actor"]) for e in result.events if e["type"] == "metric" and e["values"].get("cory/plays_pioneer") == 1.0]
+    assert pioneers == [(1, "alice"), (2, "bob")]
+    assert len(result.metrics("role/pioneer/reward")) == 2 and len(result.metrics("role/observer/reward")) == 2
 
 
 @pytest.mark.parametrize("name, area", [("majority_vote", "vote"), ("summary", "summary")])

@@ -27,9 +27,9 @@ def test_every_algorithm_name_has_a_learner():
 
 def test_an_unregistered_name_is_refused_by_field():
     spec = small_spec()
-    spec["algorithm"]["name"] = "cory"
+    spec["algorithm"]["name"] = "not_a_learner"
     setup = LearnerSetup(spec, {}, [], None, RankContext(), Path("."), print, print, None, torch.device("cpu"))
-    with pytest.raises(ValueError, match=r"algorithm.name: no learner is registered for 'cory'"):
+    with pytest.raises(ValueError, match=r"algorithm.name: no learner is registered for 'not_a_learner'"):
         build_learner(setup)
 
 

@@ -4,8 +4,12 @@
  * gpu-runtime/src/troupe/algorithms/names.py) all take them from here, so adding a learner touches one list.
  */
 
-/** Policy-gradient learners on sampled groups (advantages from the group's rewards; no critic). */
-export const GRPO_FAMILY = ["grpo", "gspo", "dr_grpo", "dapo"] as const;
+/**
+ * Policy-gradient learners on sampled groups (advantages from the group's rewards; no critic). cory is one of them:
+ * GRPO's loss on a pioneer and an observer of one base, each trained on their summed reward, their actors exchanging
+ * roles every `algorithm.cory.swapEvery` steps.
+ */
+export const GRPO_FAMILY = ["grpo", "gspo", "dr_grpo", "dapo", "cory"] as const;
 /** Learners with critics (one per actor; mappo's and happo's are centralised; vdn's and qmix's are mixed). */
 export const PPO_FAMILY = ["ppo", "ippo", "mappo", "vdn", "qmix", "happo"] as const;
 /**
@@ -15,6 +19,13 @@ export const PPO_FAMILY = ["ppo", "ippo", "mappo", "vdn", "qmix", "happo"] as co
  * earlier agents' new/old probability ratios.
  */
 export const TEAM_ALGORITHMS = ["vdn", "qmix", "happo"] as const;
+/**
+ * Learners whose two actors exchange roles (`environments[].roles` pioneer and observer) during training: cory.
+ * They need exactly two trainable actors of one base playing those roles, and synchronous rollouts.
+ */
+export const ROLE_EXCHANGE_ALGORITHMS = ["cory"] as const;
+/** cory's two roles: the pioneer answers the prompt, the observer answers after reading the pioneer's answer. */
+export const CORY_ROLES = ["pioneer", "observer"] as const;
 /** `algorithm.advantage` for the GRPO family: group-normalised (the default) or RAE's per-role moving baseline. */
 export const ADVANTAGE_ESTIMATORS = ["group", "rae"] as const;
 /** Learners on dataset rows instead of sampled episodes. */
@@ -33,6 +44,7 @@ export const ALGORITHM_SUMMARIES: Record<AlgorithmName, string> = {
   gspo: "GRPO with one importance ratio per sequence instead of per token.",
   dr_grpo: "GRPO without the length and std normalisations (Dr. GRPO's unbiased loss).",
   dapo: "GRPO with asymmetric clipping and a token-mean loss (DAPO); dynamic sampling optional.",
+  cory: "CORY: two copies of one base, a pioneer and an observer who reads its answer, trained on their summed reward; they swap roles every swapEvery steps.",
   ppo: "PPO: a critic per actor (a copy of its base) and GAE over its tokens.",
   ippo: "Independent PPO: every actor learns alone with its own critic, in a shared environment.",
   mappo: "MAPPO: one centralised critic per conversation that sees every actor's prompt and turns.",
@@ -51,6 +63,8 @@ export function renderAlgorithms(): string {
         grpoFamily: GRPO_FAMILY,
         ppoFamily: PPO_FAMILY,
         team: TEAM_ALGORITHMS,
+        roleExchange: ROLE_EXCHANGE_ALGORITHMS,
+        coryRoles: CORY_ROLES,
         advantages: ADVANTAGE_ESTIMATORS,
         offline: OFFLINE_FAMILY,
         names: ALGORITHM_NAMES,

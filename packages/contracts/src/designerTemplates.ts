@@ -3,7 +3,7 @@ import { SPEC_VERSION, type RunSpecInput } from "./runSpec";
 
 /**
  * Experiments a person can start from in the designer (Experiments page, "Start from a template"): a debate, a
- * majority vote, a summary and a self-play board game. Tiny character models on the CPU, so each runs on a laptop
+ * majority vote, a summary, a CORY pair and a self-play board game. Tiny character models on the CPU, so each runs on a laptop
  * as it is; swap the actors' models and the dataset for real ones. The majority-vote and summary templates use
  * the environment kinds of the same names (gpu-runtime envs/majority_vote.py, envs/summary.py); the debate is the
  * outcome template of templates.ts.
@@ -71,6 +71,34 @@ export const SUMMARY_TEMPLATE_INPUT: RunSpecInput = {
   tags: ["template", "multi-agent", "summary"],
 };
 
+/** CORY: two copies of one tiny model, a pioneer and an observer who reads its answer, exchanging roles. */
+export const CORY_TEMPLATE_INPUT: RunSpecInput = {
+  specVersion: SPEC_VERSION,
+  name: "CORY pioneer and observer (template)",
+  description:
+    "Learner `cory`: `alice` and `bob`, two copies of one tiny model, play the roles `pioneer` (answers the prompt) and `observer` (answers after reading the pioneer's answer): `pioneer -> observer`. Each role's own reward is exact match with the row's `answer`; both learn from their sum, and every `swapEvery` steps they exchange roles. Charts: `role/pioneer/reward` and `role/observer/reward`.",
+  seed: 1234,
+  actors: [tinyActor("alice"), tinyActor("bob")],
+  datasets: [words],
+  rewards: [{ name: "right", source: { kind: "builtin", name: "exact_match", params: { field: "answer" } } }],
+  environments: [
+    {
+      name: "pair",
+      kind: "collaborative",
+      dataset: "words",
+      actors: ["alice", "bob"],
+      roles: { pioneer: "alice", observer: "bob" },
+      roundSpec: "pioneer -> observer",
+      maxTurns: 2,
+      prompt: { field: "prompt", applyChatTemplate: false },
+      rewards: [{ reward: "right", weight: 1 }],
+    },
+  ],
+  algorithm: { name: "cory", groupSize: 8, cory: { swapEvery: 10 } },
+  trainer: cpuTrainer,
+  tags: ["template", "multi-agent", "cory"],
+};
+
 /** Two actors of the same tiny model play tic-tac-toe against each other. */
 export const SELF_PLAY_GAME_TEMPLATE_INPUT: RunSpecInput = {
   specVersion: SPEC_VERSION,
@@ -102,5 +130,6 @@ export const DESIGNER_TEMPLATES: { id: string; label: string; note: string; spec
   { id: "debate", label: "Debate", note: "Two debaters argue in turn; a frozen judge names the winner, who is rewarded.", spec: DEBATE_TEMPLATE_INPUT },
   { id: "majority_vote", label: "Majority vote", note: "Three solvers answer alone; the majority answer decides everyone's reward.", spec: MAJORITY_VOTE_KIND_TEMPLATE_INPUT },
   { id: "summary", label: "Summary", note: "Three solvers answer alone; a summariser reads them and writes the team's answer.", spec: SUMMARY_TEMPLATE_INPUT },
+  { id: "cory", label: "CORY pair", note: "A pioneer and an observer of one model, the observer reading the pioneer's answer; they swap roles.", spec: CORY_TEMPLATE_INPUT },
   { id: "self_play_game", label: "Self-play game", note: "Two actors of one tiny model play tic-tac-toe against each other.", spec: SELF_PLAY_GAME_TEMPLATE_INPUT },
 ];

@@ -16,6 +16,7 @@ export * from "./environmentKinds";
 export * from "./outcomeRules";
 export * from "./teamRules";
 export * from "./roleRules";
+export * from "./coryRules";
 export * from "./algorithms";
 export * from "./runViews";
 export * from "./restApi";

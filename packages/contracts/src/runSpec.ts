@@ -8,6 +8,7 @@ import { ANSWER_EXTRACTORS, OUTCOME_ENVIRONMENT_KINDS } from "./environmentKinds
 import { outcomeIssues } from "./outcomeRules";
 import { teamIssues } from "./teamRules";
 import { roleIssues } from "./roleRules";
+import { coryIssues } from "./coryRules";
 import { ADVANTAGE_ESTIMATORS, ALGORITHM_NAMES, LOSS_TYPES } from "./algorithms";
 
 /**
@@ -666,6 +667,12 @@ export const AlgorithmSpec = z
      * into [1/factorClip, factorClip], as a whole message's ratio can be far from 1.
      */
     happo: z.object({ factorClip: z.number().min(1).max(1000).default(10) }).strict().default({ factorClip: 10 }),
+    /**
+     * cory: the two actors playing `pioneer` and `observer` (environments[].roles) exchange roles every `swapEvery`
+     * steps (steps 1..swapEvery as mapped, the next swapEvery swapped, ...), so each learns both to answer alone
+     * and to answer from the other's answer (CORY's role exchange).
+     */
+    cory: z.object({ swapEvery: z.number().int().min(1).max(100000).default(10) }).strict().default({ swapEvery: 10 }),
   })
   .strict();
 
@@ -956,6 +963,7 @@ export const RunSpec = z
     for (const issue of outcomeIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     for (const issue of teamIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     for (const issue of roleIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
+    for (const issue of coryIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     if (!spec.actors.some((a) => a.trainable) && spec.trainer.steps > 0) {
       ctx.addIssue({ code: "custom", path: ["actors"], message: "at least one actor must be trainable" });
     }

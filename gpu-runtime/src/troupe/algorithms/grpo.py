@@ -11,7 +11,7 @@ from typing import Callable
 import torch
 
 from .names import LOSS_TYPES as SUPPORTED_LOSS_TYPES
-from .names import PPO_FAMILY
+from .names import GRPO_FAMILY, PPO_FAMILY
 
 ADVANTAGE_EPS = 1e-4
 
@@ -53,6 +53,8 @@ def effective_loss_type(algorithm_name: str, loss_type: str) -> str:
     """
     if loss_type == "grpo" and algorithm_name in PPO_FAMILY:
         return "dapo"  # the PPO family's policy loss: the token mean over the batch (learners/ppo.py)
+    if loss_type == "grpo" and algorithm_name in GRPO_FAMILY and algorithm_name not in SUPPORTED_LOSS_TYPES:
+        return "grpo"  # a GRPO-family learner that is not a loss of its own (cory) trains with GRPO's
     return loss_type if loss_type != "grpo" else algorithm_name
 
 

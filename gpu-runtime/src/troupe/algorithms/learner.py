@@ -100,7 +100,7 @@ def register_learner(*names: str) -> Callable[[LearnerFactory], LearnerFactory]:
 def _import_learners() -> None:
     """The runtime's learners register themselves when their modules are imported."""
     from . import on_policy  # noqa: F401
-    from .learners import happo, offline_loop, value_decomposition  # noqa: F401
+    from .learners import cory, happo, offline_loop, value_decomposition  # noqa: F401
 
 
 def build_learner(setup: LearnerSetup) -> Learner:

@@ -26,7 +26,7 @@ from ..models.lora import adapters_disabled
 from .advantage_estimators import build_estimator
 from .learner import LearnerSetup, Updates, register_learner
 from .learners import family, ppo
-from .names import GRPO_FAMILY
+from .names import GRPO_FAMILY, ROLE_EXCHANGE_ALGORITHMS
 from .lr_schedule import lr_at
 from .training_shares import Share, actor_shares, share_seats
 from .micro_batch import ChoiceLog, metrics_of, resolve_for_training
@@ -80,7 +80,8 @@ def seats(name: str, single: list[Any], conversations: list[Any]) -> list[str]:
     return share_seats(name, single, conversations)
 
 
-@register_learner(*GRPO_FAMILY, "ppo", "ippo", "mappo")
+# The role-exchange learners (cory) are GRPO's with a schedule of their own: learners/cory.py registers them.
+@register_learner(*(n for n in GRPO_FAMILY if n not in ROLE_EXCHANGE_ALGORITHMS), "ppo", "ippo", "mappo")
 class OnPolicyLearner:
     """GRPO family and PPO family behind one `learn(step, batch)`; PPO's critics and the advantage estimator's
     baselines are this learner's state."""

@@ -974,10 +974,25 @@ class AlgorithmHappo:
 
 
 @dataclass(frozen=True)
+class AlgorithmCory:
+    """`AlgorithmCory` of the RunSpec."""
+
+    swap_every: int
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'swap_every': 'swapEvery'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AlgorithmCory:
+        return cls(
+            swap_every=d.get('swapEvery', 10),
+        )
+
+
+@dataclass(frozen=True)
 class Algorithm:
     """`Algorithm` of the RunSpec."""
 
-    name: Literal['grpo', 'gspo', 'dr_grpo', 'dapo', 'ppo', 'ippo', 'mappo', 'vdn', 'qmix', 'happo', 'sft', 'dpo']
+    name: Literal['grpo', 'gspo', 'dr_grpo', 'dapo', 'cory', 'ppo', 'ippo', 'mappo', 'vdn', 'qmix', 'happo', 'sft', 'dpo']
     group_size: int
     dynamic_sampling: AlgorithmDynamicSampling
     overlong: AlgorithmOverlong
@@ -991,13 +1006,14 @@ class Algorithm:
     rae: AlgorithmRae
     qmix: AlgorithmQmix
     happo: AlgorithmHappo
+    cory: AlgorithmCory
     importance_correction: AlgorithmImportanceCorrectionTis | None = None
     async_: AlgorithmAsync | None = None
     critic_learning_rate: float | None = None
     entropy_coef: float | None = None
     value_norm: bool | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'group_size': 'groupSize', 'dynamic_sampling': 'dynamicSampling', 'overlong': 'overlong', 'importance_correction': 'importanceCorrection', 'async_': 'async', 'beta': 'beta', 'dpo_loss': 'dpoLoss', 'label_smoothing': 'labelSmoothing', 'gamma': 'gamma', 'lambda_': 'lambda', 'value_clip': 'valueClip', 'critic_learning_rate': 'criticLearningRate', 'entropy_coef': 'entropyCoef', 'value_norm': 'valueNorm', 'advantage': 'advantage', 'rae': 'rae', 'qmix': 'qmix', 'happo': 'happo'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'group_size': 'groupSize', 'dynamic_sampling': 'dynamicSampling', 'overlong': 'overlong', 'importance_correction': 'importanceCorrection', 'async_': 'async', 'beta': 'beta', 'dpo_loss': 'dpoLoss', 'label_smoothing': 'labelSmoothing', 'gamma': 'gamma', 'lambda_': 'lambda', 'value_clip': 'valueClip', 'critic_learning_rate': 'criticLearningRate', 'entropy_coef': 'entropyCoef', 'value_norm': 'valueNorm', 'advantage': 'advantage', 'rae': 'rae', 'qmix': 'qmix', 'happo': 'happo', 'cory': 'cory'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Algorithm:
@@ -1021,6 +1037,7 @@ class Algorithm:
             rae=AlgorithmRae.from_dict(d.get('rae', {'decay': 0.95})),
             qmix=AlgorithmQmix.from_dict(d.get('qmix', {'mixingEmbedDim': 32})),
             happo=AlgorithmHappo.from_dict(d.get('happo', {'factorClip': 10})),
+            cory=AlgorithmCory.from_dict(d.get('cory', {'swapEvery': 10})),
         )
 
 
@@ -1518,7 +1535,7 @@ class RunSpec:
             datasets=tuple(Dataset.from_dict(x) for x in d['datasets']),
             rewards=tuple(Reward.from_dict(x) for x in d.get('rewards', [])),
             environments=tuple(Environment.from_dict(x) for x in d['environments']),
-            algorithm=Algorithm.from_dict(d.get('algorithm', {'name': 'grpo', 'groupSize': 8, 'dynamicSampling': {'enabled': False, 'maxRounds': 3}, 'overlong': {'mode': 'off', 'bufferTokens': 16, 'penalty': 1}, 'beta': 0.1, 'dpoLoss': 'sigmoid', 'labelSmoothing': 0, 'gamma': 1, 'lambda': 0.95, 'valueClip': 0.2, 'advantage': 'group', 'rae': {'decay': 0.95}, 'qmix': {'mixingEmbedDim': 32}, 'happo': {'factorClip': 10}})),
+            algorithm=Algorithm.from_dict(d.get('algorithm', {'name': 'grpo', 'groupSize': 8, 'dynamicSampling': {'enabled': False, 'maxRounds': 3}, 'overlong': {'mode': 'off', 'bufferTokens': 16, 'penalty': 1}, 'beta': 0.1, 'dpoLoss': 'sigmoid', 'labelSmoothing': 0, 'gamma': 1, 'lambda': 0.95, 'valueClip': 0.2, 'advantage': 'group', 'rae': {'decay': 0.95}, 'qmix': {'mixingEmbedDim': 32}, 'happo': {'factorClip': 10}, 'cory': {'swapEvery': 10}})),
             trainer=Trainer.from_dict(d.get('trainer', {'steps': 100, 'promptsPerStep': 4, 'evalEvery': 0, 'checkpointEvery': 0, 'keepCheckpoints': 0, 'episodesPerStep': 4, 'device': 'auto', 'cpuThreads': 0, 'microBatchSize': 'auto'})),
             cluster={'local': ClusterLocal, 'ray': ClusterRay}[d.get('cluster', {'kind': 'local'})['kind']].from_dict(d.get('cluster', {'kind': 'local'})),
             rollout=Rollout.from_dict(d['rollout']) if d.get('rollout') is not None else None,

@@ -1,4 +1,4 @@
-import { ASYNC_ALGORITHMS, OFFLINE_ALGORITHMS, PPO_ALGORITHMS } from "@troupe/contracts";
+import { ASYNC_ALGORITHMS, OFFLINE_ALGORITHMS, PPO_ALGORITHMS, ROLE_EXCHANGE_ALGORITHMS } from "@troupe/contracts";
 import type { Draft } from "./draftPath";
 
 /**
@@ -12,7 +12,8 @@ export function switchLearner(algorithm: Draft | undefined, name: string): Draft
   if (!PPO_ALGORITHMS.includes(name)) drop("criticLearningRate", "valueNorm");
   if (name !== "dpo") drop("labelSmoothing");
   if (OFFLINE_ALGORITHMS.includes(name)) drop("importanceCorrection", "entropyCoef");
-  if (!(ASYNC_ALGORITHMS as readonly string[]).includes(name)) drop("async");
+  // cory exchanges roles between steps, which a batch sampled ahead would not see: it samples synchronously.
+  if (!(ASYNC_ALGORITHMS as readonly string[]).includes(name) || (ROLE_EXCHANGE_ALGORITHMS as readonly string[]).includes(name)) drop("async");
   // Dynamic sampling refills GRPO groups: only the GRPO family has them.
   const dynamic = next.dynamicSampling as Draft | undefined;
   if ((OFFLINE_ALGORITHMS.includes(name) || PPO_ALGORITHMS.includes(name)) && dynamic?.enabled === true) drop("dynamicSampling");

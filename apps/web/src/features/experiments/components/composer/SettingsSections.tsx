@@ -52,6 +52,7 @@ export function SettingsSections() {
           {listed(PPO_FAMILY, algorithm) && <PpoFields mixed={algorithm === "vdn" || algorithm === "qmix"} />}
           {algorithm === "qmix" && <QmixFields />}
           {algorithm === "happo" && <HappoFields />}
+          {algorithm === "cory" && <CoryFields />}
           {algorithm === "dpo" && <DpoFields />}
         </div>
       </fieldset>
@@ -95,6 +96,11 @@ function QmixFields() {
 /** happo's bound on the earlier agents' ratio product. */
 function HappoFields() {
   return <DraftField kind="number" path="algorithm.happo.factorClip" label="Factor clip" placeholder="10" hint="The earlier agents' ratio product is kept within [1/clip, clip] (a whole message's ratio can be far from 1)." />;
+}
+
+/** cory's role exchange: how long each actor keeps its role (pioneer or observer). */
+function CoryFields() {
+  return <DraftField kind="number" path="algorithm.cory.swapEvery" label="Swap roles every" placeholder="10" integer hint="Steps before the pioneer's and the observer's actors exchange roles (environments[].roles pioneer and observer)." />;
 }
 
 /** The entropy bonus, for every learner that samples (contracts runSpec.ts: absent is 0). */
