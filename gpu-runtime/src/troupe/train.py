@@ -121,25 +121,28 @@ def plan_prompts(run: RunSpec, environments: list[Any], actors: dict[str, Actor]
 
 def open_rollout_source(
     run: RunSpec, spec: dict[str, Any], environments: list[Any], prompts_per_env: list[int], actors: dict[str, Actor], api_actors: dict[str, Any],
-    rewards: dict[str, Any], device: torch.device, first_step: int, work_dir: Path, events: EventWriter, resume_from: Path | None,
+    rewards: dict[str, Any], first_step: int, work_dir: Path, events: EventWriter, resume_from: Path | None,
     places: SamplingPlaces, memory: Any,
 ) -> RolloutSource:
     """algorithm.async: a producer process (async_process.py) or thread (async_rollout.py) samples the next
-    batches while this one trains; else each step samples its own batch (sync.py). The sources (rollout/) still
-    take the run's document and device, which they hand on to their producers."""
-    chosen = open_rollout_section(SourceSetup(spec, environments, prompts_per_env, actors, rewards, device, places, work_dir, events, memory))
+    batches while this one trains; else each step samples its own batch (sync.py). Each source gets its typed
+    sections; `spec`, the run's document, only goes to the processes that rebuild environments and rewards from it.
+    Every actor samples on its own device."""
+    algorithm, steps = run.algorithm, run.trainer.steps
+    setup = SourceSetup(run.rollout, algorithm, run.seed, spec, environments, prompts_per_env, actors, rewards, places, work_dir, events, memory)
+    chosen = open_rollout_section(setup)
     if chosen is not None:  # the spec's `rollout` section names its source (rollout/sections.py)
         return chosen
-    if run.algorithm.async_ is None or first_step > run.trainer.steps:
-        return SyncRollout(spec, places, api_actors, device, memory)
+    if algorithm.async_ is None or first_step > steps:
+        return SyncRollout(algorithm, run.seed, places, api_actors, memory)
     queued, producer_state = load_in_flight(resume_from, environments) if resume_from else ([], None)
-    why_thread = process_producer_ok(spec, actors, rewards, device)
+    why_thread = process_producer_ok(algorithm, actors, rewards)
     producer: RolloutProducer | ProcessRolloutProducer
     if why_thread is None:
-        producer = ProcessRolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, work_dir, events.log, queued, producer_state)
-        events.log("info", f"asynchronous rollouts: a producer process (pid {producer.pid}) samples up to {run.algorithm.async_.max_staleness} updates behind the trainer")
+        producer = ProcessRolloutProducer(spec, algorithm, run.seed, steps, environments, prompts_per_env, actors, first_step, work_dir, events.log, queued, producer_state)
+        events.log("info", f"asynchronous rollouts: a producer process (pid {producer.pid}) samples up to {algorithm.async_.max_staleness} updates behind the trainer")
     else:
-        producer = RolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, queued)
+        producer = RolloutProducer(algorithm, run.seed, steps, environments, prompts_per_env, actors, first_step, queued)
         events.log("info", f"asynchronous rollouts: a producer thread ({why_thread})")
     return ProducerSource(producer, places, memory)
 
@@ -253,7 +256,7 @@ def run_loop(
     memory(first_step - 1, "setup")
     events.watch(advisor := Advisor.for_run(run))  # health advisories from the run's own events (advisories/)
     places = SamplingPlaces(actors, environments, prompts_per_env, residency, events.log, first_step, arranged=lambda: reset_memory_peaks(device))
-    source = open_rollout_source(run, spec, environments, prompts_per_env, actors, api_actors, rewards, device, first_step, work_dir, events, resume_from, places, memory)
+    source = open_rollout_source(run, spec, environments, prompts_per_env, actors, api_actors, rewards, first_step, work_dir, events, resume_from, places, memory)
     if closing is not None:
         closing.callback(source.close)  # also when the loop raises (close is idempotent)
 
