@@ -51,7 +51,7 @@ from .turn_metrics import turn_metrics
 from .device_choice import run_device_choice
 from .residency.host_buffers import HostBuffers
 from .engines.rollout import static_decode
-from .spec.runspec_types import RunSpec, Trainer
+from .spec.runspec_types import RunSpec, Trainer, to_dict
 
 
 class StopSignal(Protocol):
@@ -94,23 +94,25 @@ def bind_actor_handles(environments: list[Any], rewards: dict[str, Any], actors:
     """Judges: rewards with an `actors` parameter may ask the run's frozen actors to generate. Acting environments
     may generate from any actor of the run (what is said through a handle is not trained on)."""
     judges: dict[str, Any] = {n: ApiActorHandle(n, a) for n, a in api_actors.items()}
-    judges.update({n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, a.spec["sampling"]) for n, a in actors.items() if not a.trainable})
+    # The handles hand their sampling settings on as a document (rewards/reward_api.py merges a token limit into it).
+    judges.update({n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, to_dict(a.section.sampling)) for n, a in actors.items() if not a.trainable})
     for reward in rewards.values():
         if isinstance(reward, InProcessReward):
             reward.actors = judges
-    handles = {**judges, **{n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, a.spec["sampling"]) for n, a in actors.items() if a.trainable}}
+    handles = {**judges, **{n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, to_dict(a.section.sampling)) for n, a in actors.items() if a.trainable}}
     for env in environments:
         env.bind(handles, events.log)
 
 
 def plan_prompts(run: RunSpec, environments: list[Any], actors: dict[str, Actor], api_actors: dict[str, Any], events: EventWriter) -> list[int]:
     """Each environment's prompts per step (eval-only environments draw none: evaluation.py evaluates them).
-    Environments are read through their own objects (envs/), the trainer and algorithm typed."""
-    trainer = run.trainer
-    unused = [name for name in [*actors, *api_actors] if not any(name in env.spec["actors"] for env in environments)]
+    `environments` are built in the order of the spec's (envs/environment_kinds.py): each is read through its
+    typed section, as the trainer and algorithm are."""
+    trainer, sections = run.trainer, run.environments
+    unused = [name for name in [*actors, *api_actors] if not any(name in section.actors for section in sections)]
     if unused:
         events.log("warning", f"actors in no environment (never trained): {', '.join(unused)}")
-    prompts_per_env = allocate_prompts(trainer.prompts_per_step, [0.0 if env.spec.get("evalOnly") else env.spec["weight"] for env in environments])
+    prompts_per_env = allocate_prompts(trainer.prompts_per_step, [0.0 if section.eval_only else section.weight for section in sections])
     events.log(
         "info",
         f"{trainer.steps} steps x {trainer.prompts_per_step} prompts x {run.algorithm.group_size} samples; "
@@ -264,7 +266,7 @@ def run_loop(
         source.close()
         return state, message, steps
 
-    rater = Rater.for_run(spec, environments, actors, residency, device, ctx.distributed, events.log)
+    rater = Rater.for_run(trainer, run.seed, environments, actors, residency, ctx.distributed, events.log)
 
     def save(step: int) -> None:
         # With async rollouts: once the producer is idle (the RNG state is then after every batch it made), with those batches.
