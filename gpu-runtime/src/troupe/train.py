@@ -14,7 +14,7 @@ import sys
 import time
 import types
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 import torch
@@ -60,10 +60,21 @@ class StopSignal(Protocol):
     def is_set(self) -> bool: ...
 
 
-def report_memory(events: EventWriter, step: int, phase: str, device: torch.device, actor: str | None = None) -> None:
-    for reading in memory_readings(device):
-        events.memory(step=step, phase=phase, actor=actor, **reading)  # type: ignore[arg-type]
-    reset_memory_peaks(device)  # so the next phase's peak is its own
+def report_memory(events: EventWriter, step: int, phase: str, devices: Sequence[torch.device], actor: str | None = None) -> None:
+    """The host's reading and one per device the actors are placed on (`placed_devices`), each once."""
+    read: set[str] = set()
+    for device in devices:
+        for reading in memory_readings(device):
+            if str(reading["device"]) not in read:
+                read.add(str(reading["device"]))
+                events.memory(step=step, phase=phase, actor=actor, **reading)  # type: ignore[arg-type]
+        reset_memory_peaks(device)  # so the next phase's peak is its own
+
+
+def placed_devices(actors: dict[str, Actor], run_device: torch.device) -> list[torch.device]:
+    """Where the actors are placed (each actor carries its device), in first-placed order; the run's device when
+    no actor is local (API actors only): the memory readings are taken there."""
+    return list(dict.fromkeys(a.device for a in actors.values())) or [run_device]
 
 
 def build_residency(trainer: Trainer, actors: dict[str, Actor], events: EventWriter) -> ResidencyManager:
@@ -216,7 +227,7 @@ def run_loop(
     # ------------------------------------------------------------------ setup
     seed_everything(run.seed)
     set_cpu_threads(trainer.cpu_threads)
-    device = resolve_device(run_device_choice(spec), ctx.local_rank)  # the run's: memory readings, the rollout sources
+    device = resolve_device(run_device_choice(spec), ctx.local_rank)  # the rank's: where unplaced actors go
     events.log(
         "info",
         f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads, seed {run.seed}"
@@ -225,9 +236,6 @@ def run_loop(
     liger_cls = resolve_liger(device)  # None on CPU or without liger-kernel: the torch loss path
     if liger_cls is not None:
         events.log("info", "policy loss: Liger fused linear GRPO loss where the loss type maps onto it")
-
-    def memory(step: int, phase: str, actor: str | None = None) -> None:
-        report_memory(events, step, phase, device, actor)
 
     environments: list[Any] = build_run_environments(spec, work_dir, rewards)
     for env in environments:
@@ -238,6 +246,15 @@ def run_loop(
             events.log("warning", note)
 
     actors, api_actors = build_actors(run, work_dir, device, ctx, events.log, document=spec)
+    placed = placed_devices(actors, device)
+
+    def memory(step: int, phase: str, actor: str | None = None) -> None:
+        report_memory(events, step, phase, placed, actor)
+
+    def reset_peaks() -> None:
+        for d in placed:
+            reset_memory_peaks(d)
+
     attach_engines(run, actors, work_dir, ctx.distributed, events.log)  # vLLM actors sample with their own engine
     if closing is not None:
         closing.callback(close_engines, actors)
@@ -257,7 +274,7 @@ def run_loop(
         first_step = done + 1
     memory(first_step - 1, "setup")
     events.watch(advisor := Advisor.for_run(run))  # health advisories from the run's own events (advisories/)
-    places = SamplingPlaces(actors, environments, prompts_per_env, residency, events.log, first_step, arranged=lambda: reset_memory_peaks(device))
+    places = SamplingPlaces(actors, environments, prompts_per_env, residency, events.log, first_step, arranged=reset_peaks)
     source = open_rollout_source(run, spec, environments, prompts_per_env, actors, api_actors, rewards, first_step, work_dir, events, resume_from, places, memory)
     if closing is not None:
         closing.callback(source.close)  # also when the loop raises (close is idempotent)
