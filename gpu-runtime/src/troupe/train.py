@@ -71,6 +71,12 @@ def report_memory(events: EventWriter, step: int, phase: str, devices: Sequence[
         reset_memory_peaks(device)  # so the next phase's peak is its own
 
 
+def reset_peaks(devices: Sequence[torch.device]) -> None:
+    """The next phase's peaks start now, on every device the actors are placed on (and the host)."""
+    for device in devices:
+        reset_memory_peaks(device)
+
+
 def placed_devices(actors: dict[str, Actor], run_device: torch.device) -> list[torch.device]:
     """Where the actors are placed (each actor carries its device), in first-placed order; the run's device when
     no actor is local (API actors only): the memory readings are taken there."""
@@ -251,10 +257,6 @@ def run_loop(
     def memory(step: int, phase: str, actor: str | None = None) -> None:
         report_memory(events, step, phase, placed, actor)
 
-    def reset_peaks() -> None:
-        for d in placed:
-            reset_memory_peaks(d)
-
     attach_engines(run, actors, work_dir, ctx.distributed, events.log)  # vLLM actors sample with their own engine
     if closing is not None:
         closing.callback(close_engines, actors)
@@ -274,7 +276,7 @@ def run_loop(
         first_step = done + 1
     memory(first_step - 1, "setup")
     events.watch(advisor := Advisor.for_run(run))  # health advisories from the run's own events (advisories/)
-    places = SamplingPlaces(actors, environments, prompts_per_env, residency, events.log, first_step, arranged=reset_peaks)
+    places = SamplingPlaces(actors, environments, prompts_per_env, residency, events.log, first_step, arranged=lambda: reset_peaks(placed))
     source = open_rollout_source(run, spec, environments, prompts_per_env, actors, api_actors, rewards, first_step, work_dir, events, resume_from, places, memory)
     if closing is not None:
         closing.callback(source.close)  # also when the loop raises (close is idempotent)
