@@ -101,7 +101,7 @@ def build_actors(
         name, as_document = section.name, document["actors"][i]
         if section.backend == "openai":
             assert section.api is not None  # the schema requires api for openai actors
-            api_actors[name] = build_api_actor(as_document, i)
+            api_actors[name] = build_api_actor(section, i)
             log("info", f'actor "{name}": {section.api.model} at {section.api.base_url} (OpenAI-compatible API, frozen)')
             continue
         training = section.training

@@ -14,7 +14,7 @@ import sys
 import time
 import types
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 import torch
@@ -51,7 +51,7 @@ from .turn_metrics import turn_metrics
 from .device_choice import run_device_choice
 from .residency.host_buffers import HostBuffers
 from .engines.rollout import static_decode
-from .spec.runspec_types import RunSpec, Trainer
+from .spec.runspec_types import RunSpec, Trainer, to_dict
 
 
 class StopSignal(Protocol):
@@ -60,10 +60,27 @@ class StopSignal(Protocol):
     def is_set(self) -> bool: ...
 
 
-def report_memory(events: EventWriter, step: int, phase: str, device: torch.device, actor: str | None = None) -> None:
-    for reading in memory_readings(device):
-        events.memory(step=step, phase=phase, actor=actor, **reading)  # type: ignore[arg-type]
-    reset_memory_peaks(device)  # so the next phase's peak is its own
+def report_memory(events: EventWriter, step: int, phase: str, devices: Sequence[torch.device], actor: str | None = None) -> None:
+    """The host's reading and one per device the actors are placed on (`placed_devices`), each once."""
+    read: set[str] = set()
+    for device in devices:
+        for reading in memory_readings(device):
+            if str(reading["device"]) not in read:
+                read.add(str(reading["device"]))
+                events.memory(step=step, phase=phase, actor=actor, **reading)  # type: ignore[arg-type]
+        reset_memory_peaks(device)  # so the next phase's peak is its own
+
+
+def reset_peaks(devices: Sequence[torch.device]) -> None:
+    """The next phase's peaks start now, on every device the actors are placed on (and the host)."""
+    for device in devices:
+        reset_memory_peaks(device)
+
+
+def placed_devices(actors: dict[str, Actor], run_device: torch.device) -> list[torch.device]:
+    """Where the actors are placed (each actor carries its device), in first-placed order; the run's device when
+    no actor is local (API actors only): the memory readings are taken there."""
+    return list(dict.fromkeys(a.device for a in actors.values())) or [run_device]
 
 
 def build_residency(trainer: Trainer, actors: dict[str, Actor], events: EventWriter) -> ResidencyManager:
@@ -94,23 +111,25 @@ def bind_actor_handles(environments: list[Any], rewards: dict[str, Any], actors:
     """Judges: rewards with an `actors` parameter may ask the run's frozen actors to generate. Acting environments
     may generate from any actor of the run (what is said through a handle is not trained on)."""
     judges: dict[str, Any] = {n: ApiActorHandle(n, a) for n, a in api_actors.items()}
-    judges.update({n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, a.spec["sampling"]) for n, a in actors.items() if not a.trainable})
+    # The handles hand their sampling settings on as a document (rewards/reward_api.py merges a token limit into it).
+    judges.update({n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, to_dict(a.section.sampling)) for n, a in actors.items() if not a.trainable})
     for reward in rewards.values():
         if isinstance(reward, InProcessReward):
             reward.actors = judges
-    handles = {**judges, **{n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, a.spec["sampling"]) for n, a in actors.items() if a.trainable}}
+    handles = {**judges, **{n: EngineActorHandle(n, engine_of(a), a.loaded.tokenizer, to_dict(a.section.sampling)) for n, a in actors.items() if a.trainable}}
     for env in environments:
         env.bind(handles, events.log)
 
 
 def plan_prompts(run: RunSpec, environments: list[Any], actors: dict[str, Actor], api_actors: dict[str, Any], events: EventWriter) -> list[int]:
     """Each environment's prompts per step (eval-only environments draw none: evaluation.py evaluates them).
-    Environments are read through their own objects (envs/), the trainer and algorithm typed."""
-    trainer = run.trainer
-    unused = [name for name in [*actors, *api_actors] if not any(name in env.spec["actors"] for env in environments)]
+    `environments` are built in the order of the spec's (envs/environment_kinds.py): each is read through its
+    typed section, as the trainer and algorithm are."""
+    trainer, sections = run.trainer, run.environments
+    unused = [name for name in [*actors, *api_actors] if not any(name in section.actors for section in sections)]
     if unused:
         events.log("warning", f"actors in no environment (never trained): {', '.join(unused)}")
-    prompts_per_env = allocate_prompts(trainer.prompts_per_step, [0.0 if env.spec.get("evalOnly") else env.spec["weight"] for env in environments])
+    prompts_per_env = allocate_prompts(trainer.prompts_per_step, [0.0 if section.eval_only else section.weight for section in sections])
     events.log(
         "info",
         f"{trainer.steps} steps x {trainer.prompts_per_step} prompts x {run.algorithm.group_size} samples; "
@@ -121,25 +140,28 @@ def plan_prompts(run: RunSpec, environments: list[Any], actors: dict[str, Actor]
 
 def open_rollout_source(
     run: RunSpec, spec: dict[str, Any], environments: list[Any], prompts_per_env: list[int], actors: dict[str, Actor], api_actors: dict[str, Any],
-    rewards: dict[str, Any], device: torch.device, first_step: int, work_dir: Path, events: EventWriter, resume_from: Path | None,
+    rewards: dict[str, Any], first_step: int, work_dir: Path, events: EventWriter, resume_from: Path | None,
     places: SamplingPlaces, memory: Any,
 ) -> RolloutSource:
     """algorithm.async: a producer process (async_process.py) or thread (async_rollout.py) samples the next
-    batches while this one trains; else each step samples its own batch (sync.py). The sources (rollout/) still
-    take the run's document and device, which they hand on to their producers."""
-    chosen = open_rollout_section(SourceSetup(spec, environments, prompts_per_env, actors, rewards, device, places, work_dir, events, memory))
+    batches while this one trains; else each step samples its own batch (sync.py). Each source gets its typed
+    sections; `spec`, the run's document, only goes to the processes that rebuild environments and rewards from it.
+    Every actor samples on its own device."""
+    algorithm, steps = run.algorithm, run.trainer.steps
+    setup = SourceSetup(run.rollout, algorithm, run.seed, spec, environments, prompts_per_env, actors, rewards, places, work_dir, events, memory)
+    chosen = open_rollout_section(setup)
     if chosen is not None:  # the spec's `rollout` section names its source (rollout/sections.py)
         return chosen
-    if run.algorithm.async_ is None or first_step > run.trainer.steps:
-        return SyncRollout(spec, places, api_actors, device, memory)
+    if algorithm.async_ is None or first_step > steps:
+        return SyncRollout(algorithm, run.seed, places, api_actors, memory)
     queued, producer_state = load_in_flight(resume_from, environments) if resume_from else ([], None)
-    why_thread = process_producer_ok(spec, actors, rewards, device)
+    why_thread = process_producer_ok(algorithm, actors, rewards)
     producer: RolloutProducer | ProcessRolloutProducer
     if why_thread is None:
-        producer = ProcessRolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, work_dir, events.log, queued, producer_state)
-        events.log("info", f"asynchronous rollouts: a producer process (pid {producer.pid}) samples up to {run.algorithm.async_.max_staleness} updates behind the trainer")
+        producer = ProcessRolloutProducer(spec, algorithm, run.seed, steps, environments, prompts_per_env, actors, first_step, work_dir, events.log, queued, producer_state)
+        events.log("info", f"asynchronous rollouts: a producer process (pid {producer.pid}) samples up to {algorithm.async_.max_staleness} updates behind the trainer")
     else:
-        producer = RolloutProducer(spec, environments, prompts_per_env, actors, device, first_step, queued)
+        producer = RolloutProducer(algorithm, run.seed, steps, environments, prompts_per_env, actors, first_step, queued)
         events.log("info", f"asynchronous rollouts: a producer thread ({why_thread})")
     return ProducerSource(producer, places, memory)
 
@@ -211,7 +233,7 @@ def run_loop(
     # ------------------------------------------------------------------ setup
     seed_everything(run.seed)
     set_cpu_threads(trainer.cpu_threads)
-    device = resolve_device(run_device_choice(spec), ctx.local_rank)  # the run's: memory readings, the rollout sources
+    device = resolve_device(run_device_choice(spec), ctx.local_rank)  # the rank's: where unplaced actors go
     events.log(
         "info",
         f"device {device}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads, seed {run.seed}"
@@ -220,9 +242,6 @@ def run_loop(
     liger_cls = resolve_liger(device)  # None on CPU or without liger-kernel: the torch loss path
     if liger_cls is not None:
         events.log("info", "policy loss: Liger fused linear GRPO loss where the loss type maps onto it")
-
-    def memory(step: int, phase: str, actor: str | None = None) -> None:
-        report_memory(events, step, phase, device, actor)
 
     environments: list[Any] = build_run_environments(spec, work_dir, rewards)
     for env in environments:
@@ -233,6 +252,11 @@ def run_loop(
             events.log("warning", note)
 
     actors, api_actors = build_actors(run, work_dir, device, ctx, events.log, document=spec)
+    placed = placed_devices(actors, device)
+
+    def memory(step: int, phase: str, actor: str | None = None) -> None:
+        report_memory(events, step, phase, placed, actor)
+
     attach_engines(run, actors, work_dir, ctx.distributed, events.log)  # vLLM actors sample with their own engine
     if closing is not None:
         closing.callback(close_engines, actors)
@@ -252,8 +276,8 @@ def run_loop(
         first_step = done + 1
     memory(first_step - 1, "setup")
     events.watch(advisor := Advisor.for_run(run))  # health advisories from the run's own events (advisories/)
-    places = SamplingPlaces(actors, environments, prompts_per_env, residency, events.log, first_step, arranged=lambda: reset_memory_peaks(device))
-    source = open_rollout_source(run, spec, environments, prompts_per_env, actors, api_actors, rewards, device, first_step, work_dir, events, resume_from, places, memory)
+    places = SamplingPlaces(actors, environments, prompts_per_env, residency, events.log, first_step, arranged=lambda: reset_peaks(placed))
+    source = open_rollout_source(run, spec, environments, prompts_per_env, actors, api_actors, rewards, first_step, work_dir, events, resume_from, places, memory)
     if closing is not None:
         closing.callback(source.close)  # also when the loop raises (close is idempotent)
 
@@ -261,7 +285,7 @@ def run_loop(
         source.close()
         return state, message, steps
 
-    rater = Rater.for_run(spec, environments, actors, residency, device, ctx.distributed, events.log)
+    rater = Rater.for_run(trainer, run.seed, environments, actors, residency, ctx.distributed, events.log)
 
     def save(step: int) -> None:
         # With async rollouts: once the producer is idle (the RNG state is then after every batch it made), with those batches.

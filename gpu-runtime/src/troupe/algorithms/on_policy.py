@@ -171,7 +171,7 @@ class OnPolicyLearner:
         self.prepare(step, batch)
         for name in self.order(step):
             actor = actors[name]
-            shares = actor_shares(name, actor, parts[name], conversations, self.device, overlong.mode)
+            shares = actor_shares(name, actor, parts[name], conversations, overlong.mode)
             if not shares:
                 continue
             rewards_t = torch.tensor([r for sh in shares for r in sh.rewards], dtype=torch.float32)

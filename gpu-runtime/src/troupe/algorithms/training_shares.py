@@ -51,13 +51,12 @@ def share_seats(name: str, single: list[EnvRollout], conversations: list[Convers
     return [f"{p.env.name}/{name}" for p in single] + [f"{c.env.name}/{role}" for c in conversations for role in roles_played_by(c.env, name)]
 
 
-def actor_shares(
-    name: str, actor: Actor, single: list[EnvRollout], conversations: list[ConversationPart], device: torch.device, overlong_mode: str = "off"
-) -> list[Share]:
-    """The actor's training data from every environment it takes part in this step.
+def actor_shares(name: str, actor: Actor, single: list[EnvRollout], conversations: list[ConversationPart], overlong_mode: str = "off") -> list[Share]:
+    """The actor's training data from every environment it takes part in this step (conversation batches on the
+    actor's own device).
 
     overlong_mode "filter": single-turn completions cut off at maxNewTokens train nothing."""
-    max_new = int(actor.spec["sampling"]["maxNewTokens"])
+    max_new = int(actor.section.sampling.max_new_tokens)
     shares = []
     for part in single:
 
@@ -74,11 +73,11 @@ def actor_shares(
     for conv in conversations:
         # Each role the actor plays here (without roles: the actor itself, when it plays in this environment).
         for role in roles_played_by(conv.env, name):
-            shares.append(_role_share(role, conv, actor, device, max_new))
+            shares.append(_role_share(role, conv, actor, max_new))
     return shares
 
 
-def _role_share(role: str, conv: ConversationPart, actor: Actor, device: torch.device, max_new: int) -> Share:
+def _role_share(role: str, conv: ConversationPart, actor: Actor, max_new: int) -> Share:
     """One role's turns of a conversation environment's episodes (groups contiguous, as the episodes are)."""
     episodes = conv.episodes
 
@@ -86,7 +85,7 @@ def _role_share(role: str, conv: ConversationPart, actor: Actor, device: torch.d
         for e, v in zip(episodes, values):
             e.advantages[role] = v
 
-    batch = actor_batch([e.views[role] for e in episodes], actor.loaded.tokenizer.pad_token_id, device)
+    batch = actor_batch([e.views[role] for e in episodes], actor.loaded.tokenizer.pad_token_id, actor.device)
     return Share(
         batch.rollout,
         batch.loss_mask,

@@ -30,6 +30,7 @@ from ..device_choice import run_device_choice
 from ..distributed import run_ranks
 from ..events import TERMINAL_STATES, EventWriter
 from ..run import RunResult, exit_code_of
+from ..spec.runspec_types import ClusterRay, RunSpec
 
 GRACE_SECONDS = float(os.environ.get("TROUPE_RANK_GRACE_SECONDS", "60"))
 _POLL = 0.05
@@ -148,10 +149,13 @@ def prepare_rank_dir(spec: dict[str, Any], work_dir: Path) -> Path:
 
 
 def launch_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: Any, control: Any, resume: Any) -> Any:
-    if spec["cluster"]["kind"] == "ray":
+    """The run's ranks as processes: torchrun here, or Ray for `cluster.kind: "ray"` (read typed). Every rank gets
+    the run's document and runs the loop on it."""
+    run = RunSpec.from_dict(spec)
+    if isinstance(run.cluster, ClusterRay):
         from .ray_ranks import launch_ray_ranks  # optional: Ray is imported only for a ray cluster
 
-        return launch_ray_ranks(spec, events, work_dir, stop, control, resume)
+        return launch_ray_ranks(spec, run, run.cluster, events, work_dir, stop, control, resume)
     world = run_ranks(spec)
     rank_dir = prepare_rank_dir(spec, work_dir)
     events_path, control_path = rank_dir / "events.jsonl", rank_dir / "control.jsonl"

@@ -23,6 +23,7 @@ from typing import Any
 from ..distributed import run_ranks
 from ..events import TERMINAL_STATES, EventWriter
 from ..run import RunResult, exit_code_of
+from ..spec.runspec_types import ClusterRay, RunSpec
 from .node_address import interface_of
 from .ranks import control_commands, forward_event
 
@@ -105,28 +106,28 @@ class RankWorker:
             return {"rank": rank, "state": "failed", "message": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(), "time": time.time()}
 
 
-def launch_ray_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop: Any, control: Any, resume: Any) -> Any:
+def launch_ray_ranks(spec: dict[str, Any], run: RunSpec, cluster: ClusterRay, events: EventWriter, work_dir: Path, stop: Any, control: Any, resume: Any) -> Any:
+    """`spec`, the run's document, goes to every rank; what placing them reads comes typed (`run`, its `cluster`)."""
     import ray
     from ray.util.placement_group import placement_group, placement_group_table, remove_placement_group
     from ray.util.queue import Queue
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
     world = run_ranks(spec)
-    cluster = spec["cluster"]
-    gpus = 1 if any(a["placement"]["gpus"] for a in spec["actors"]) else 0
+    gpus = 1 if any(a.placement.gpus for a in run.actors) else 0
     started_ray = not ray.is_initialized()
     if started_ray:
-        if cluster.get("address"):
-            ray.init(address=cluster["address"], log_to_driver=True)
+        if cluster.address:
+            ray.init(address=cluster.address, log_to_driver=True)
         else:
             ray.init(num_cpus=world, num_gpus=gpus * world or None, include_dashboard=False, log_to_driver=True)
-    events.log("info", f"launching {world} ranks with Ray (placement group, strategy {cluster['strategy']}{', 1 GPU per rank' if gpus else ''}); rank 0 reports")
-    group = placement_group([{"CPU": 1, **({"GPU": 1} if gpus else {})} for _ in range(world)], strategy=cluster["strategy"])
+    events.log("info", f"launching {world} ranks with Ray (placement group, strategy {cluster.strategy}{', 1 GPU per rank' if gpus else ''}); rank 0 reports")
+    group = placement_group([{"CPU": 1, **({"GPU": 1} if gpus else {})} for _ in range(world)], strategy=cluster.strategy)
     workers: list[Any] = []
     try:
         ready, _ = ray.wait([group.ready()], timeout=float(os.environ.get("TROUPE_RAY_PLACEMENT_TIMEOUT", "300")))
         if not ready:
-            raise RuntimeError(f"Ray could not place {world} ranks ({'GPU' if gpus else 'CPU'} bundles, strategy {cluster['strategy']}) within the timeout: the cluster has {ray.cluster_resources()}")
+            raise RuntimeError(f"Ray could not place {world} ranks ({'GPU' if gpus else 'CPU'} bundles, strategy {cluster.strategy}) within the timeout: the cluster has {ray.cluster_resources()}")
         event_queue, control_queue = Queue(), Queue()
         remote = ray.remote(max_concurrency=2)(RankWorker)
         workers = [

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..engines.rollout import EnginePrompt
+from ..engines.rollout.sampling import SamplingSettings
 from ..envs.collaborative import SEPARATOR
 from ..envs.games.board import MARKS, BoardGame, parse_move
 from .fixed_players import FixedPolicy
@@ -31,7 +32,7 @@ class ModelSide:
     actor: str
     engine: Any
     tokenizer: Any
-    sampling: dict[str, Any]
+    sampling: SamplingSettings  # the actor's typed evalSampling (or sampling) section
     system: str | None
 
 

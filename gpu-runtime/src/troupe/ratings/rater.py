@@ -39,6 +39,7 @@ from .elo import Game, fit_ratings
 from .fixed_players import ANCHOR, FIXED_PLAYERS
 from .match import FixedSide, ModelSide, Side, play_games
 from .settings import RatingSettings
+from ..spec.runspec_types import Trainer
 
 
 @dataclass
@@ -79,17 +80,19 @@ def _pairings(current: list[Side], others: list[Side], games_per_pair: int) -> l
 class Rater:
     """Called once per checkpoint (train.py's `save`); does nothing for runs without a game environment."""
 
-    def __init__(self, settings: RatingSettings, pools: list[RatingPool], actors: dict[str, Any], residency: Any, device: torch.device, seed: int) -> None:
+    def __init__(self, settings: RatingSettings, pools: list[RatingPool], actors: dict[str, Any], residency: Any, seed: int) -> None:
+        """Each actor plays, and its snapshots are played, on the actor's own device."""
         self.settings, self.pools, self.actors = settings, pools, actors
-        self.residency, self.device, self.seed = residency, device, seed
+        self.residency, self.seed = residency, seed
 
     @classmethod
     def for_run(
-        cls, spec: dict[str, Any], environments: list[Any], actors: dict[str, Any], residency: Any, device: torch.device, distributed: bool, log: Callable[[str, str], Any]
+        cls, trainer: Trainer, seed: int, environments: list[Any], actors: dict[str, Any], residency: Any, distributed: bool, log: Callable[[str, str], Any]
     ) -> Rater:
-        settings = RatingSettings.from_trainer(spec["trainer"])
+        """From the typed `trainer` section (its `ratings` and checkpoint interval) and the run's seed."""
+        settings = RatingSettings.from_section(trainer.ratings)
         pools = []
-        if settings.on and spec["trainer"]["checkpointEvery"] > 0:
+        if settings.on and trainer.checkpoint_every > 0:
             for env in environments:
                 if isinstance(env, ActingEnvironment) and isinstance(env.impl, GameEnvironment):
                     local = [a for a in env.actors if a in actors]
@@ -98,7 +101,7 @@ class Rater:
         if pools and distributed:
             log("warning", "Elo ratings (trainer.ratings) are not played with several ranks yet: none are reported")
             pools = []
-        return cls(settings, pools, actors, residency, device, spec["seed"])
+        return cls(settings, pools, actors, residency, seed)
 
     def at_checkpoint(self, step: int, events: Any, is_main: bool = True) -> None:
         if not self.pools:
@@ -107,7 +110,8 @@ class Rater:
         self.residency.for_rollout(names)
         wake_for_rollout(self.actors)
         torch_state, np_state = torch.get_rng_state(), np.random.get_state()
-        cuda_state = torch.cuda.get_rng_state_all() if self.device.type == "cuda" else None
+        on_cuda = any(self.actors[a].device.type == "cuda" for a in names)
+        cuda_state = torch.cuda.get_rng_state_all() if on_cuda else None
         try:
             torch.manual_seed(_seed(self.seed, "ratings", step) % 2**63)
             for pool in self.pools:
@@ -129,19 +133,16 @@ class Rater:
     def _side(self, pool: RatingPool, key: str, actor: str, engine: Any) -> ModelSide:
         a = self.actors[actor]
         row = pool.env.dataset.rows[0] if pool.env.dataset.rows else {}
-        return ModelSide(key, actor, engine, a.loaded.tokenizer, a.spec.get("evalSampling") or a.spec["sampling"], pool.env.system_text(actor, row, 0))
+        return ModelSide(key, actor, engine, a.loaded.tokenizer, a.section.eval_sampling or a.section.sampling, pool.env.system_text(actor, row, 0))
 
     def _play(self, pool: RatingPool, step: int) -> None:
         current: list[Side] = [self._side(pool, self._key(a, step), a, engine_of(self.actors[a])) for a in pool.actors]
         snapshots = [s for kept in pool.snapshots.values() for s in kept]
         for s in snapshots:
-            s.module.to(self.device)
+            s.module.to(self.actors[s.actor].device)  # a snapshot plays where its actor does
         try:
             others: list[Side] = [FixedSide(name, FIXED_PLAYERS[name]) for name in self.settings.opponents]
-            others += [
-                self._side(pool, s.key, s.actor, HFEngine(s.module, self.actors[s.actor].loaded.tokenizer, self.device, sampling_dtype_for(self.actors[s.actor])))
-                for s in snapshots
-            ]
+            others += [self._side(pool, s.key, s.actor, self._snapshot_engine(s)) for s in snapshots]
             pairings = _pairings(current, others, self.settings.games_per_pair)
             rng = np.random.default_rng(_seed(self.seed, "ratings", pool.env.name, step))
             with torch.no_grad():
@@ -150,6 +151,10 @@ class Rater:
             for s in snapshots:
                 s.module.to("cpu")
         pool.games.extend(Game(x.key, o.key, score) for (x, o), score in zip(pairings, scores))
+
+    def _snapshot_engine(self, s: _Snapshot) -> HFEngine:
+        actor = self.actors[s.actor]
+        return HFEngine(s.module, actor.loaded.tokenizer, actor.device, sampling_dtype_for(actor))
 
     def _keep_snapshots(self, pool: RatingPool, step: int) -> None:
         if self.settings.snapshots == 0:

@@ -6,9 +6,11 @@ runtime, the RunSpec and the web name the same fixed opponents; fixed_players.py
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..spec.runspec_types import TrainerRatings
 from ..spec.schema import runspec_schema
 from .fixed_players import ANCHOR, FIXED_PLAYERS
 
@@ -28,13 +30,20 @@ class RatingSettings:
     snapshots: int
 
     @classmethod
-    def from_trainer(cls, trainer: dict[str, Any]) -> RatingSettings:
-        given = {**DEFAULTS, **(trainer.get("ratings") or {})}
-        unknown = [o for o in given["opponents"] if o not in RATING_OPPONENTS]
+    def from_section(cls, ratings: TrainerRatings | None) -> RatingSettings:
+        """From the typed `trainer.ratings` (None: absent, the schema's defaults)."""
+        given = ratings if ratings is not None else TrainerRatings.from_dict(DEFAULTS)
+        unknown = [o for o in given.opponents if o not in RATING_OPPONENTS]
         if unknown:  # the JSON Schema refuses these first; a library caller's dict gets the same field path
             raise ValueError(f"trainer.ratings.opponents: unknown opponent {unknown[0]!r} (known: {', '.join(RATING_OPPONENTS)})")
-        ordered = (ANCHOR, *dict.fromkeys(o for o in given["opponents"] if o != ANCHOR))
-        return cls(int(given["gamesPerPair"]), ordered, int(given["snapshots"]))
+        ordered = (ANCHOR, *dict.fromkeys(o for o in given.opponents if o != ANCHOR))
+        return cls(int(given.games_per_pair), ordered, int(given.snapshots))
+
+    @classmethod
+    def from_trainer(cls, trainer: Mapping[str, Any]) -> RatingSettings:
+        """From the `trainer` section's JSON document (its `ratings` read into the typed section, defaults filled)."""
+        ratings = trainer.get("ratings")
+        return cls.from_section(TrainerRatings.from_dict({**DEFAULTS, **ratings}) if ratings else None)
 
     @property
     def on(self) -> bool:

@@ -51,6 +51,7 @@ import queue
 import signal
 import sys
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.shared_memory import SharedMemory
 from pathlib import Path
@@ -61,9 +62,10 @@ import torch
 from ..actors import Actor
 from ..envs.environment_kinds import build_run_environments
 from ..rewards.binding import bind_rewards
-from ..rewards.reward_api import InProcessReward
+from ..spec.runspec_types import Algorithm
 from ..system import seed_everything
-from .async_rollout import IN_FLIGHT_FILE, ProducedBatch, batch_from_state, batch_state, produce_batch
+from .async_rollout import IN_FLIGHT_FILE, ProducedBatch, batch_from_state, batch_state, max_staleness, produce_batch
+from .copy_blockers import CopyRefusals, copy_blockers
 from ..models.loading import LoadedModel
 from ..engines.rollout import HFEngine
 
@@ -74,6 +76,15 @@ POLL_S = 1.0  # how often a waiting side checks that the other is still alive
 SEGMENT_PREFIX = "troupe-weights"  # the weight slots' names in /dev/shm: troupe-weights-<trainer pid>-<n>-<slot>
 ALIGN = 64  # each parameter's byte offset in a slot: a cache line, and a multiple of every dtype's size
 _producers_made = itertools.count()  # <n>: names stay unique when one process runs several producers in turn
+
+
+# Why the producer stays a thread (copy_blockers.py: the same three refusals as rollout workers, in our words).
+REFUSALS = CopyRefusals(
+    gpu="the producer process runs on CPU hosts only (on a GPU both would share the device)",
+    in_process_rewards="rewards passed in as Python objects cannot be rebuilt in another process",
+    shared_base="LoRA actors sharing one base module are copied as one",
+)
+CPU = torch.device("cpu")  # the producer process and rollout workers sample on CPU hosts only (copy_blockers.py)
 
 
 def _put(q: Any, message: Any) -> None:
@@ -88,17 +99,11 @@ def _get(q: Any, timeout: float) -> Any:
     return pickle.loads(q.get(timeout=timeout))
 
 
-def process_producer_ok(spec: dict[str, Any], actors: dict[str, "Actor"], rewards: dict[str, Any], device: torch.device) -> str | None:
-    """None when the producer can be a process; else why it stays a thread (logged)."""
-    if int(spec["algorithm"]["async"]["maxStaleness"]) == 0:
+def process_producer_ok(algorithm: Algorithm, actors: dict[str, "Actor"], rewards: dict[str, Any]) -> str | None:
+    """None when the producer can be a process; else why it stays a thread (logged). The device is the actors'."""
+    if max_staleness(algorithm) == 0:
         return "maxStaleness 0 samples each batch after the previous update: nothing to overlap"
-    if device.type != "cpu" or any(a.device.type != "cpu" for a in actors.values()):
-        return "the producer process runs on CPU hosts only (on a GPU both would share the device)"
-    if any(isinstance(r, InProcessReward) for r in rewards.values()):
-        return "rewards passed in as Python objects cannot be rebuilt in another process"
-    if any(a.shares_base for a in actors.values()):
-        return "LoRA actors sharing one base module are copied as one"
-    return None
+    return copy_blockers(actors, rewards, REFUSALS)
 
 
 def _trained(module: torch.nn.Module) -> dict[str, torch.Tensor]:
@@ -202,20 +207,25 @@ class ProcessRolloutProducer:
 
     def __init__(
         self,
-        spec: dict[str, Any],
+        document: Mapping[str, Any],
+        algorithm: Algorithm,
+        seed: int,
+        total_steps: int,
         environments: list[Any],
         prompts_per_env: list[int],
         actors: dict[str, "Actor"],
-        device: Any,  # not used (a CPU host's producer: see process_producer_ok); kept while the loop passes it
         first_step: int,
         work_dir: Path,
         log: Any,
         queued: list[ProducedBatch] | None = None,
         state: dict[str, Any] | None = None,
     ):
+        """`document`: the run's JSON document, which the producer process rebuilds its environments and rewards
+        from (their builders read it); what the producer itself reads comes typed: the algorithm section (its
+        `async_` set), the run's seed and `trainer.steps`."""
         self.environments, self.log = environments, log
-        self.max_staleness = int(spec["algorithm"]["async"]["maxStaleness"])
-        self.total_steps = int(spec["trainer"]["steps"])
+        self.max_staleness = max_staleness(algorithm)
+        self.total_steps = total_steps
         self.actors = actors
         queued = sorted(queued or [], key=lambda b: b.step)
         if [b.step for b in queued] != list(range(first_step, first_step + len(queued))):
@@ -225,7 +235,7 @@ class ProcessRolloutProducer:
         state = state or {"torch_rng": torch.get_rng_state(), "samplers": [e.sampler.state() for e in environments]}
         sampled = {a for e, n in zip(environments, prompts_per_env) if n > 0 for a in e.actors}
         models = {
-            name: (a.index, a.spec, a.loaded.model, a.loaded.tokenizer, a.loaded.description)
+            name: (a.index, a.spec, a.section, a.loaded.model, a.loaded.tokenizer, a.loaded.description)
             for name, a in actors.items()
             if name in sampled
         }
@@ -235,7 +245,10 @@ class ProcessRolloutProducer:
         self._base = first_step - 1
         self._copied = self._base  # the newest version the producer has copied out of its slot (a batch says so)
         setup = {
-            "spec": spec,
+            "document": dict(document),
+            "algorithm": algorithm,
+            "seed": seed,
+            "total_steps": total_steps,
             "work_dir": str(work_dir),
             "prompts_per_env": prompts_per_env,
             "models": models,
@@ -394,11 +407,13 @@ class _Log:
         _put(self.out, ("log", level, message))
 
 
-def _sampling_actors(models: dict[str, tuple[Any, ...]], device: torch.device) -> dict[str, "Actor"]:
+def _sampling_actors(models: dict[str, tuple[Any, ...]]) -> dict[str, "Actor"]:
+    """The trainer's sampled actors rebuilt in a CPU process (see CPU) from their modules and typed sections."""
     actors = {}
-    for name, (index, spec, module, tokenizer, description) in models.items():
+    for name, (index, document, section, module, tokenizer, description) in models.items():
         module.eval()
-        actors[name] = Actor(index, spec, LoadedModel(module, tokenizer, description), None, None, "", device, engine=HFEngine(module, tokenizer, device))
+        loaded = LoadedModel(module, tokenizer, description)
+        actors[name] = Actor(index, document, loaded, None, None, "", CPU, engine=HFEngine(module, tokenizer, CPU), section=section)
     return actors
 
 
@@ -442,30 +457,30 @@ def _producer_main(commands: Any, out: Any) -> None:
             return
         setup: dict[str, Any] = received
         step = setup["first_step"]
-        spec, work_dir = setup["spec"], Path(setup["work_dir"])
+        document, work_dir = setup["document"], Path(setup["work_dir"])
+        algorithm, seed = setup["algorithm"], setup["seed"]
         torch.set_num_threads(setup["threads"])
-        seed_everything(spec["seed"])
-        device = torch.device("cpu")
-        rewards = bind_rewards(spec, work_dir, {}, _Log(out))
+        seed_everything(seed)
+        rewards = bind_rewards(document, work_dir, {}, _Log(out))
         sampled = [n > 0 for n in setup["prompts_per_env"]]
-        environments = build_run_environments(spec, work_dir, rewards, only=sampled)
+        environments = build_run_environments(document, work_dir, rewards, only=sampled)
         for env, position in zip(environments, setup["state"]["samplers"]):
             if env is not None:
                 env.sampler.load_state(position)
         torch.set_rng_state(setup["state"]["torch_rng"])
-        samplers = _sampling_actors(setup["models"], device)
+        samplers = _sampling_actors(setup["models"])
         slots = WeightSlots.attach(setup["slots"]["table"], setup["slots"]["names"])
         attached.append(slots)
         modules = {e.actor: samplers[e.actor].loaded.model for e in slots.table}
         live = [e for e in environments if e is not None]
         prompts = [n for e, n in zip(environments, setup["prompts_per_env"]) if e is not None]
-        base, loaded, total, k = setup["base"], setup["base"], int(spec["trainer"]["steps"]), int(spec["algorithm"]["async"]["maxStaleness"])
+        base, loaded, total, k = setup["base"], setup["base"], setup["total_steps"], max_staleness(algorithm)
         closing.extend(rewards.values())
         with torch.inference_mode():
             while True:
                 needed = max(base, step - 1 - k)
                 if step <= total and needed == loaded:
-                    batch = produce_batch(step, loaded, spec, live, prompts, samplers)
+                    batch = produce_batch(step, loaded, algorithm, seed, live, prompts, samplers)
                     _put(out, ("batch", batch_state(batch, environments)))
                     step += 1
                     continue

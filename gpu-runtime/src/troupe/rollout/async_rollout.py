@@ -45,6 +45,7 @@ from ..engines.rollout import HFEngine
 from ..models.shared_lora import AdapterBound
 from ..envs.single_turn import EnvRollout
 from ..algorithms.training_shares import ConversationPart
+from ..spec.runspec_types import Algorithm
 from .collect import players_of, roll_out_step, score_step
 
 if TYPE_CHECKING:
@@ -74,12 +75,20 @@ class ProducedBatch:
         return {"staleness/mean": lag, "staleness/max": lag}
 
 
-def produce_batch(step: int, version: int, spec: dict[str, Any], environments: list[Any], prompts_per_env: list[int], samplers: dict[str, "Actor"]) -> ProducedBatch:
+def produce_batch(
+    step: int, version: int, algorithm: Algorithm, seed: int, environments: list[Any], prompts_per_env: list[int], samplers: dict[str, "Actor"]
+) -> ProducedBatch:
     """The synchronous source's rollout and reward phases (collect.py), with the producer's sampling copies."""
-    players = players_of(spec, samplers, {})
+    players = players_of(algorithm, seed, samplers, {})
     collected, shares = roll_out_step(environments, prompts_per_env, players, step)
-    resampling = score_step(collected, shares, players, spec["algorithm"]["dynamicSampling"])
+    resampling = score_step(collected, shares, players, algorithm.dynamic_sampling)
     return ProducedBatch(step, version, collected.parts, collected.rollout_seconds, resampling, collected.conversations)
+
+
+def max_staleness(algorithm: Algorithm) -> int:
+    """`algorithm.async.maxStaleness`: how many updates a batch may lag (the producers exist only with it set)."""
+    assert algorithm.async_ is not None, "an asynchronous producer needs algorithm.async"
+    return algorithm.async_.max_staleness
 
 
 def _raw(model: Any) -> torch.nn.Module:
@@ -115,17 +124,20 @@ class RolloutProducer:
 
     def __init__(
         self,
-        spec: dict[str, Any],
+        algorithm: Algorithm,
+        seed: int,
+        total_steps: int,
         environments: list[Any],
         prompts_per_env: list[int],
         actors: dict[str, "Actor"],
-        device: Any,  # not used (each actor samples on its own device); kept while the loop passes it
         first_step: int,
         queued: list[ProducedBatch] | None = None,
     ):
-        self.spec, self.environments, self.prompts_per_env = spec, environments, prompts_per_env
-        self.max_staleness = int(spec["algorithm"]["async"]["maxStaleness"])
-        self.total_steps = int(spec["trainer"]["steps"])
+        """The typed algorithm section (its `async_` set), the run's seed and `trainer.steps`; each actor samples
+        on its own device."""
+        self.algorithm, self.seed, self.environments, self.prompts_per_env = algorithm, seed, environments, prompts_per_env
+        self.max_staleness = max_staleness(algorithm)
+        self.total_steps = total_steps
         self.actors = actors
         self.samplers = sampling_copies(actors)
         queued = sorted(queued or [], key=lambda b: b.step)
@@ -228,7 +240,7 @@ class RolloutProducer:
                 if snapshot is not None:
                     self._load(snapshot)
                     self._loaded = version
-                batch = produce_batch(step, version, self.spec, self.environments, self.prompts_per_env, self.samplers)
+                batch = produce_batch(step, version, self.algorithm, self.seed, self.environments, self.prompts_per_env, self.samplers)
             except BaseException as e:  # handed to the trainer thread by take()
                 with self._cond:
                     self._error, self._busy = e, False

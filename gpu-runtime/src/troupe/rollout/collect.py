@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 from ..algorithms.training_shares import ConversationPart
 from ..envs.protocol import EnvironmentKind, Players, Share
 from ..envs.single_turn import EnvRollout, refill_groups
+from ..spec.runspec_types import Algorithm, AlgorithmDynamicSampling, to_dict
 
 
 @dataclass
@@ -56,17 +57,22 @@ def scoring_order(collected: CollectedStep, shares: list[Share]) -> list[Share]:
     return singles + [s for s in shares if id(s) not in seen]
 
 
-def score_step(collected: CollectedStep, shares: list[Share], players: Players, dynamic: Mapping[str, Any]) -> dict[str, dict[str, float]]:
-    """Scores every share, then DAPO dynamic sampling (`algorithm.dynamicSampling`): groups with equal rewards
-    are replaced by freshly drawn prompts. Returns its counts per actor (refill seconds go to rollout seconds)."""
+def score_step(
+    collected: CollectedStep, shares: list[Share], players: Players, dynamic: AlgorithmDynamicSampling | Mapping[str, Any]
+) -> dict[str, dict[str, float]]:
+    """Scores every share, then DAPO dynamic sampling (`algorithm.dynamicSampling`, typed; its document is read
+    too): groups with equal rewards are replaced by freshly drawn prompts. Returns its counts per actor (refill
+    seconds go to rollout seconds)."""
+    if not isinstance(dynamic, AlgorithmDynamicSampling):
+        dynamic = AlgorithmDynamicSampling.from_dict(dynamic)
     for share in shares:
         share.score(players)
     resampling: dict[str, dict[str, float]] = {}
-    if dynamic["enabled"]:
+    if dynamic.enabled:
         for name, env_parts in collected.parts.items():
             counts: dict[str, float] = defaultdict(float)
             for k, part in enumerate(env_parts):
-                env_parts[k], part_counts = refill_groups(part, players.actors[name], players.group_size, int(dynamic["maxRounds"]), dict(players.overlong))
+                env_parts[k], part_counts = refill_groups(part, players.actors[name], players.group_size, dynamic.max_rounds, dict(players.overlong))
                 for key, value in part_counts.items():
                     counts[key] += value
             collected.rollout_seconds[name] += counts.pop("seconds", 0.0)
@@ -74,7 +80,7 @@ def score_step(collected: CollectedStep, shares: list[Share], players: Players, 
     return resampling
 
 
-def players_of(spec: Mapping[str, Any], actors: Mapping[str, Any], api_actors: Mapping[str, Any]) -> Players:
-    """The step's players from the spec's algorithm section (the loop's actors, or a producer's sampling copies)."""
-    algorithm = spec["algorithm"]
-    return Players(actors, api_actors, int(spec["seed"]), int(algorithm["groupSize"]), algorithm["overlong"])
+def players_of(algorithm: Algorithm, seed: int, actors: Mapping[str, Any], api_actors: Mapping[str, Any]) -> Players:
+    """The step's players from the typed algorithm section and the run's seed (the loop's actors, or a producer's
+    sampling copies). The environments read `overlong` as its document (envs/)."""
+    return Players(actors, api_actors, seed, algorithm.group_size, to_dict(algorithm.overlong))

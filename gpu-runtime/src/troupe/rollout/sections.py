@@ -4,25 +4,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import torch
-
+from ..spec.runspec_types import Algorithm, Rollout
 from .source import RolloutSource, SamplingPlaces
 
 
 @dataclass(frozen=True)
 class SourceSetup:
-    """What a source of the `rollout` section is opened with (the loop's setup, once)."""
+    """What a source of the `rollout` section is opened with (the loop's setup, once): its typed sections (the
+    `rollout` section, the algorithm, the run's seed), and the run's JSON document for the processes that rebuild
+    environments and rewards from it. Each actor carries its own device."""
 
-    spec: dict[str, Any]
+    rollout: Rollout | None
+    algorithm: Algorithm
+    seed: int
+    document: Mapping[str, Any]
     environments: list[Any]
     prompts_per_env: list[int]
     actors: dict[str, Any]
     rewards: dict[str, Any]
-    device: torch.device
     places: SamplingPlaces
     work_dir: Path
     events: Any
@@ -38,19 +42,23 @@ def register_rollout_section(key: str, opener: Callable[[SourceSetup], RolloutSo
 
 def open_rollout_section(setup: SourceSetup) -> RolloutSource | None:
     """The source the spec's `rollout` section asks for, or None when it asks for none."""
-    section = setup.spec.get("rollout") or {}
-    chosen = [key for key in section if section[key] is not None and key in _SECTIONS]
+    section = setup.rollout
+    if section is None:
+        return None
+    chosen = [key for attr, key in Rollout.JSON_NAMES.items() if getattr(section, attr) is not None and key in _SECTIONS]
     return _SECTIONS[chosen[0]](setup) if chosen else None
 
 
 def _open_workers(setup: SourceSetup) -> RolloutSource:
     from .workers import WorkerPoolSource, workers_ok  # spawns processes: imported only when asked for
 
-    why_not = workers_ok(setup.spec, setup.actors, setup.rewards, setup.device)
+    why_not = workers_ok(setup.actors, setup.rewards)
     if why_not is not None:
         raise ValueError(why_not)
+    assert setup.rollout is not None and setup.rollout.workers is not None  # chosen by its key
     pool = WorkerPoolSource(
-        setup.spec, setup.environments, setup.prompts_per_env, setup.actors, setup.places, setup.work_dir, setup.events.log, setup.events.metric, setup.report_memory
+        setup.document, setup.rollout.workers, setup.algorithm, setup.seed, setup.environments, setup.prompts_per_env, setup.actors,
+        setup.places, setup.work_dir, setup.events.log, setup.events.metric, setup.report_memory,
     )
     setup.events.log("info", f"rollout workers: {pool.count} processes (pids {', '.join(map(str, pool.pids))}) sample; weights broadcast over gloo after every update")
     return pool

@@ -13,23 +13,24 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager
 
 from ..engines.rollout.colocate import sleep_for_training
+from ..spec.runspec_types import Algorithm
 from .collect import players_of, roll_out_step, score_step
 from .source import SamplingPlaces, StepBatch
 
 
 class SyncRollout:
     def __init__(
-        self, spec: dict[str, Any], places: SamplingPlaces, api_actors: dict[str, Any], device: Any = None, report_memory: Callable[[int, str], None] = lambda step, phase: None
+        self, algorithm: Algorithm, seed: int, places: SamplingPlaces, api_actors: dict[str, Any], report_memory: Callable[[int, str], None] = lambda step, phase: None
     ) -> None:
-        """`device` is not used (every actor samples on its own); kept while the loop still passes it."""
-        self.spec, self.places, self.report_memory = spec, places, report_memory
-        self.players = players_of(spec, places.actors, api_actors)
+        """The typed algorithm section and the run's seed; every actor samples on its own device."""
+        self.algorithm, self.places, self.report_memory = algorithm, places, report_memory
+        self.players = players_of(algorithm, seed, places.actors, api_actors)
 
     def take(self, step: int) -> StepBatch:
         with self.places.sampling(step):
             collected, shares = roll_out_step(self.places.environments, self.places.prompts_per_env, self.players, step)
         self.report_memory(step, "rollout")
-        resampling = score_step(collected, shares, self.players, self.spec["algorithm"]["dynamicSampling"])
+        resampling = score_step(collected, shares, self.players, self.algorithm.dynamic_sampling)
         self.report_memory(step, "reward")
         sleep_for_training(self.places.actors)  # colocated engines free their memory while the actors train (after dynamic sampling's draws)
         return StepBatch(collected.parts, collected.conversations, collected.rollout_seconds, resampling)

@@ -41,6 +41,7 @@ import signal
 import time
 import traceback
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
@@ -53,9 +54,10 @@ from ..engines.rollout.sampling import concat_rollouts
 from ..envs.single_turn import EnvRollout
 from ..envs.environment_kinds import build_run_environments
 from ..rewards.binding import bind_rewards
-from ..rewards.reward_api import InProcessReward
+from ..spec.runspec_types import Algorithm, RolloutWorkers
 from ..system import seed_everything
 from .async_process import _get, _put, _reimported_main, _sampling_actors, _trained
+from .copy_blockers import CopyRefusals, copy_blockers
 from .async_rollout import ProducedBatch, batch_from_state, batch_state, produce_batch
 from .source import SamplingPlaces, StepBatch
 
@@ -68,16 +70,18 @@ CONNECT_S = 120  # the gloo group's connect and collective timeout
 HOST = "127.0.0.1"  # CPU workers run on the trainer's host
 
 
-def workers_ok(spec: dict[str, Any], actors: dict[str, "Actor"], rewards: dict[str, Any], device: torch.device) -> str | None:
-    """None when the pool can run this spec; else why not (what spec/ cannot see: the resolved device, rewards
-    passed in as Python objects). The spec rules (spec/rollout_rules.py) refuse the rest by field."""
-    if device.type != "cpu" or any(a.device.type != "cpu" for a in actors.values()):
-        return "rollout.workers.processes: CPU rollout workers need a CPU trainer (GPU workers, rollout.workers.gpus, are not built yet)"
-    if any(isinstance(r, InProcessReward) for r in rewards.values()):
-        return "rollout.workers: rewards passed in as Python objects cannot be rebuilt in a worker process"
-    if any(a.shares_base for a in actors.values()):
-        return "rollout.workers: LoRA actors sharing one base module cannot be copied to a worker"
-    return None
+# What a worker process cannot carry (copy_blockers.py: the process producer's three refusals, in our words).
+REFUSALS = CopyRefusals(
+    gpu="rollout.workers.processes: CPU rollout workers need a CPU trainer (GPU workers, rollout.workers.gpus, are not built yet)",
+    in_process_rewards="rollout.workers: rewards passed in as Python objects cannot be rebuilt in a worker process",
+    shared_base="rollout.workers: LoRA actors sharing one base module cannot be copied to a worker",
+)
+
+
+def workers_ok(actors: dict[str, "Actor"], rewards: dict[str, Any]) -> str | None:
+    """None when the pool can run these actors and rewards; else why not (what spec/ cannot see: the actors'
+    devices, rewards passed in as Python objects). The spec rules (spec/rollout_rules.py) refuse the rest by field."""
+    return copy_blockers(actors, rewards, REFUSALS)
 
 
 def split(n: int, count: int) -> list[int]:
@@ -109,7 +113,10 @@ class WorkerPoolSource:
 
     def __init__(
         self,
-        spec: dict[str, Any],
+        document: Mapping[str, Any],
+        workers: RolloutWorkers,
+        algorithm: Algorithm,
+        seed: int,
         environments: list[Any],
         prompts_per_env: list[int],
         actors: dict[str, "Actor"],
@@ -119,15 +126,20 @@ class WorkerPoolSource:
         metric: Callable[..., Any],
         report_memory: Callable[[int, str], None] = lambda step, phase: None,
     ) -> None:
-        self.spec, self.environments, self.prompts_per_env, self.actors = spec, environments, prompts_per_env, actors
+        """`document`: the run's JSON document, which each worker rebuilds its environments and rewards from (their
+        builders read it); what the pool itself reads comes typed: `rollout.workers`, the algorithm section and the
+        run's seed."""
+        self.environments, self.prompts_per_env, self.actors = environments, prompts_per_env, actors
         self.places, self.log, self.metric, self.report_memory = places, log, metric, report_memory
-        self.count = int(spec["rollout"]["workers"]["count"])
+        self.count = workers.count
         sampled = {a for e, n in zip(environments, prompts_per_env) if n > 0 for a in e.actors}
-        models = {name: (a.index, a.spec, a.loaded.model, a.loaded.tokenizer, a.loaded.description) for name, a in actors.items() if name in sampled}
+        models = {name: (a.index, a.spec, a.section, a.loaded.model, a.loaded.tokenizer, a.loaded.description) for name, a in actors.items() if name in sampled}
         # What a worker samples with and an update changes: broadcast after every update, in this order.
         self.table = [(name, param) for name in models if actors[name].trainable for param, p in _trained(actors[name].loaded.model).items() if p.numel() > 0]
         setup = {
-            "spec": spec,
+            "document": dict(document),
+            "algorithm": algorithm,
+            "seed": seed,
             "work_dir": str(work_dir),
             "sampled": [n > 0 for n in prompts_per_env],
             "models": models,
@@ -378,12 +390,12 @@ def _worker_main(index: int, port: int, size: int, commands: Any, out: Any) -> N
         if setup is None or setup[0] != "setup":
             return
         setup = setup[1]
-        spec = setup["spec"]
+        document, algorithm, seed = setup["document"], setup["algorithm"], setup["seed"]
         torch.set_num_threads(setup["threads"])
-        rewards = bind_rewards(spec, Path(setup["work_dir"]), {}, _Log(out))
+        rewards = bind_rewards(document, Path(setup["work_dir"]), {}, _Log(out))
         closing.extend(rewards.values())
-        environments = build_run_environments(spec, Path(setup["work_dir"]), rewards, only=setup["sampled"])
-        samplers = _sampling_actors(setup["models"], torch.device("cpu"))
+        environments = build_run_environments(document, Path(setup["work_dir"]), rewards, only=setup["sampled"])
+        samplers = _sampling_actors(setup["models"])
         params = {(name, param): dict(samplers[name].loaded.model.named_parameters())[param] for name, param in setup["table"]}
         with torch.inference_mode():
             while True:
@@ -393,13 +405,13 @@ def _worker_main(index: int, port: int, size: int, commands: Any, out: Any) -> N
                     return
                 if command[0] == "step":
                     step, given = command[1], command[2]
-                    seed_everything(step_seed(int(spec["seed"]), step, index))
+                    seed_everything(step_seed(seed, step, index))
                     prompts = [len(rows) for rows in given]
                     for env, rows in zip(environments, given):
                         if env is not None:
                             env.sampler = GivenRows(rows)
                     started = time.monotonic()
-                    batch = produce_batch(step, step - 1, spec, environments, prompts, samplers)
+                    batch = produce_batch(step, step - 1, algorithm, seed, environments, prompts, samplers)
                     _put(out, ("batch", index, batch_state(batch, environments), time.monotonic() - started))
                 elif command[0] == "weights":
                     for key in [k for k in params]:

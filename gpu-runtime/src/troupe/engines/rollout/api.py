@@ -5,12 +5,14 @@ actor is never trained), so its `Rollout` has zero-width token tensors and `ende
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from typing import Any, Sequence
 
 import torch
 
 from .api_actor import ApiActor
-from .sampling import Rollout
+from .sampling import Rollout, SamplingSettings
 from .base import EnginePrompt, RolloutEngine
 
 
@@ -21,7 +23,7 @@ class ApiEngine(RolloutEngine):
     def __init__(self, actor: ApiActor):
         self.actor = actor
 
-    def generate(self, prompts: Sequence[EnginePrompt], sampling: dict[str, Any]) -> Rollout:
+    def generate(self, prompts: Sequence[EnginePrompt], sampling: SamplingSettings | Mapping[str, Any]) -> Rollout:
         conversations = []
         for p in prompts:
             if p.messages is None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ...host_policy import check_api_actor
 from ...spec import SpecError
+from ...spec.runspec_types import Actor, ActorSampling, to_dict
 
 BACKOFF_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 8.0
@@ -40,17 +41,26 @@ class ApiActor:
     api_key: str | None
     timeout_seconds: float
     max_retries: int
-    sampling: dict[str, Any]
+    settings: ActorSampling  # the actor's typed `sampling` section (its JSON document is read into it)
     requests: int = 0
     retries: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.settings, ActorSampling):
+            self.settings = ActorSampling.from_dict(self.settings)
+
+    @property
+    def sampling(self) -> dict[str, Any]:
+        """The `sampling` section as its JSON document, for the parts that hand it on as a dict (envs/, evaluation)."""
+        return to_dict(self.settings)  # type: ignore[no-any-return]
 
     def complete(self, messages: list[dict[str, str]]) -> str:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            "temperature": float(self.sampling["temperature"]),
-            "top_p": float(self.sampling["topP"]),
-            "max_tokens": int(self.sampling["maxNewTokens"]),
+            "temperature": float(self.settings.temperature),
+            "top_p": float(self.settings.top_p),
+            "max_tokens": int(self.settings.max_new_tokens),
         }
         url = self.base_url.rstrip("/") + "/chat/completions"
         headers = {"Content-Type": "application/json"}
@@ -82,15 +92,17 @@ class ApiActor:
             return list(pool.map(self.complete, conversations))
 
 
-def build_api_actor(actor_spec: dict[str, Any], index: int) -> ApiActor:
-    api = actor_spec["api"]
-    check_api_actor(api, index)  # the operator's key variables and hosts (host_policy.py)
+def build_api_actor(actor: Actor, index: int) -> ApiActor:
+    """The client of a `backend: "openai"` actor from its typed section (`index`: its place in `actors`, for errors)."""
+    api = actor.api
+    assert api is not None  # the schema requires api for openai actors
+    check_api_actor(to_dict(api), index)  # the operator's key variables and hosts (host_policy.py reads the document)
     key = None
-    if api.get("apiKeyEnv"):
-        key = os.environ.get(api["apiKeyEnv"])
+    if api.api_key_env:
+        key = os.environ.get(api.api_key_env)
         if not key:
-            raise SpecError.at(f"actors.{index}.api.apiKeyEnv", f'the environment variable {api["apiKeyEnv"]} is not set on this host')
-    return ApiActor(actor_spec["name"], api["baseUrl"], api["model"], key, float(api["timeoutSeconds"]), int(api["maxRetries"]), actor_spec["sampling"])
+            raise SpecError.at(f"actors.{index}.api.apiKeyEnv", f"the environment variable {api.api_key_env} is not set on this host")
+    return ApiActor(actor.name, api.base_url, api.model, key, float(api.timeout_seconds), int(api.max_retries), actor.sampling)
 
 
 def chat_view(actor: str, system: str | None, user: str, messages: list[Any]) -> list[dict[str, str]]:

@@ -12,13 +12,15 @@ level 2: both dropped, so the weights are unusable until pushed again).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import torch
 
-from .sampling import Rollout
+from .sampling import Rollout, SamplingSettings
 
 WAKE_TAGS = ("weights", "kv_cache")
 SLEEP_LEVELS = (1, 2)
@@ -50,8 +52,9 @@ class RolloutEngine(ABC):
     holds_own_weights: bool = False
 
     @abstractmethod
-    def generate(self, prompts: Sequence[EnginePrompt], sampling: dict[str, Any]) -> Rollout:
-        """One completion per prompt (repeat prompts for groups). `sampling` is the spec's SamplingSpec."""
+    def generate(self, prompts: Sequence[EnginePrompt], sampling: SamplingSettings | Mapping[str, Any]) -> Rollout:
+        """One completion per prompt (repeat prompts for groups), with the actor's typed sampling settings (or
+        their JSON document: sampling.py's `sampling_settings` reads one)."""
 
     def push_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> int:
         """Loads full tensors (Hugging Face parameter names), consumed one at a time; returns how many."""

@@ -61,7 +61,7 @@ def attach_engines(run: RunSpec, actors: dict[str, Actor], work_dir: Path, distr
     for name, actor in actors.items():
         if actor.section.backend != "vllm":
             continue
-        settings = VllmSettings.from_spec(actor.spec)
+        settings = VllmSettings.from_section(actor.section.vllm)
         path, revision = model_path(actor.section, work_dir)
         training = actor.section.training
         lora = training.lora if actor.trainable else None

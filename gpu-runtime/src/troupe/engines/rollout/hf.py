@@ -8,11 +8,13 @@ cache with a compiled step (static_decode.py, hooked in rollout.sample)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from typing import Any, Sequence
 
 import torch
 
-from .sampling import Rollout, sample
+from .sampling import Rollout, SamplingSettings, sample
 from .base import EnginePrompt, RolloutEngine
 from .sampling_copy import sampling_module
 
@@ -27,6 +29,6 @@ class HFEngine(RolloutEngine):
         # bf16: sample with a refreshed bf16 copy of the trainer's float32 weights (sampling_copy.py).
         self.sampling_dtype = sampling_dtype
 
-    def generate(self, prompts: Sequence[EnginePrompt], sampling: dict[str, Any]) -> Rollout:
+    def generate(self, prompts: Sequence[EnginePrompt], sampling: SamplingSettings | Mapping[str, Any]) -> Rollout:
         model = sampling_module(self.model, self.sampling_dtype)
         return sample(model, self.tokenizer, [p.token_ids for p in prompts], sampling, self.device)

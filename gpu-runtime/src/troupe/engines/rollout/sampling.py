@@ -10,14 +10,16 @@ is the same quantity the trainer recomputes and `logprob_gap` measures only nume
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Sequence, Union
 
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
 from . import static_decode
 from .lean_sampling import lean_generate, lean_sampling_refusal
+from ...spec.runspec_types import ActorEvalSampling, ActorSampling
 
 
 @dataclass
@@ -90,29 +92,40 @@ def model_device(model: Any, fallback: torch.device) -> torch.device:
         return fallback
 
 
+SamplingSettings = Union[ActorSampling, ActorEvalSampling]
+
+
+def sampling_settings(sampling: SamplingSettings | Mapping[str, Any]) -> SamplingSettings:
+    """An actor's typed `sampling` (or `evalSampling`) section; a JSON document of one (what environments and
+    evaluation still hand over) is read into the typed section, its absent fields at the schema's defaults."""
+    return ActorSampling.from_dict(sampling) if isinstance(sampling, Mapping) else sampling
+
+
 @torch.no_grad()
 def sample(
     model: Any,
     tokenizer: Any,
     prompt_token_ids: Sequence[Sequence[int]],
-    sampling: dict[str, Any],
+    sampling: SamplingSettings | Mapping[str, Any],
     device: torch.device,
 ) -> Rollout:
-    """One completion per prompt (repeat prompts for groups). `sampling` is the spec's SamplingSpec."""
+    """One completion per prompt (repeat prompts for groups), with the actor's sampling settings (typed, or
+    their JSON document)."""
+    settings = sampling_settings(sampling)
     device = model_device(model, device)
     prompt_ids, prompt_mask = left_pad(prompt_token_ids, tokenizer.pad_token_id)
     prompt_ids, prompt_mask = prompt_ids.to(device), prompt_mask.to(device)
-    temperature = float(sampling["temperature"])
+    temperature = float(settings.temperature)
     capture = CaptureLogprobs(temperature)
     processors: list[LogitsProcessor] = [capture]
     greedy = temperature == 0
     if not greedy:
         if temperature != 1.0:
             processors.append(TemperatureLogitsWarper(temperature))
-        if sampling["topK"] > 0:
-            processors.append(TopKLogitsWarper(int(sampling["topK"])))
-        if sampling["topP"] < 1.0:
-            processors.append(TopPLogitsWarper(float(sampling["topP"])))
+        if settings.top_k > 0:
+            processors.append(TopKLogitsWarper(int(settings.top_k)))
+        if settings.top_p < 1.0:
+            processors.append(TopPLogitsWarper(float(settings.top_p)))
     was_training = model.training
     model.eval()
     # A sharded model's every forward is a collective: keep ranks' forward counts equal even if one
@@ -121,9 +134,9 @@ def sample(
     if lean_sampling_refusal(model, synced) is None:  # the same draws as generate's, with less around them
         # CUDA: static KV cache + compiled step; CPU: the lean loop
         decode = static_decode.static_generate if static_decode.decoder_for(device) == "static" else lean_generate
-        sequences = decode(model, prompt_ids, prompt_mask, LogitsProcessorList(processors), greedy, int(sampling["maxNewTokens"]))
+        sequences = decode(model, prompt_ids, prompt_mask, LogitsProcessorList(processors), greedy, int(settings.max_new_tokens))
     else:
-        sequences = _generate(model, prompt_ids, prompt_mask, processors, greedy, int(sampling["maxNewTokens"]), synced)
+        sequences = _generate(model, prompt_ids, prompt_mask, processors, greedy, int(settings.max_new_tokens), synced)
     if was_training:
         model.train()
     completion_ids = sequences[:, prompt_ids.shape[1] :]

@@ -82,15 +82,15 @@ def sampling_dtype_for(actor: Actor) -> torch.dtype | None:
     backend = actor.backend
     if backend is None:
         return None
-    training = actor.spec["training"]
+    training = actor.section.training
     model = actor.loaded.model
     first = next(iter(model.parameters()), None)
     ok = wants_bf16_copy(
         actor.device.type,
         actor.trainable,
-        training["precision"],
+        training.precision,
         bool(getattr(backend, "uses_autocast", False)),
-        "lora" in training or getattr(model, "_troupe_lora_config", None) is not None,
+        training.lora is not None or getattr(model, "_troupe_lora_config", None) is not None,
         first is not None and first.dtype == torch.float32,
     )
     return torch.bfloat16 if ok else None

@@ -34,13 +34,15 @@ training/async_rl (latest); PyPI: vllm 0.33.0 is the newest release (2026-11).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
 import torch
 from torch.multiprocessing.reductions import reduce_tensor
 
-from .sampling import Rollout, left_pad
+from .sampling import Rollout, SamplingSettings, left_pad, sampling_settings
+from ...spec.runspec_types import ActorVllm
 from .base import EnginePrompt, EngineStateError, RolloutEngine, check_level, check_tags
 
 VLLM_VERSION_RANGE = ">=0.22,<0.34"
@@ -81,15 +83,17 @@ class VllmSettings:
     enforce_eager: bool = False
 
     @classmethod
-    def from_spec(cls, actor_spec: dict[str, Any]) -> "VllmSettings":
-        v = actor_spec.get("vllm") or {}
-        return cls(
-            float(v.get("gpuMemoryUtilization", 0.5)),
-            int(v.get("tensorParallel", 1)),
-            int(v.get("sleepLevel", 1)),
-            v.get("maxModelLen"),
-            bool(v.get("enforceEager", False)),
-        )
+    def from_section(cls, vllm: ActorVllm | None) -> "VllmSettings":
+        """From the actor's typed `vllm` section; None (no section): the schema's defaults, which are these."""
+        if vllm is None:
+            return cls()
+        return cls(float(vllm.gpu_memory_utilization), int(vllm.tensor_parallel), int(vllm.sleep_level), vllm.max_model_len, bool(vllm.enforce_eager))
+
+    @classmethod
+    def from_spec(cls, actor_spec: Mapping[str, Any]) -> "VllmSettings":
+        """From an actor's JSON document (its `vllm` section read into the typed one, defaults filled)."""
+        section = actor_spec.get("vllm")
+        return cls.from_section(ActorVllm.from_dict(section) if section else None)
 
 
 def import_vllm() -> Any:
@@ -187,21 +191,22 @@ class VllmEngine(RolloutEngine):
         self.llm.init_weight_transfer_engine(request={"init_info": {}})  # the IPC backend needs no init info
 
     # ------------------------------------------------------------------ sampling
-    def sampling_params(self, sampling: dict[str, Any], seed: int) -> Any:
-        top_k = int(sampling["topK"])
+    def sampling_params(self, sampling: SamplingSettings | Mapping[str, Any], seed: int) -> Any:
+        settings = sampling_settings(sampling)
+        top_k = int(settings.top_k)
         return self.vllm.SamplingParams(
             n=1,
-            temperature=float(sampling["temperature"]),
-            top_p=float(sampling["topP"]),
+            temperature=float(settings.temperature),
+            top_p=float(settings.top_p),
             top_k=top_k if top_k > 0 else -1,
-            max_tokens=int(sampling["maxNewTokens"]),
+            max_tokens=int(settings.max_new_tokens),
             logprobs=0,  # the sampled token's own log-prob
             seed=seed,
             stop_token_ids=list(self.tokenizer.eos_token_ids),
             detokenize=False,
         )
 
-    def generate(self, prompts: Sequence[EnginePrompt], sampling: dict[str, Any]) -> Rollout:
+    def generate(self, prompts: Sequence[EnginePrompt], sampling: SamplingSettings | Mapping[str, Any]) -> Rollout:
         if self.asleep:
             raise EngineStateError(f"vLLM engine asked to generate while {sorted(self.asleep)} sleep: wake it first")
         self.calls += 1

@@ -29,7 +29,7 @@ class BackendSettings:
     """What a backend reads: the actor's typed `training` section (`config`), its device and rank context, and the
     trainer's micro-batch size. `training` may be given typed or as its JSON document (tests and benches pass a
     partial one; the schema's defaults fill the rest); `training` keeps the document for the readers of a dict
-    (the DeepSpeed config, shared with the spec checks)."""
+    (the backends read `config`; the DeepSpeed config too)."""
 
     actor: str
     training: Mapping[str, Any] | ActorTraining

@@ -94,7 +94,7 @@ class DeepSpeedBackend(TrainBackend):
     uses_autocast = False  # bf16 is DeepSpeed's: the engine holds bf16 parameters and computes in bf16
 
     def __init__(self, model: torch.nn.Module, settings: BackendSettings, engine_factory: EngineFactory | None = None):
-        self.config = deepspeed_config(settings.training, settings.micro_batch_size, settings.ctx.world_size, settings.device)
+        self.config = deepspeed_config(settings.config, settings.micro_batch_size, settings.ctx.world_size, settings.device)
         # The model is partitioned: only a module's own forward gathers its parameters, so the policy
         # must take the full forward (no direct read of the head's weight) and generation must keep
         # ranks' forward counts equal (policy.py and rollout.py read this flag).

@@ -25,59 +25,68 @@ deepspeed/runtime/config.py and zero/config.py of DeepSpeed 0.19.6):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
+
+from ...spec.runspec_types import ActorTraining
 
 DEEPSPEED_PIP = "pip install deepspeed"
 # torch.optim.AdamW's default, which the torch and fsdp2 backends use: the same update on every backend.
 ADAM_EPS = 1e-8
 
 
+def training_section(training: ActorTraining | Mapping[str, Any]) -> ActorTraining:
+    """The actor's typed `training` section; its JSON document (the spec rules' and tests' form) is read into it,
+    absent fields at the schema's defaults."""
+    return training if isinstance(training, ActorTraining) else ActorTraining.from_dict(training)
+
+
 def deepspeed_config(
-    training: dict[str, Any],
+    training: ActorTraining | Mapping[str, Any],
     trainer_micro_batch: int | None,
     world_size: int,
     device: torch.device | str,
     accumulation_steps: int = 1,
 ) -> dict[str, Any]:
-    """The DeepSpeed config for an actor's `training` (defaults filled), the trainer's `microBatchSize`
-    (None: the whole batch in one pass, booked as 1 per GPU), the run's world size and the training device."""
-    issues = deepspeed_training_issues(training)
+    """The DeepSpeed config for an actor's `training` section (typed, or its document), the trainer's
+    `microBatchSize` (None: the whole batch in one pass, booked as 1 per GPU), the run's world size and the device
+    the backend trains on (pinned host buffers only for CUDA)."""
+    t = training_section(training)
+    issues = deepspeed_training_issues(t)
     if issues:
         path, message = issues[0]
         raise ValueError(f"{path}: {message}")
     if world_size < 1 or accumulation_steps < 1:
         raise ValueError(f"world_size ({world_size}) and accumulation_steps ({accumulation_steps}) must be at least 1")
-    device = torch.device(device)
     # Pinned host buffers need CUDA; on a CPU host pinning is refused by torch.
-    pin = device.type == "cuda"
+    pin = torch.device(device).type == "cuda"
     micro = int(trainer_micro_batch or 1)
     zero: dict[str, Any] = {
         "stage": 3,
         "stage3_gather_16bit_weights_on_model_save": True,
     }
-    offload = training["offload"]
-    if offload["params"]:
+    if t.offload.params:
         zero["offload_param"] = {"device": "cpu", "pin_memory": pin}
-    if offload["optimizer"]:
+    if t.offload.optimizer:
         zero["offload_optimizer"] = {"device": "cpu", "pin_memory": pin}
-    beta1, beta2 = training["betas"]
+    beta1, beta2 = t.betas
     return {
         "train_batch_size": micro * accumulation_steps * world_size,
         "train_micro_batch_size_per_gpu": micro,
         "gradient_accumulation_steps": accumulation_steps,
-        "gradient_clipping": float(training["maxGradNorm"]),
-        "bf16": {"enabled": training.get("precision", "fp32") == "bf16"},
+        "gradient_clipping": float(t.max_grad_norm),
+        "bf16": {"enabled": t.precision == "bf16"},
         "fp16": {"enabled": False},
         "zero_optimization": zero,
         "optimizer": {
             "type": "AdamW",
             "params": {
-                "lr": float(training["learningRate"]),
+                "lr": float(t.learning_rate),
                 "betas": [float(beta1), float(beta2)],
                 "eps": ADAM_EPS,
-                "weight_decay": float(training["weightDecay"]),
+                "weight_decay": float(t.weight_decay),
             },
         },
         # DeepSpeed prints a progress line every `steps_per_print` steps on stdout, which is our event
@@ -87,18 +96,19 @@ def deepspeed_config(
     }
 
 
-def deepspeed_training_issues(training: dict[str, Any]) -> list[tuple[str, str]]:
-    """(field path under the actor, message) for `training` settings this backend cannot run."""
+def deepspeed_training_issues(training: ActorTraining | Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(field path under the actor, message) for `training` settings (typed, or the document) this backend cannot run."""
+    t = training_section(training)
     issues: list[tuple[str, str]] = []
-    if training.get("optimizer", "adamw") != "adamw":
+    if t.optimizer != "adamw":
         issues.append(
             (
                 "training.optimizer",
-                f'"{training["optimizer"]}" is not available with training.backend "deepspeed": DeepSpeed ZeRO-3 here '
+                f'"{t.optimizer}" is not available with training.backend "deepspeed": DeepSpeed ZeRO-3 here '
                 'runs AdamW (FusedAdam, or DeepSpeedCPUAdam with offload.optimizer); use "adamw" or another backend',
             )
         )
-    if "lora" in training:
+    if t.lora is not None:
         # Untested here, and shared-base LoRA (shared_lora.py) swaps the backend's module for a wrapper,
         # which would bypass the engine's forward.
         issues.append(
@@ -111,22 +121,23 @@ def deepspeed_training_issues(training: dict[str, Any]) -> list[tuple[str, str]]
 
 
 def deepspeed_actor_issues(
-    training: dict[str, Any], *, deepspeed_installed: bool, cuda_available: bool, offload_between_phases: bool
+    training: ActorTraining | Mapping[str, Any], *, deepspeed_installed: bool, cuda_available: bool, offload_between_phases: bool
 ) -> list[tuple[str, str]]:
     """Everything that stops an actor with `training.backend: "deepspeed"` here, as (path under the
     actor, message), for the support rules: DeepSpeed missing, no CUDA (Accelerate runs DeepSpeed only on
     an accelerator), settings the backend refuses, and between-phase offload where DeepSpeed cannot move
     states (`offload_param` on: offload_states asserts; `offload_optimizer` on: issue 6596).
     `offload_between_phases` is the effective value (the trainer's, or its default)."""
+    t = training_section(training)
     issues: list[tuple[str, str]] = []
     if not deepspeed_installed:
         issues.append(("training.backend", f'"deepspeed" needs DeepSpeed, which is not installed here ({DEEPSPEED_PIP})'))
     if not cuda_available:
         issues.append(("training.backend", '"deepspeed" needs CUDA (Accelerate runs DeepSpeed only on an accelerator); use "fsdp2" on CPU'))
-    issues.extend(deepspeed_training_issues(training))
+    issues.extend(deepspeed_training_issues(t))
     if offload_between_phases:
         for what, why in (("params", "not supported for offloaded parameters"), ("optimizer", "DeepSpeed issue 6596")):
-            if training["offload"][what]:
+            if getattr(t.offload, what):
                 issues.append(
                     (
                         f"training.offload.{what}",

@@ -1,0 +1,37 @@
+"""What stops the sampling side from being rebuilt in another process (the process producer, rollout workers).
+
+Both copy the actors' modules into spawned CPU processes and rebuild the rewards there from the spec, so both
+refuse the same three things, which spec/ cannot see: an actor on a GPU (each actor carries its device), rewards
+passed in as Python objects, and LoRA actors sharing one base module. Each caller words its own refusals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..rewards.reward_api import InProcessReward
+
+if TYPE_CHECKING:
+    from ..actors import Actor
+
+
+@dataclass(frozen=True)
+class CopyRefusals:
+    """The caller's message for each thing a copy in another process cannot carry."""
+
+    gpu: str
+    in_process_rewards: str
+    shared_base: str
+
+
+def copy_blockers(actors: Mapping[str, "Actor"], rewards: Mapping[str, Any], refusals: CopyRefusals) -> str | None:
+    """None when the actors and rewards can be rebuilt in a CPU process; else the first refusal that applies."""
+    if any(a.device.type != "cpu" for a in actors.values()):
+        return refusals.gpu
+    if any(isinstance(r, InProcessReward) for r in rewards.values()):
+        return refusals.in_process_rewards
+    if any(a.shares_base for a in actors.values()):
+        return refusals.shared_base
+    return None
