@@ -31,7 +31,7 @@ from .models.loading import save_checkpoint
 
 if TYPE_CHECKING:
     from .actors import Actor
-    from .distributed import RankContext
+    from .launch.distributed import RankContext
 
 FORMAT_VERSION = 1
 STATE_FILE = "trainer_state.json"

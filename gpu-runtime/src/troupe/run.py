@@ -100,7 +100,7 @@ def run_spec(
         check_supported(validated, in_process=library_rewards)
         if ctx is None:  # the process that writes the run's events mirrors them (a rank never does)
             attach_trackers(validated, events, work_dir)
-        from .distributed import SINGLE, destroy_process_group, init_process_group, run_ranks
+        from .launch.distributed import SINGLE, destroy_process_group, init_process_group, run_ranks
 
         if ctx is None and (run_ranks(validated) > 1 or validated["cluster"]["kind"] == "ray"):
             if library_rewards:
@@ -109,8 +109,8 @@ def run_spec(
 
             return launch_ranks(validated, events, work_dir, stop, control, resume)
         from .checkpointing import resolve_resume
-        from .device_choice import run_device_choice
-        from .system import resolve_device
+        from .host.device_choice import run_device_choice
+        from .host.system import resolve_device
         from .train import train  # heavy imports (transformers) only once the spec is known to be good
 
         ctx = ctx or SINGLE

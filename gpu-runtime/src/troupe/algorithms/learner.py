@@ -17,7 +17,7 @@ from typing import Any, Callable, Protocol, cast
 
 import torch
 
-from ..distributed import RankContext
+from ..launch.distributed import RankContext
 from ..spec.runspec_types import RunSpec
 
 Updates = dict[str, dict[str, float]]

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlparse
 
 from ..sandbox.command import python_executable
-from ..host_policy import API_HOSTS_VAR, env_list, host_allowed
+from ..host.host_policy import API_HOSTS_VAR, env_list, host_allowed
 from ..spec import SpecError
 
 START_TIMEOUT_S = 60.0

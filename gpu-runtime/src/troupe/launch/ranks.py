@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..device_choice import run_device_choice
-from ..distributed import run_ranks
+from ..host.device_choice import run_device_choice
+from .distributed import run_ranks
 from ..events import TERMINAL_STATES, EventWriter
 from ..run import RunResult, exit_code_of
 

@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..distributed import run_ranks
+from .distributed import run_ranks
 from ..events import TERMINAL_STATES, EventWriter
 from ..run import RunResult, exit_code_of
 from .ranks import control_commands, forward_event
@@ -76,7 +76,7 @@ class RankWorker:
         try:
             # This body runs in a Ray worker process (Ray ships the function, not the module's state): it imports there.
             from ..control import RunControl
-            from ..distributed import rank_context_from_env
+            from .distributed import rank_context_from_env
             from ..events import stderr_echo
             from ..run import run_spec
 

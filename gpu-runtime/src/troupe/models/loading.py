@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, GenerationConfig, PreTrainedModel, Qwen2Config, Qwen2ForCausalLM
 
-from ..data_roots import checked_path
+from ..host.data_roots import checked_path
 from ..spec import SpecError
 from .tokenizer import CharTokenizer, Tokenizer, load_tokenizer
 

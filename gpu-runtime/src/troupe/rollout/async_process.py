@@ -62,7 +62,7 @@ from ..actors import Actor
 from ..envs.environment_kinds import build_run_environments
 from ..rewards.binding import bind_rewards
 from ..rewards.reward_api import InProcessReward
-from ..system import seed_everything
+from ..host.system import seed_everything
 from .async_rollout import IN_FLIGHT_FILE, ProducedBatch, batch_from_state, batch_state, produce_batch
 from ..models.loading import LoadedModel
 from ..engines.rollout import HFEngine

@@ -54,7 +54,7 @@ from ..envs.single_turn import EnvRollout
 from ..envs.environment_kinds import build_run_environments
 from ..rewards.binding import bind_rewards
 from ..rewards.reward_api import InProcessReward
-from ..system import seed_everything
+from ..host.system import seed_everything
 from .async_process import _get, _put, _reimported_main, _sampling_actors, _trained
 from .async_rollout import ProducedBatch, batch_from_state, batch_state, produce_batch
 from .source import SamplingPlaces, StepBatch

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import torch
 
-from ...distributed import RankContext
+from ...launch.distributed import RankContext
 from ...envs.environments import allocate_prompts
 from ...models.lora import adapters_disabled, has_lora
 from ..learner import LearnerSetup, register_learner

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from typing import Any, Sequence
 
 from ..environment_api import Environment, Reply
-from ...host_policy import API_HOSTS_VAR, env_list, host_allowed
+from ...host.host_policy import API_HOSTS_VAR, env_list, host_allowed
 from ...spec import SpecError
 from ...spec.game_remote_rules import GRPC_MISSING, URL_HINT
 from .client import LoopClient, RemoteFailure, connect

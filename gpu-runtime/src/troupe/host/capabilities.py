@@ -39,7 +39,7 @@ def engine_versions() -> dict[str, str | None]:
             found[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             found[name] = "unknown"
-    from .envs.games.chess import chess_js_version  # the chess server's chess.js (Node), not a Python package
+    from ..envs.games.chess import chess_js_version  # the chess server's chess.js (Node), not a Python package
 
     found["chess.js"] = chess_js_version()
     return found
@@ -72,7 +72,7 @@ def host_memory_bytes() -> int | None:
 def capabilities() -> dict[str, Any]:
     import torch
 
-    from .sandbox import sandbox_status
+    from ..sandbox import sandbox_status
 
     engines = engine_versions()
     cuda = torch.cuda.is_available()
