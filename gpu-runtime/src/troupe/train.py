@@ -34,6 +34,7 @@ from .envs.acting import environment_metrics
 from .envs.environment_kinds import build_run_environments
 from .envs.environments import allocate_prompts
 from .evaluation import evaluate
+from .library import train as train_environment
 from .events import EventWriter
 from .residency.manager import Resident, ResidencyManager, offload_between_phases
 from .rewards.binding import bind_rewards
@@ -370,8 +371,6 @@ class _CallableTrainModule(types.ModuleType):
     module rebinds the package's attribute to the module, so the module answers that call itself."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .library import train as train_environment  # library -> run -> this module: resolved at call time
-
         return train_environment(*args, **kwargs)
 
 

@@ -99,8 +99,8 @@ def register_learner(*names: str) -> Callable[[LearnerFactory], LearnerFactory]:
 
 def _import_learners() -> None:
     """The runtime's learners register themselves when their modules are imported."""
-    from . import on_policy  # noqa: F401
-    from .learners import happo, offline_loop, value_decomposition  # noqa: F401
+    from . import on_policy  # noqa: F401  # a registry loaded on demand: each learner registers itself when imported
+    from .learners import happo, offline_loop, value_decomposition  # noqa: F401  # (the same registry)
 
 
 def build_learner(setup: LearnerSetup) -> Learner:

@@ -19,10 +19,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .distributed import run_ranks
-from ..events import TERMINAL_STATES, EventWriter
-from ..run import RunResult, exit_code_of
-from .ranks import control_commands, forward_event
+from ..control import RunControl
+from .distributed import rank_context_from_env, run_ranks
+from ..events import TERMINAL_STATES, EventWriter, stderr_echo
+from ..run import RunResult, StopRequest, exit_code_of, run_spec
+from .relay import control_commands, forward_event
 
 _POLL = 0.05
 
@@ -52,8 +53,6 @@ class RankWorker:
     """One rank, in a Ray actor process. `run` blocks for the whole run; `stop` (a concurrent call) cancels."""
 
     def __init__(self) -> None:
-        from ..run import StopRequest
-
         self.stop_request = StopRequest()
 
     def rendezvous(self) -> tuple[str, int]:
@@ -74,12 +73,6 @@ class RankWorker:
             }
         )
         try:
-            # This body runs in a Ray worker process (Ray ships the function, not the module's state): it imports there.
-            from ..control import RunControl
-            from .distributed import rank_context_from_env
-            from ..events import stderr_echo
-            from ..run import run_spec
-
             ctx = rank_context_from_env()
             events = EventWriter(QueueStream(event_queue) if ctx.is_main else None, seq_start=seq_start, echo=stderr_echo if ctx.is_main else None)
             control = None

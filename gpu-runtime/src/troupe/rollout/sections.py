@@ -11,6 +11,7 @@ from typing import Any, Callable
 import torch
 
 from .source import RolloutSource, SamplingPlaces
+from .workers import WorkerPoolSource, workers_ok
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,6 @@ def open_rollout_section(setup: SourceSetup) -> RolloutSource | None:
 
 
 def _open_workers(setup: SourceSetup) -> RolloutSource:
-    from .workers import WorkerPoolSource, workers_ok  # spawns processes: imported only when asked for
-
     why_not = workers_ok(setup.spec, setup.actors, setup.rewards, setup.device)
     if why_not is not None:
         raise ValueError(why_not)
