@@ -65,7 +65,7 @@ def origin_actor(origin: Path, actor: str, field: str) -> tuple[dict[str, Any], 
     raise SpecError.at(field, f'that run\'s spec has no actor "{actor}"')
 
 
-def load_from_run(actor_spec: dict[str, Any], index: int, work_dir: Path, load_base: Callable[[dict[str, Any], int, Path], LoadedModel]) -> Any:
+def load_from_run(actor_spec: dict[str, Any], index: int, work_dir: Path, load_base: Callable[..., LoadedModel]) -> Any:
     """The LoadedModel of another run's checkpoint (models.LoadedModel); `load_base` loads an adapter's base model
     (loading.load_actor_model, which called this: that base may itself be a run's)."""
     from transformers import AutoModelForCausalLM
