@@ -48,7 +48,7 @@ from transformers import Qwen2Config, Qwen2ForCausalLM  # noqa: E402
 from transformers import GenerationConfig  # noqa: E402
 
 from troupe.engines.train import BackendSettings, build_backend  # noqa: E402
-from troupe.distributed import SINGLE  # noqa: E402
+from troupe.launch.distributed import SINGLE  # noqa: E402
 from troupe.residency.host_buffers import HostBuffers  # noqa: E402
 from troupe.residency.manager import Resident, ResidencyManager  # noqa: E402
 from troupe.engines.rollout.sampling import Rollout  # noqa: E402

@@ -74,7 +74,7 @@ FRAMEWORKS = ("troupe", "trl", "troupe-async")
 def save_model(seed: int, folder: Path) -> None:
     """The seed's freshly initialised tiny model and its character tokenizer, as both trainers load them."""
     from troupe.models.loading import build_tiny, neutral_generation_config, save_checkpoint
-    from troupe.system import seed_everything
+    from troupe.host.system import seed_everything
 
     seed_everything(seed)
     loaded = build_tiny(PRESET)

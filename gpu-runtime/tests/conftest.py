@@ -9,7 +9,7 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).parent))  # for runtime_helpers
-# The operator's policy of the test host (issue 30; host_policy.py, data_roots.py): API actors may call the
+# The operator's policy of the test host (issue 30; host/host_policy.py, host/data_roots.py): API actors may call the
 # loopback fakes the tests start, with the one key variable they set, and files may be read under the temp
 # folder (pytest's tmp_path) and these tests' own fixtures. test_host_policy.py narrows them to check refusals.
 os.environ.setdefault("TROUPE_API_HOSTS", "127.0.0.1,localhost")

@@ -70,14 +70,37 @@ def python_refusals() -> list[Refusal]:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         rel = path.relative_to(RUNTIME.parent).as_posix()
-        module_names: dict[str, ast.expr] = {
-            n.targets[0].id: n.value
-            for n in tree.body
-            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and isinstance(n.value, (ast.Constant, ast.JoinedStr, ast.BinOp))
-        }
+        module_names = {**_imported_constants(tree, path), **_constants(tree)}
         for func in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
             names: dict[str, ast.expr] = dict(module_names)  # rebound in code order as _visit walks the body
             _visit(func.body, [], names, rel, func.name, out)
+    return out
+
+
+def _constants(tree: ast.Module) -> dict[str, ast.expr]:
+    """A module's messages kept in module constants."""
+    return {
+        n.targets[0].id: n.value
+        for n in tree.body
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and isinstance(n.value, (ast.Constant, ast.JoinedStr, ast.BinOp))
+    }
+
+
+def _imported_constants(tree: ast.Module, path: Path) -> dict[str, ast.expr]:
+    """Messages a module imports from another runtime module's constants (`from ..x import URL_HINT`)."""
+    out: dict[str, ast.expr] = {}
+    for n in tree.body:
+        if not isinstance(n, ast.ImportFrom) or not n.level or not n.module:
+            continue
+        base = path.parent
+        for _ in range(n.level - 1):
+            base = base.parent
+        source = base.joinpath(*n.module.split("."))
+        source = source / "__init__.py" if source.is_dir() else source.with_suffix(".py")
+        if not source.is_file():
+            continue
+        constants = _constants(ast.parse(source.read_text(encoding="utf-8")))
+        out.update({a.asname or a.name: constants[a.name] for a in n.names if a.name in constants})
     return out
 
 

@@ -22,7 +22,7 @@ def test_capabilities_report_what_this_host_has():
 
 
 def test_capabilities_name_every_engine_the_runners_page_shows():
-    from troupe.capabilities import capabilities
+    from troupe.host.capabilities import capabilities
 
     found = capabilities()
     # torch, vLLM, DeepSpeed, Liger, flash-attn, PEFT, Ray, Triton (CUDA is `cuda`): listed installed or not.

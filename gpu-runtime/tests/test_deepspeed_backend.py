@@ -34,7 +34,7 @@ from troupe.engines.train import deepspeed as ds_backend
 from troupe.engines.train.deepspeed import DeepSpeedBackend, DeepSpeedUnavailable, deepspeed_available
 from troupe.engines.train.deepspeed_config import deepspeed_actor_issues, deepspeed_config, deepspeed_training_issues
 from troupe.engines.train.torch import TorchBackend
-from troupe.distributed import SINGLE
+from troupe.launch.distributed import SINGLE
 from troupe.models.loading import build_tiny
 from troupe.residency.manager import Resident, ResidencyManager
 from troupe.engines.rollout.sampling import Rollout
@@ -622,7 +622,7 @@ def test_real_deepspeed_one_rank_step_equals_torch_backend(monkeypatch):
 # ---------------------------------------------------------------------------------------- two ranks
 def _two_rank_worker(out: str) -> None:
     """One rank of `test_standin_two_ranks_equal_one_process` (run under torch.distributed.run)."""
-    from troupe.distributed import destroy_process_group, init_process_group, rank_context_from_env
+    from troupe.launch.distributed import destroy_process_group, init_process_group, rank_context_from_env
 
     torch.set_num_threads(1)
     ctx = rank_context_from_env()

@@ -15,8 +15,8 @@ from runtime_helpers import small_spec
 
 from troupe.actors import actor_device
 from troupe.spec.runspec_types import Actor as ActorSection
-from troupe.distributed import SINGLE, RankContext
-from troupe.gpu_ids import granted_gpus_text, host_gpu_ids, local_index, spread_index, ungranted_gpus
+from troupe.launch.distributed import SINGLE, RankContext
+from troupe.host.gpu_ids import granted_gpus_text, host_gpu_ids, local_index, spread_index, ungranted_gpus
 from troupe.spec import validate_spec
 from troupe.spec.support import support_issues
 

@@ -10,7 +10,7 @@ from runtime_helpers import small_spec
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from troupe.engines.train import BackendSettings, build_backend
-from troupe.distributed import SINGLE
+from troupe.launch.distributed import SINGLE
 from troupe.residency.host_buffers import HostBuffers, _aligned
 from troupe.models.loading import build_tiny
 from troupe.residency.manager import Resident, ResidencyManager

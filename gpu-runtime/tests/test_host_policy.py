@@ -18,7 +18,7 @@ from collab_helpers import secret_digit_spec
 
 from troupe import EventWriter, run_spec
 from troupe.envs.data import load_dataset
-from troupe.host_policy import check_api_actor, host_allowed
+from troupe.host.host_policy import check_api_actor, host_allowed
 from troupe.spec import SpecError
 
 SECRET_LINE = "root:$y$j9T$not-a-real-hash:20000:0:99999:7:::"

@@ -9,7 +9,7 @@ import torch
 import troupe.engines.rollout.sampling as rollout_module
 from troupe.models.loading import build_tiny, neutral_generation_config
 from troupe.engines.rollout.sampling import sample
-from troupe.system import seed_everything
+from troupe.host.system import seed_everything
 
 CPU = torch.device("cpu")
 

@@ -12,7 +12,7 @@ from troupe.algorithms.learners.happo import HappoLearner
 from troupe.algorithms.learners.value_decomposition import QmixLearner, VdnLearner
 from troupe.algorithms.names import ALGORITHM_NAMES, TEAM_ALGORITHMS
 from troupe.algorithms.on_policy import OnPolicyLearner
-from troupe.distributed import RankContext
+from troupe.launch.distributed import RankContext
 
 
 def test_every_algorithm_name_has_a_learner():

@@ -29,7 +29,7 @@ from troupe.algorithms.micro_batch import (
 from troupe.algorithms.update import update_actor
 from troupe.spec.runspec_types import ActorTraining
 from troupe.algorithms.update_loss import LossOptions
-from troupe.distributed import SINGLE, RankContext
+from troupe.launch.distributed import SINGLE, RankContext
 from troupe.engines.rollout.sampling import Rollout
 from troupe.engines.train import BackendSettings
 from troupe.engines.train.torch import TorchBackend

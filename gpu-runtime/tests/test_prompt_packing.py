@@ -12,7 +12,7 @@ import troupe.engines.train.policy as policy
 from troupe.models.loading import build_tiny
 from troupe.engines.train.prompt_packing import packing_supported, plan_packing
 from troupe.engines.rollout.sampling import Rollout, left_pad
-from troupe.system import seed_everything
+from troupe.host.system import seed_everything
 
 
 def _rollout(prompts: list[list[int]], group: int, t: int, eos: int, vocab: int, seed: int = 0) -> Rollout:

@@ -282,8 +282,8 @@ def test_the_http_path_never_imports_grpc():
     code = (
         "import sys\n"
         "from troupe.remote.environment import RemoteEnvironment\n"
-        "import troupe.spec.support, troupe.capabilities\n"
-        "troupe.capabilities.engine_versions()\n"
+        "import troupe.spec.support, troupe.host.capabilities\n"
+        "troupe.host.capabilities.engine_versions()\n"
         "RemoteEnvironment.from_spec({'name': 'r', 'url': 'http://127.0.0.1:1'}, 0).close()\n"
         "assert 'grpc' not in sys.modules and 'google.protobuf' not in sys.modules, sorted(m for m in sys.modules if 'grpc' in m or 'protobuf' in m)\n"
     )

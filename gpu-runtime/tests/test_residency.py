@@ -12,7 +12,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 
 from troupe import EventWriter, run_spec
 from troupe.engines.train import BackendSettings, build_backend
-from troupe.distributed import SINGLE
+from troupe.launch.distributed import SINGLE
 from troupe.models.loading import build_tiny
 from troupe.residency.manager import Resident, ResidencyManager
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import pytest
 from runtime_helpers import demo_input
 
-import troupe.capabilities as capabilities_module
+import troupe.host.capabilities as capabilities_module
 import troupe.sandbox as sandbox_module
 from troupe import validate_spec
 from troupe.sandbox.availability import SandboxStatus

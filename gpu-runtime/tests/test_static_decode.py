@@ -19,7 +19,7 @@ from troupe.engines.rollout import static_decode
 from troupe.engines.rollout.hf import HFEngine
 from troupe.engines.rollout.base import EnginePrompt
 from troupe.engines.rollout.sampling_copy import SamplingCopy, sampling_module, wants_bf16_copy
-from troupe.system import seed_everything
+from troupe.host.system import seed_everything
 
 CPU = torch.device("cpu")
 

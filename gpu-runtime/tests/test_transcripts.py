@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from troupe.events import EventWriter
-from troupe.transcripts import emit_episodes
+from troupe.reporting.transcripts import emit_episodes
 
 
 def single_turn_part(env: str, groups: int, group_size: int, rewards: list[float]) -> SimpleNamespace:

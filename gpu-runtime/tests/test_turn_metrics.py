@@ -3,7 +3,7 @@
 from types import SimpleNamespace
 
 from troupe import EventWriter, run_spec
-from troupe.turn_metrics import turn_metrics
+from troupe.reporting.turn_metrics import turn_metrics
 
 
 def message(actor: str, tokens: int, ended: bool = True, role: str = "assistant"):

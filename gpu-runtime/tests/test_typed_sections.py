@@ -6,7 +6,7 @@ import torch
 from runtime_helpers import small_spec
 
 from troupe.actors import build_actors
-from troupe.distributed import SINGLE
+from troupe.launch.distributed import SINGLE
 from troupe.engines.train import BackendSettings
 from troupe.residency.manager import offload_between_phases
 from troupe.spec import load_spec

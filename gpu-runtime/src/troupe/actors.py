@@ -18,15 +18,15 @@ import torch
 
 from .engines.rollout.api_actor import ApiActor, build_api_actor
 from .engines.train import BackendSettings, TrainBackend, build_backend
-from .distributed import RankContext
+from .launch.distributed import RankContext
 from .algorithms.grpo import effective_loss_type
 from .algorithms.micro_batch import fixed_size
 from .models.lora import apply_lora, has_lora
 from .models.loading import LoadedModel, load_actor_model
 from .models.shared_lora import FIRST_ADAPTER, AdapterBound, add_adapter, base_key
 from .engines.rollout.base import RolloutEngine
-from .device_choice import assert_on_device
-from .gpu_ids import local_index, spread_index
+from .host.device_choice import assert_on_device
+from .host.gpu_ids import local_index, spread_index
 from .spec.runspec_types import Actor as ActorSection, RunSpec, to_dict
 
 

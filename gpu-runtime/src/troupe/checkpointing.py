@@ -28,10 +28,11 @@ import torch
 
 from .models.lora import has_lora, save_adapter
 from .models.loading import save_checkpoint
+from .models.saved_weights import CheckpointError, _device_of, _load_adapter
 
 if TYPE_CHECKING:
     from .actors import Actor
-    from .distributed import RankContext
+    from .launch.distributed import RankContext
 
 FORMAT_VERSION = 1
 STATE_FILE = "trainer_state.json"
@@ -39,10 +40,6 @@ TORCH_RNG_FILE = "rng_torch.pt"
 OPTIMIZER_FILE = "optimizer.pt"
 ACTOR_SPEC_FILE = "troupe_actor.json"
 _STEP_DIR = re.compile(r"^step-(\d+)$")
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be resumed from; the message says which file or actor."""
 
 
 @dataclass
@@ -228,11 +225,6 @@ def _read_full_weights(model: torch.nn.Module, folder: Path) -> dict[str, torch.
     return state
 
 
-def _device_of(model: torch.nn.Module) -> torch.device:
-    """Where a model's weights are (an actor's model sits on the actor's device): loaded weights go there."""
-    return next(model.parameters()).device
-
-
 def _load_weights(model: torch.nn.Module, folder: Path, device: torch.device | None = None) -> None:
     from safetensors.torch import load_file
 
@@ -252,22 +244,6 @@ def _load_weights(model: torch.nn.Module, folder: Path, device: torch.device | N
     untied = [k for k in missing if k not in params or params[k].data_ptr() not in loaded_ptrs]
     if untied:
         raise CheckpointError(f"{folder}: weights missing from the checkpoint: {', '.join(untied[:5])}")
-
-
-def _load_adapter(model: torch.nn.Module, folder: Path, device: torch.device | None = None) -> None:
-    """An adapter's weights into `model` (on the model's device unless told)."""
-    from peft import set_peft_model_state_dict
-    from safetensors.torch import load_file
-
-    device = device or _device_of(model)
-    path = folder / "adapter_model.safetensors"
-    if not path.is_file():
-        raise CheckpointError(f"{folder}: no adapter_model.safetensors")
-    adapter = getattr(model, "_troupe_adapter", "default")  # one actor's adapter on a shared base (shared_lora.py)
-    result = set_peft_model_state_dict(model, load_file(str(path), device=str(device)), adapter_name=adapter)
-    unexpected = getattr(result, "unexpected_keys", [])
-    if unexpected:
-        raise CheckpointError(f"{path}: adapter weights the model does not have: {', '.join(unexpected[:5])}")
 
 
 def _jsonable(value: Any) -> Any:

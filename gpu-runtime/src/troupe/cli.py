@@ -68,7 +68,7 @@ def _install_stop_handlers(stop: StopRequest) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "capabilities":
-        from .capabilities import capabilities
+        from .host.capabilities import capabilities  # CLI startup: the engine, GPU and sandbox probes load for this command only
 
         found = capabilities()
         if args.json:

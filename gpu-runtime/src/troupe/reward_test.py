@@ -20,13 +20,12 @@ import time
 import traceback
 from typing import Any, Mapping
 
+from .rewards.builtin import bind_reward
 from .rewards.python_rewards import bind_python_reward
 from .spec.runspec_types import Reward
 
 
 def _builtin_results(reward: Mapping[str, Any], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from .rewards.builtin import bind_reward  # lazy: only builtin rewards need it
-
     bound = bind_reward(Reward.from_dict(reward))
     results = []
     for call in calls:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .events import EventWriter, stderr_echo
-from .spec import SpecError, check_supported, load_spec
+from .rewards.reward_api import merge_rewards
+from .spec import SpecError, check_supported, load_spec, parse_spec_text
 from .trackers import attach_trackers
 
 EXIT_SUCCEEDED, EXIT_FAILED, EXIT_SPEC, EXIT_CANCELLED, EXIT_STOPPED = 0, 1, 2, 3, 4
@@ -90,9 +91,6 @@ def run_spec(
     try:
         library_rewards = {}
         if rewards:
-            from .rewards.reward_api import merge_rewards
-            from .spec import parse_spec_text
-
             document = spec if isinstance(spec, Mapping) else parse_spec_text(Path(spec).read_text(encoding="utf-8"), str(spec))
             spec = merge_rewards(document, rewards)
             library_rewards = {f.name: f for f in rewards}
@@ -100,17 +98,17 @@ def run_spec(
         check_supported(validated, in_process=library_rewards)
         if ctx is None:  # the process that writes the run's events mirrors them (a rank never does)
             attach_trackers(validated, events, work_dir)
-        from .distributed import SINGLE, destroy_process_group, init_process_group, run_ranks
+        from .launch.distributed import SINGLE, destroy_process_group, init_process_group, run_ranks  # torch: `import troupe` and `validate` stay light
 
         if ctx is None and (run_ranks(validated) > 1 or validated["cluster"]["kind"] == "ray"):
             if library_rewards:
                 raise SpecError.at("rewards", "in-process reward functions cannot cross into launched ranks: use Python rewards in the spec")
-            from .launch.ranks import launch_ranks
+            from .launch.ranks import launch_ranks  # torch, as above
 
             return launch_ranks(validated, events, work_dir, stop, control, resume)
-        from .checkpointing import resolve_resume
-        from .device_choice import run_device_choice
-        from .system import resolve_device
+        from .checkpointing import resolve_resume  # torch, as above
+        from .host.device_choice import run_device_choice  # torch, as above
+        from .host.system import resolve_device  # torch, as above
         from .train import train  # heavy imports (transformers) only once the spec is known to be good
 
         ctx = ctx or SINGLE

@@ -25,15 +25,16 @@ from .algorithms.on_policy import reference_name
 from .algorithms.on_policy import to_device as to_device  # compat: tests/test_vllm_gpu.py imports it from here
 from .algorithms.training_shares import Share
 from .algorithms.update_loss import resolve_liger
-from .boundary import step_boundary
+from .control import step_boundary
 from .checkpointing import checkpoints_root, load_training_checkpoint, prune_checkpoints, save_training_checkpoint
 from .control import RunControl
-from .distributed import SINGLE, RankContext
+from .launch.distributed import SINGLE, RankContext
 from .engines.rollout.colocate import attach_engines, close_engines, engine_of, sleep_for_training, wake_for_rollout
 from .envs.acting import environment_metrics
 from .envs.environment_kinds import build_run_environments
 from .envs.environments import allocate_prompts
 from .evaluation import evaluate
+from .library import train as train_environment
 from .events import EventWriter
 from .residency.manager import Resident, ResidencyManager, offload_between_phases
 from .rewards.binding import bind_rewards
@@ -43,12 +44,12 @@ from .rollout.async_rollout import RolloutProducer, load_in_flight
 from .rollout.source import ProducerSource, RolloutSource, SamplingPlaces
 from .rollout.sections import SourceSetup, open_rollout_section
 from .rollout.sync import SyncRollout
-from .system import memory_readings, reset_memory_peaks, resolve_device, seed_everything, set_cpu_threads
-from .transcripts import emit_episodes
+from .host.system import memory_readings, reset_memory_peaks, resolve_device, seed_everything, set_cpu_threads
+from .reporting.transcripts import emit_episodes
 from .advisories import Advisor
 from .ratings import Rater
-from .turn_metrics import turn_metrics
-from .device_choice import run_device_choice
+from .reporting.turn_metrics import turn_metrics
+from .host.device_choice import run_device_choice
 from .residency.host_buffers import HostBuffers
 from .engines.rollout import static_decode
 from .spec.runspec_types import RunSpec, Trainer, to_dict
@@ -394,8 +395,6 @@ class _CallableTrainModule(types.ModuleType):
     module rebinds the package's attribute to the module, so the module answers that call itself."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .library import train as train_environment  # library -> run -> this module: resolved at call time
-
         return train_environment(*args, **kwargs)
 
 

@@ -7,7 +7,7 @@ import type { FieldIssue } from "./issues";
  * under which folders `file` datasets and `local` models may be read (`TROUPE_DATA_ROOTS`; a run's own folder
  * always). The runtime publishes the lists with its capabilities (`hostPolicy`), the launch check refuses a
  * spec no live runner allows (by field, naming the variable to set), and the runtime checks again before it
- * reads a key, calls a host or opens a file (gpu-runtime/src/troupe/host_policy.py, data_roots.py).
+ * reads a key, calls a host or opens a file (gpu-runtime/src/troupe/host/host_policy.py, host/data_roots.py).
  */
 
 export const ACTOR_KEY_ENVS_VAR = "TROUPE_ACTOR_KEY_ENVS";

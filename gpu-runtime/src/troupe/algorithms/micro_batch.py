@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 
 import torch
 
-from ..distributed import RankContext
+from ..launch.distributed import RankContext
 from ..spec.runspec_types import ActorTraining
 
 BUDGET_ENV = "TROUPE_MEMORY_BUDGET_BYTES"

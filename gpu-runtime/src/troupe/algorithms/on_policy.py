@@ -6,7 +6,7 @@ critics live here, learners/ppo.py; mappo's is centralised);
 update: `iterationsPerBatch` clipped policy-gradient steps (update.py), then the critics fit the returns;
 state: the critics' weights and optimizers, saved with and loaded from a checkpoint.
 
-Each phase is a method a subclass overrides (learner.py's interface; learners/value_decomposition.py: vdn and
+Each phase is a method a subclass overrides (learner_base.py's interface; learners/value_decomposition.py: vdn and
 qmix mix per-agent values in `prepare` and fit the mixed value in `fit`; learners/happo.py: a seeded `order`
 and the earlier agents' ratios in `update`).
 """
@@ -24,7 +24,7 @@ from ..engines.rollout.sampling import Rollout, _pad_to, concat_rollouts
 from ..engines.train.policy import completion_logprobs
 from ..models.lora import adapters_disabled
 from .advantage_estimators import build_estimator
-from .learner import LearnerSetup, Updates, register_learner
+from .learner_base import LearnerSetup, Updates, register_learner
 from .learners import family, ppo
 from .names import GRPO_FAMILY, ROLE_EXCHANGE_ALGORITHMS
 from .lr_schedule import lr_at

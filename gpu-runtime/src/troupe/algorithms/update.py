@@ -19,7 +19,7 @@ from typing import Any, Callable
 import torch
 
 from ..engines.train.base import TrainBackend
-from ..distributed import RankContext
+from ..launch.distributed import RankContext
 from .grpo import SEQUENCE_RATIO_LOSSES, TOKEN_NORMALISED_LOSSES, masked_mean
 from ..engines.rollout.sampling import Rollout, select_rows
 from .phase_clock import PhaseClock

@@ -84,7 +84,7 @@ def resolve_liger(device: torch.device) -> Any:
     """Liger's loss class on CUDA with liger-kernel installed, else None (imported lazily)."""
     if device.type != "cuda":
         return None
-    from troupe_kernels.liger import liger_grpo_loss_class
+    from troupe_kernels.liger import liger_grpo_loss_class  # optional engine: Liger, on CUDA with liger-kernel installed
 
     return liger_grpo_loss_class()
 

@@ -71,25 +71,25 @@ def _python_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Enviro
 # The optional kinds import their modules when built: code and tools pull in the sandboxed runners and MCP,
 # games PettingZoo's wrappers, remote the HTTP/gRPC clients; a run without them never loads them.
 def _code_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
-    from .code_env import CodeEnvironment
+    from .code_env import CodeEnvironment  # registry entry loaded on demand (above)
 
     return CodeEnvironment(env_spec.get("code") or {})
 
 
 def _tools_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
-    from .tools_env import ToolsEnvironment
+    from .tools_env import ToolsEnvironment  # registry entry loaded on demand: MCP's client only for tools
 
     return ToolsEnvironment(env_spec.get("tools") or {}, f"environments.{index}.tools")
 
 
 def _game_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
-    from .games.environment import GameEnvironment
+    from .games.environment import GameEnvironment  # registry entry loaded on demand: PettingZoo's wrappers
 
     return GameEnvironment.from_spec(env_spec, index)
 
 
 def _remote_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
-    from .remote.environment import RemoteEnvironment
+    from .remote.environment import RemoteEnvironment  # registry entry loaded on demand: the HTTP/gRPC clients
 
     return RemoteEnvironment.from_spec(env_spec, index)
 

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..data_roots import checked_path
+from ..host.data_roots import checked_path
 from .hf_datasets import load_huggingface_rows
 from ..spec import SpecError
 

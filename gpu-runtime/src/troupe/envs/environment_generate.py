@@ -77,7 +77,7 @@ class ActorEngine:
     async def generate(self, prompts: Sequence[str | Sequence[int]], max_new_tokens: int | None = None) -> list[Generation]:
         """One completion per prompt (text, encoded without special tokens, or token ids), sampled as one batch.
         Synchronous inside: the engine is the run's and is not shared between threads."""
-        from ..engines.rollout import EnginePrompt
+        from ..engines.rollout import EnginePrompt  # `import troupe` stays torch-free (the engines import torch)
 
         ids = [self.encode(p) if isinstance(p, str) else [int(t) for t in p] for p in prompts]
         sampling = {**self.sampling, **({"maxNewTokens": int(max_new_tokens)} if max_new_tokens else {})}
@@ -161,8 +161,8 @@ def play_generated(
 ) -> dict[str, float]:
     """Runs `env.generate` over the step's episodes and stores each Sample as the actor's view (ids, loss mask,
     log-probs), message (for the transcript) and reward of its episode. Rollout seconds per actor."""
-    from ..engines.rollout.colocate import as_engine
-    from .collaborative import Message, View
+    from ..engines.rollout.colocate import as_engine  # `import troupe` stays torch-free (the engines import torch)
+    from .collaborative import Message, View  # `import troupe` stays torch-free (collaborative imports torch)
 
     seconds: dict[str, float] = {}
     engines = {

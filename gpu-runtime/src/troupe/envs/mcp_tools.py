@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlparse
 
-from ..sandbox.command import python_executable
-from ..host_policy import API_HOSTS_VAR, env_list, host_allowed
+from ..sandbox.command import python_executable, release_uid, take_uid
+from ..host.host_policy import API_HOSTS_VAR, env_list, host_allowed
 from ..spec import SpecError
 
 START_TIMEOUT_S = 60.0
@@ -137,8 +137,6 @@ class McpToolbox:
         if self._thread is not None:
             self._thread.join(timeout=10)
         loop.close()
-        from ..sandbox.command import release_uid
-
         for slot in self._uids:
             release_uid(slot)
         self._uids = []
@@ -193,8 +191,6 @@ class McpToolbox:
             return streamablehttp_client(server["url"])
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
-
-        from ..sandbox.command import take_uid
 
         uid, slot = take_uid() if os.geteuid() == 0 else (None, None)
         self._uids.append(slot)

@@ -21,7 +21,7 @@ from typing import Any
 from torch.distributed.elastic.multiprocessing.errors import record
 
 from ..control import RunControl, follow_file
-from ..distributed import rank_context_from_env
+from .distributed import rank_context_from_env
 from ..events import EventWriter, stderr_echo
 from ..run import StopRequest, run_spec
 from .ranks import die_with_parent

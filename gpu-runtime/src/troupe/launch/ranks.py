@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..device_choice import run_device_choice
-from ..distributed import run_ranks
+from ..host.device_choice import run_device_choice
+from .distributed import run_ranks
 from ..events import TERMINAL_STATES, EventWriter
 from ..run import RunResult, exit_code_of
 from ..spec.runspec_types import ClusterRay, RunSpec
+from .ray_ranks import launch_ray_ranks
+from .relay import control_commands, forward_event
 
 GRACE_SECONDS = float(os.environ.get("TROUPE_RANK_GRACE_SECONDS", "60"))
 _POLL = 0.05
@@ -69,34 +71,6 @@ class Relay:
 
     def forward(self, event: dict[str, Any], line: str) -> None:
         forward_event(self.events, event, line)
-
-
-def forward_event(writer: EventWriter, event: dict[str, Any], line: str | None = None) -> None:
-    """Writes an event a rank numbered to the supervisor's stream as it is (same seq)."""
-    line = line if line is not None else json.dumps(event, ensure_ascii=False, separators=(",", ":"))
-    if writer.stream is not None:
-        writer.stream.write(line + "\n")
-        writer.stream.flush()
-    if writer.events is not None:
-        writer.events.append(event)
-    if writer.echo is not None and event["type"] == "log":
-        writer.echo(f"[{event['level']}] {event['message']}")
-    writer.next_seq = max(writer.next_seq, int(event["seq"]) + 1)
-    writer.notify(event)
-
-
-def control_commands(control: Any, sent: dict[str, bool]) -> list[str]:
-    """The command lines that bring rank 0 to the supervisor's control state (`sent`: what rank 0 was told).
-    Shared by the torchrun and Ray supervisors."""
-    for problem in control.take_rejected():
-        print(f"[warning] {problem}", file=sys.stderr, flush=True)  # rank 0 owns the event stream
-    if control.stop_requested and not sent["stopping"]:
-        sent["stopping"] = True
-        return ['{"command":"stop_after_step"}']
-    if control.paused != sent["paused"] and not sent["stopping"]:
-        sent["paused"] = control.paused
-        return ['{"command":"%s"}' % ("pause" if control.paused else "resume")]
-    return []
 
 
 def _control_forwarder(control: Any, target: Path, done: threading.Event) -> threading.Thread:
@@ -153,8 +127,6 @@ def launch_ranks(spec: dict[str, Any], events: EventWriter, work_dir: Path, stop
     the run's document and runs the loop on it."""
     run = RunSpec.from_dict(spec)
     if isinstance(run.cluster, ClusterRay):
-        from .ray_ranks import launch_ray_ranks  # optional: Ray is imported only for a ray cluster
-
         return launch_ray_ranks(spec, run, run.cluster, events, work_dir, stop, control, resume)
     world = run_ranks(spec)
     rank_dir = prepare_rank_dir(spec, work_dir)

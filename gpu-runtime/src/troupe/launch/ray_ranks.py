@@ -20,12 +20,13 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ..distributed import run_ranks
-from ..events import TERMINAL_STATES, EventWriter
-from ..run import RunResult, exit_code_of
+from ..control import RunControl
+from ..events import TERMINAL_STATES, EventWriter, stderr_echo
+from ..run import RunResult, StopRequest, exit_code_of, run_spec
 from ..spec.runspec_types import ClusterRay, RunSpec
+from .distributed import rank_context_from_env, run_ranks
 from .node_address import interface_of
-from .ranks import control_commands, forward_event
+from .relay import control_commands, forward_event
 
 _POLL = 0.05
 
@@ -55,8 +56,6 @@ class RankWorker:
     """One rank, in a Ray actor process. `run` blocks for the whole run; `stop` (a concurrent call) cancels."""
 
     def __init__(self) -> None:
-        from ..run import StopRequest
-
         self.stop_request = StopRequest()
 
     def rendezvous(self, ip: str) -> tuple[str, int]:
@@ -82,12 +81,6 @@ class RankWorker:
         if interface is not None and "GLOO_SOCKET_IFNAME" not in os.environ:
             os.environ["GLOO_SOCKET_IFNAME"] = interface
         try:
-            # This body runs in a Ray worker process (Ray ships the function, not the module's state): it imports there.
-            from ..control import RunControl
-            from ..distributed import rank_context_from_env
-            from ..events import stderr_echo
-            from ..run import run_spec
-
             ctx = rank_context_from_env()
             events = EventWriter(QueueStream(event_queue) if ctx.is_main else None, seq_start=seq_start, echo=stderr_echo if ctx.is_main else None)
             control = None

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..rewards.reward_api import RewardFunction
-from .actors import Actor, AnyActor, OpenAIActor
+from .actors import Actor, AnyActor, OpenAIActor, actor_from_spec
 from .data import Data, as_data
-from .rewards import AnyReward, as_reward, reward_entry, reward_name
+from .rewards import AnyReward, PythonReward, as_reward, reward_entry, reward_name
 
 
 @dataclass(frozen=True)
@@ -361,9 +361,6 @@ def from_spec(spec: Mapping[str, Any]) -> CombinedEnvironment:
     back (its run settings, and actors, rewards and datasets no environment names, are kept on the result).
     Rows stay where the spec says (files, built-ins, hub); an eval-only environment comes back as an environment
     with that eval set only; rewards come back as their entries (`PythonReward`), unchanged."""
-    from .actors import actor_from_spec
-    from .rewards import PythonReward
-
     actors = {a["name"]: actor_from_spec(a) for a in spec["actors"]}
     datasets = {d["name"]: Data(dict(d["source"]), name=d["name"]) for d in spec["datasets"]}
     rewards: dict[str, dict[str, Any]] = {r["name"]: r for r in spec.get("rewards", [])}

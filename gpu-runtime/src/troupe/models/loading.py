@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoModelForCausalLM, GenerationConfig, PreTrainedModel, Qwen2Config, Qwen2ForCausalLM
+from transformers import AutoModelForCausalLM, GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
-from ..data_roots import checked_path
+from ..host.data_roots import checked_path
 from ..spec import SpecError
+from .loaded import LoadedModel, _eos_from_generation_config
+from .run_source import load_from_run
 from .tokenizer import CharTokenizer, Tokenizer, load_tokenizer
 
 # Qwen2-style decoders (RoPE, RMSNorm, SwiGLU, tied embeddings) small enough to learn on a laptop CPU.
@@ -28,17 +29,6 @@ TINY_INIT_STD = 0.05
 
 class ModelLoadError(RuntimeError):
     """A model that exists in the spec but cannot be loaded here (exit 1, not a spec error)."""
-
-
-@dataclass
-class LoadedModel:
-    model: PreTrainedModel
-    tokenizer: Tokenizer
-    description: str
-
-    @property
-    def num_params(self) -> int:
-        return sum(p.numel() for p in self.model.parameters())
 
 
 def build_tiny(preset: str) -> LoadedModel:
@@ -60,13 +50,6 @@ def build_tiny(preset: str) -> LoadedModel:
     return LoadedModel(model, tokenizer, f"tiny preset {preset}")
 
 
-def _eos_from_generation_config(model: PreTrainedModel) -> list[int]:
-    eos = getattr(model.generation_config, "eos_token_id", None)
-    if eos is None:
-        return []
-    return [eos] if isinstance(eos, int) else list(eos)
-
-
 def neutral_generation_config(tokenizer: Tokenizer) -> GenerationConfig:
     """A generation config that adds no processors of its own.
 
@@ -82,11 +65,8 @@ def load_actor_model(actor: dict[str, Any], actor_index: int, work_dir: Path) ->
     if source["source"] == "tiny":
         loaded = build_tiny(source["preset"])
     elif source["source"] == "run":
-        # another run's checkpoint (run_source.py), whose base model is read with load_actor_model in turn: the
-        # one edge of that mutual recursion resolved at call time
-        from .run_source import load_from_run
-
-        loaded = load_from_run(actor, actor_index, work_dir)
+        # another run's checkpoint (run_source.py), whose base model is read with load_actor_model in turn
+        loaded = load_from_run(actor, actor_index, work_dir, load_actor_model)
     else:
         if source["source"] == "local":
             folder = checked_path(source["path"], work_dir, f"actors.{actor_index}.model.path", "a local model")  # data_roots.py

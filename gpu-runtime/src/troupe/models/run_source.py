@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
-from ..checkpointing import _load_adapter
 from ..spec import SpecError
-from .loading import LoadedModel, _eos_from_generation_config, load_actor_model
+from .loaded import LoadedModel, _eos_from_generation_config
 from .lora import apply_lora
+from .saved_weights import _load_adapter
 from .tokenizer import load_tokenizer
 
 ADAPTER_FILE = "adapter_model.safetensors"
@@ -65,8 +65,9 @@ def origin_actor(origin: Path, actor: str, field: str) -> tuple[dict[str, Any], 
     raise SpecError.at(field, f'that run\'s spec has no actor "{actor}"')
 
 
-def load_from_run(actor_spec: dict[str, Any], index: int, work_dir: Path) -> Any:
-    """The LoadedModel of another run's checkpoint (models.LoadedModel)."""
+def load_from_run(actor_spec: dict[str, Any], index: int, work_dir: Path, load_base: Callable[..., LoadedModel]) -> Any:
+    """The LoadedModel of another run's checkpoint (models.LoadedModel); `load_base` loads an adapter's base model
+    (loading.load_actor_model, which called this: that base may itself be a run's)."""
     from transformers import AutoModelForCausalLM
 
     source = actor_spec["model"]
@@ -89,7 +90,7 @@ def load_from_run(actor_spec: dict[str, Any], index: int, work_dir: Path) -> Any
     lora = base_spec.get("training", {}).get("lora")
     if lora is None:
         raise SpecError.at(f"actors.{index}.model.runId", f"{described} holds an adapter, but that run's actor has no training.lora")
-    loaded = load_actor_model(base_spec, base_index, origin)
+    loaded = load_base(base_spec, base_index, origin)
     merge_adapter(loaded.model, lora, part, index)
     return LoadedModel(loaded.model, loaded.tokenizer, f"{described}, LoRA adapter merged into {loaded.description}")
 

@@ -181,7 +181,7 @@ class EngineActorHandle:
         self.name, self.engine, self.tokenizer, self.sampling = name, engine, tokenizer, dict(sampling)
 
     def generate(self, prompts: str | Sequence[str], max_new_tokens: int | None = None) -> str | list[str]:
-        from ..engines.rollout import EnginePrompt
+        from ..engines.rollout import EnginePrompt  # `import troupe` stays torch-free (the engines import torch)
 
         items = [prompts] if isinstance(prompts, str) else list(prompts)
         sampling = {**self.sampling, **({"maxNewTokens": int(max_new_tokens)} if max_new_tokens else {})}

@@ -63,7 +63,7 @@ from ..actors import Actor
 from ..envs.environment_kinds import build_run_environments
 from ..rewards.binding import bind_rewards
 from ..spec.runspec_types import Algorithm
-from ..system import seed_everything
+from ..host.system import seed_everything
 from .async_rollout import IN_FLIGHT_FILE, ProducedBatch, batch_from_state, batch_state, max_staleness, produce_batch
 from .copy_blockers import CopyRefusals, copy_blockers
 from ..models.loading import LoadedModel

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from ..spec.runspec_types import Algorithm, Rollout
 from .source import RolloutSource, SamplingPlaces
+from .workers import WorkerPoolSource, workers_ok
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,6 @@ def open_rollout_section(setup: SourceSetup) -> RolloutSource | None:
 
 
 def _open_workers(setup: SourceSetup) -> RolloutSource:
-    from .workers import WorkerPoolSource, workers_ok  # spawns processes: imported only when asked for
-
     why_not = workers_ok(setup.actors, setup.rewards)
     if why_not is not None:
         raise ValueError(why_not)

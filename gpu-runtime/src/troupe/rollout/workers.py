@@ -55,7 +55,7 @@ from ..envs.single_turn import EnvRollout
 from ..envs.environment_kinds import build_run_environments
 from ..rewards.binding import bind_rewards
 from ..spec.runspec_types import Algorithm, RolloutWorkers
-from ..system import seed_everything
+from ..host.system import seed_everything
 from .async_process import _get, _put, _reimported_main, _sampling_actors, _trained
 from .copy_blockers import CopyRefusals, copy_blockers
 from .async_rollout import ProducedBatch, batch_from_state, batch_state, produce_batch

@@ -15,6 +15,10 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from .command import release_uid, sandbox_argv, take_uid
+from .limits import Limits
+from .memory_scope import scope_status
+
 ENV_VAR = "TROUPE_SANDBOX"
 BWRAP_ENV_VAR = "TROUPE_BWRAP"  # path of the bwrap binary when it is not on PATH
 ON, OFF = "bwrap", "off"
@@ -59,17 +63,12 @@ def sandbox_status() -> SandboxStatus:
     problem = _probe(bwrap)
     if problem:
         return SandboxStatus(ON, False, f"bubblewrap at {bwrap} cannot start a sandbox here: {problem}", bwrap)
-    from .memory_scope import scope_status
-
     return SandboxStatus(ON, True, f"user code runs under bubblewrap ({bwrap}); {scope_status()}", bwrap)
 
 
 @functools.lru_cache(maxsize=4)
 def _probe(bwrap: str) -> str | None:
     """None when a minimal sandbox (the real argv, running `true`) starts and exits 0."""
-    from .command import release_uid, sandbox_argv, take_uid
-    from .limits import Limits
-
     uid, slot = take_uid()
     try:
         argv, fds = sandbox_argv(bwrap, ["true"], Limits(processes=8, memory_mb=64, tmp_mb=1), read_only=(), run_dir=None, env={}, uid=uid)

@@ -7,6 +7,7 @@ from typing import Any, Collection, Mapping
 
 from .issues import FieldIssue, SpecError, format_path
 from .references import reference_issues
+from .sandbox_rules import sandbox_issues
 from .text_format import parse_spec_text, place_issues
 from .schema import events_schema, fill_defaults, runspec_schema, schema_issues
 
@@ -29,8 +30,7 @@ def validate_spec(document: Mapping[str, Any]) -> RunSpecDict:
 def check_supported(spec: RunSpecDict, cuda_available: bool | None = None, in_process: Collection[str] = ()) -> None:
     """SpecError naming each field whose value this runtime cannot run (yet), or cannot run safely:
     user code where no sandbox can start. `in_process`: reward names the caller runs itself."""
-    from .sandbox_rules import sandbox_issues
-    from .support import support_issues  # imports torch-free modules only, but keeps load_spec light
+    from .support import support_issues  # CLI startup: the support rules import torch (envs, algorithms); load_spec stays torch-free
 
     gpu_count, bf16 = None, True
     if cuda_available is None:

@@ -5,14 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..envs.acting import ACTING_KINDS
+from ..envs.games.environment import game_issues
+from ..envs.remote.protocol import GRPC_MISSING, URL_HINT, transport_of
 from .issues import FieldIssue
-
-# The refusal words of a remote environment's url (also remote/environment.py's, for its `python` form).
-URL_HINT = 'a remote environment needs url: "http://host:port" or "grpc://host:port" of a server of the protocol'
-GRPC_MISSING = (
-    'a "grpc://" url needs grpcio and protobuf on this host (pip install "troupe[grpc]"); '
-    "they are not installed here: install them, or serve the environment over http://"
-)
 
 # Until the acting dispatch builds these kinds, the same classes run as `python` environments.
 ENTRYPOINTS = {"game": "troupe.games.environment:GameEnvironment", "remote": "troupe.remote.environment:RemoteEnvironment"}
@@ -22,10 +18,6 @@ def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True, grp
     """`pettingzoo`, `grpc`, `chess`: whether this host has them (support.py passes `pettingzoo_available()`,
     `grpc_available()`, `chess_available()`); contracts RUNNER_REQUIREMENTS "pettingzoo", "grpc" and "chess" are
     the same rules."""
-    from ..envs.remote.protocol import transport_of
-
-    from ..envs.acting import ACTING_KINDS
-
     p = f"environments.{i}"
     kind = env.get("kind")
     issues = []
@@ -44,7 +36,5 @@ def game_remote_issues(env: dict[str, Any], i: int, pettingzoo: bool = True, grp
     elif kind == "remote" and transport_of(env["url"]) == "grpc" and not grpc:
         issues.append(FieldIssue(f"{p}.url", GRPC_MISSING))
     if kind == "game":
-        from ..envs.games.environment import game_issues
-
         issues.extend(FieldIssue(path, message) for path, message in game_issues(env, i, pettingzoo, chess))
     return issues

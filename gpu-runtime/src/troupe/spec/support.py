@@ -21,7 +21,7 @@ from .game_remote_rules import game_remote_issues
 from ..envs.games.board import pettingzoo_available
 from ..envs.remote.protocol import grpc_available
 from ..engines.train.deepspeed_config import deepspeed_actor_issues
-from ..gpu_ids import granted_gpus_text, host_gpu_ids, ungranted_gpus
+from ..host.gpu_ids import granted_gpus_text, host_gpu_ids, ungranted_gpus
 from ..envs.games.chess import chess_available
 from .run_rules import run_rule_issues
 from .rollout_rules import rollout_issues

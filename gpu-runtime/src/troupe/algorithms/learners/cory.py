@@ -21,7 +21,7 @@ from typing import Any, Sequence
 import torch
 
 from ...envs.roles import RoleExchange, as_played, play_roles_at, roles_of
-from ..learner import LearnerSetup, Updates, register_learner
+from ..learner_base import LearnerSetup, Updates, register_learner
 from ..names import CORY_ROLES
 from ..on_policy import OnPolicyLearner, seats
 from ..training_shares import Share

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ...engines.train import BackendSettings, TrainBackend, build_backend
-from ...distributed import RankContext
+from ...launch.distributed import RankContext
 from ...models.loading import load_actor_model
 from ...engines.rollout.sampling import Rollout
 from ...models.tokenizer import Tokenizer

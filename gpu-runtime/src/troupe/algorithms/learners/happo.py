@@ -17,7 +17,7 @@ import torch
 from ...engines.rollout.sampling import Rollout
 from ...engines.train.policy import completion_logprobs
 from ..happo_math import happo_factor, sequence_log_ratio
-from ..learner import LearnerSetup, register_learner
+from ..learner_base import LearnerSetup, register_learner
 from ..on_policy import OnPolicyLearner
 from ..training_shares import Share
 

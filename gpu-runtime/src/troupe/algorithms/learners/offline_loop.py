@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import torch
 
-from ...distributed import RankContext
+from ...launch.distributed import RankContext
 from ...envs.environments import allocate_prompts
 from ...models.lora import adapters_disabled, has_lora
-from ..learner import LearnerSetup, register_learner
+from ..learner_base import LearnerSetup, register_learner
 from ..lr_schedule import lr_at
 from ..micro_batch import ChoiceLog, metrics_of, resolve_for_training
 from ...spec.runspec_types import RunSpec
@@ -89,7 +89,7 @@ def slices(rows: int, ctx: RankContext, size: int | None) -> Iterator[tuple[int,
 
 
 class OfflineLearner:
-    """SFT or DPO for the run's trainable actors, one `step` per training step (learner.py's interface with
+    """SFT or DPO for the run's trainable actors, one `step` per training step (learner_base.py's interface with
     `rolls_out` False: the loop samples nothing for it; the actors' weights are its whole state)."""
 
     rolls_out = False

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import torch
 
-from ...distributed import RankContext
+from ...launch.distributed import RankContext
 from ...engines.rollout.sampling import Rollout
 from ...residency.manager import Resident
 from ...spec.runspec_types import Algorithm, RunSpec, Trainer

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ..learner import LearnerSetup, register_learner
+from ..learner_base import LearnerSetup, register_learner
 from ..on_policy import OnPolicyLearner
 from ..value_mixing import QMixer, vdn_mix
 from . import ppo

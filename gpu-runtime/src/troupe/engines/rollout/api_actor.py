@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from ...host_policy import check_api_actor
+from ...host.host_policy import check_api_actor
 from ...spec import SpecError
 from ...spec.runspec_types import Actor, ActorSampling, to_dict
 

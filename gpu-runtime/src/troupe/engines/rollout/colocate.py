@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import torch
 
 from .api_actor import ApiActor
-from ...data_roots import checked_path
+from ...host.data_roots import checked_path
 from .api import ApiEngine
 from .base import RolloutEngine
 from .hf import HFEngine

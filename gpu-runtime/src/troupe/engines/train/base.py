@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 import torch
 
-from ...distributed import RankContext
+from ...launch.distributed import RankContext
 from ...spec.runspec_types import ActorTraining, to_dict
 
 PARTS = ("params", "optimizer")

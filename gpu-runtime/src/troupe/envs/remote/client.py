@@ -16,30 +16,14 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
 import aiohttp
 
 from .gate import SessionGate, SessionLimits
-from .protocol import ProtocolError, transport_of
+from .protocol import ProtocolError, RemoteFailure, transport_of
 
 T = TypeVar("T")
-
-
-@dataclass
-class RemoteFailure(Exception):
-    """One failed call: `kind` is timeout | connection | status | garbage; `route` the protocol's call
-    (reset, step, ...), shown as the transport names it (POST step, gRPC Step)."""
-
-    kind: str
-    detail: str
-    route: str
-    transport: str = "http"
-
-    def __str__(self) -> str:
-        call = f"gRPC {self.route.capitalize()}" if self.transport == "grpc" else f"POST {self.route}"
-        return f"{self.kind} on {call}: {self.detail}"
 
 
 class LoopClient:
@@ -136,7 +120,7 @@ class RemoteClient(LoopClient):
 def connect(url: str, timeout_s: float, limits: SessionLimits | None = None) -> LoopClient:
     """The client of `url`'s transport. gRPC is imported here only: grpcio is an extra (troupe[grpc])."""
     if transport_of(url) == "grpc":
-        from .grpc_client import GrpcClient
+        from .grpc_client import GrpcClient  # optional engine: grpcio is an extra (troupe[grpc])
 
         return GrpcClient(url, timeout_s, limits)
     return RemoteClient(url, timeout_s, limits=limits)

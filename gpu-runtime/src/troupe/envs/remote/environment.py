@@ -27,13 +27,12 @@ from urllib.parse import urlsplit
 from typing import Any, Sequence
 
 from ..environment_api import Environment, Reply
-from ...host_policy import API_HOSTS_VAR, env_list, host_allowed
+from ...host.host_policy import API_HOSTS_VAR, env_list, host_allowed
 from ...spec import SpecError
-from ...spec.game_remote_rules import GRPC_MISSING, URL_HINT
 from .client import LoopClient, RemoteFailure, connect
 from .gate import DEFAULT_MAX_CONCURRENT, SessionLimits
 from .metrics import session_metrics
-from .protocol import ResetReply, StepReply, grpc_available, transport_of
+from .protocol import GRPC_MISSING, URL_HINT, ResetReply, StepReply, grpc_available, transport_of
 
 def check_environment_url(url: str, field: str) -> None:
     """The trainer calls a remote environment itself, so its host must be one the operator lists, as for API

@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable, TypeVar
 
+from .protocol import RemoteFailure
+
 T = TypeVar("T")
 
 DEFAULT_MAX_CONCURRENT = 256
@@ -58,8 +60,6 @@ class SessionGate:
         self._spent.pop(session, None)
 
     async def call(self, session: str | None, post: Callable[[], Awaitable[T]], route: str, transport: str) -> T:
-        from .client import RemoteFailure  # here: client.py imports this module
-
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.limits.max_concurrent)
         self.waiting += 1

@@ -29,6 +29,28 @@ from typing import Any, Mapping
 HTTP_SCHEMES = ("http://", "https://")
 GRPC_SCHEME = "grpc://"
 
+# The refusal words of a remote environment's url (spec/game_remote_rules.py's, and environment.py's for its `python` form).
+URL_HINT = 'a remote environment needs url: "http://host:port" or "grpc://host:port" of a server of the protocol'
+GRPC_MISSING = (
+    'a "grpc://" url needs grpcio and protobuf on this host (pip install "troupe[grpc]"); '
+    "they are not installed here: install them, or serve the environment over http://"
+)
+
+
+@dataclass
+class RemoteFailure(Exception):
+    """One failed call: `kind` is timeout | connection | status | garbage; `route` the protocol's call
+    (reset, step, ...), shown as the transport names it (POST step, gRPC Step)."""
+
+    kind: str
+    detail: str
+    route: str
+    transport: str = "http"
+
+    def __str__(self) -> str:
+        call = f"gRPC {self.route.capitalize()}" if self.transport == "grpc" else f"POST {self.route}"
+        return f"{self.kind} on {call}: {self.detail}"
+
 
 def grpc_available() -> bool:
     """grpcio and protobuf importable (looked up, not imported: the HTTP path never loads them)."""

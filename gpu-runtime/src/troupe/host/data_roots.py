@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .spec import SpecError
+from ..spec import SpecError
 
 DATA_ROOTS_VAR = "TROUPE_DATA_ROOTS"
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..models.shared_lora import base_key
+
 ENV = "TROUPE_GPU_IDS"
 
 
@@ -53,8 +55,6 @@ def granted_gpus_text(environ: dict[str, str] | None = None) -> str:
 
 def spread_index(spec: dict[str, Any], actor_name: str, device_count: int) -> int | None:
     """CUDA index for an unplaced actor when no local actor has a placement (None: use the run's device)."""
-    from .models.shared_lora import base_key  # torch: only where a device is being chosen (spec checks stay light)
-
     local = [a for a in spec["actors"] if a["backend"] != "openai"]
     if device_count <= 1 or any(a["placement"]["gpus"] or a["placement"].get("processes") is not None for a in local):
         return None

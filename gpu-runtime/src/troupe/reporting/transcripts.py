@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from .envs.collaborative import Episode
-from .envs.roles import roles_of
-from .events import EventWriter
+from ..envs.collaborative import Episode
+from ..envs.roles import roles_of
+from ..events import EventWriter
 
 if TYPE_CHECKING:  # train.py imports this module
-    from .envs.single_turn import EnvRollout
-    from .algorithms.training_shares import ConversationPart
+    from ..envs.single_turn import EnvRollout
+    from ..algorithms.training_shares import ConversationPart
 
 
 def emit_episodes(

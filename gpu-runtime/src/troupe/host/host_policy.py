@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from urllib.parse import urlsplit
 
 from .data_roots import configured_roots
-from .spec import SpecError
+from ..spec import SpecError
 
 ACTOR_KEY_ENVS_VAR = "TROUPE_ACTOR_KEY_ENVS"
 API_HOSTS_VAR = "TROUPE_API_HOSTS"

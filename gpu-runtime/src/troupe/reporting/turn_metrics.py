@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .envs.roles import roles_played_by
+from ..envs.roles import roles_played_by
 
 MAX_TURNS = 16
 

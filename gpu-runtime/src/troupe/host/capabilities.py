@@ -15,6 +15,8 @@ import os
 import platform
 from typing import Any
 
+from .. import sandbox as sandboxing
+from ..envs.games.chess import chess_js_version
 from .host_policy import host_policy
 
 ENGINES = (
@@ -39,9 +41,8 @@ def engine_versions() -> dict[str, str | None]:
             found[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             found[name] = "unknown"
-    from .envs.games.chess import chess_js_version  # the chess server's chess.js (Node), not a Python package
 
-    found["chess.js"] = chess_js_version()
+    found["chess.js"] = chess_js_version()  # the chess server's chess.js (Node), not a Python package
     return found
 
 
@@ -72,11 +73,9 @@ def host_memory_bytes() -> int | None:
 def capabilities() -> dict[str, Any]:
     import torch
 
-    from .sandbox import sandbox_status
-
     engines = engine_versions()
     cuda = torch.cuda.is_available()
-    sandbox = sandbox_status()
+    sandbox = sandboxing.sandbox_status()  # the package's attribute: the runner-requirements tests stand in for the probe
     devices = gpus()
     backends = ["torch", "fsdp2"] + (["deepspeed"] if engines["deepspeed"] and cuda else [])
     # What spec/support.py accepts here: bf16 everywhere on CPU, on CUDA only where every GPU has it.
