@@ -113,3 +113,21 @@ def test_turn_metrics_follow_the_actor_into_its_roles(selfplay):
     # X moves at turn 0 of every game, so the one actor playing X and O spoke at turn 0 in all of them.
     assert values["turns/0/share"] == 1.0
     assert values["turns/0/tokens"] >= 1
+
+
+def test_evaluation_plays_the_roles(tmp_path):
+    """Held-out rows of the self-play environment are evaluated with the one actor in both seats: its eval metrics,
+    and X's and O's apart (evaluation.py keys episodes by role, as training does)."""
+    spec = selfplay_spec(steps=1)
+    spec["trainer"]["evalEvery"] = 1
+    spec["datasets"][0]["evalFraction"] = 0.25
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    evals = [e for e in result.events if e["type"] == "metric" and "eval/reward/mean" in e["values"]]
+    assert [e["actor"] for e in evals] == ["policy"]
+    values = evals[0]["values"]
+    env = spec["environments"][0]["name"]
+    held_out = values[f"eval/{env}/samples"]
+    # Every held-out row is one game, scored for X and for O: twice as many samples as rows, half of them each role's.
+    assert held_out >= 2 and values[f"eval/{env}/role/X/samples"] == values[f"eval/{env}/role/O/samples"] == held_out / 2
+    assert -1.0 <= values[f"eval/{env}/role/X/reward/mean"] <= 1.2 and -1.0 <= values[f"eval/{env}/role/O/reward/mean"] <= 1.2

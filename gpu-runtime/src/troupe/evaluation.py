@@ -20,6 +20,8 @@ Metrics, per actor (the event's `actor`):
         over every environment the actor was evaluated in (the names single-turn eval always had)
     eval/<environment>/reward/mean, .../reward/std, .../reward/<component>, .../completion_len, .../samples
         per environment
+    eval/<environment>/role/<role>/reward/mean, ...
+        per role, for an actor playing named roles (`environments[].roles`: one policy as X and O)
 
 Torch's and numpy's RNG states are restored afterwards, so a run with eval trains exactly as the same run
 without it. Nothing here is trained on.
@@ -57,6 +59,7 @@ class Scored:
     reward: float
     components: dict[str, float]
     completion_len: int
+    role: str | None = None  # the role the actor played (`environments[].roles`), when it is not the actor's own name
 
 
 # How an environment is evaluated (its rows, the run's actors, the API actors, the run's seed -> scored samples).
@@ -122,15 +125,19 @@ def _single_turn(env: Any, rows: list[int], actors: dict[str, Actor], api_actors
 
 @register_evaluation(CollaborativeEnvironment)
 def _episodes(env: CollaborativeEnvironment, rows: list[int], actors: dict[str, Actor], api_actors: dict[str, Any], seed: int) -> list[Scored]:
-    tokenizers = {a: actors[a].loaded.tokenizer if a in actors else None for a in env.actors}
+    # Episodes and schedules are keyed by role (`environments[].roles`; without them each actor is its own role), and
+    # each role samples with its actor's engine, tokenizer and sampling, as in training (collaborative.py).
+    roles = env.roles
+    played_by = {r: env.actor_of(r) for r in roles}
+    tokenizers = {r: actors[a].loaded.tokenizer if a in actors else None for r, a in played_by.items()}
     episodes = []
     for k, r in enumerate(rows):
         seed_k = schedule_seed(seed, EVAL_SEED_PREFIX + env.name, 0, k, 0)
-        turns = dsl_sample(env.node, seed_k, env.actors, env.spec["maxTurns"]) if env.node is not None else []
+        turns = dsl_sample(env.node, seed_k, roles, env.spec["maxTurns"]) if env.node is not None else []
         episodes.append(env.new_episode(env.dataset.rows[r], r, k, 0, turns, tokenizers))
     # A local actor samples with its rollout engine (vLLM, or transformers `generate` on its module).
-    models = {a: engine_of(actors[a]) if a in actors else api_actors[a] for a in env.actors}
-    samplings = {a: _sampling(actors[a]) if a in actors else api_actors[a].sampling for a in env.actors}
+    models = {r: engine_of(actors[a]) if a in actors else api_actors[a] for r, a in played_by.items()}
+    samplings = {r: _sampling(actors[a]) if a in actors else api_actors[a].sampling for r, a in played_by.items()}
     play = getattr(env, "play", None) or run_turns  # acting environments speak between turns (acting.py)
     # Every local actor samples through its own engine on its own device; `play` asks for one for what it builds
     # itself: the environment's first local actor's (the CPU when all of them are API actors).
@@ -139,11 +146,11 @@ def _episodes(env: CollaborativeEnvironment, rows: list[int], actors: dict[str, 
     env.score_all(episodes)
     out = []
     for e in episodes:
-        for a in env.actors:
-            if a not in e.rewards:
+        for role, a in played_by.items():
+            if role not in e.rewards:
                 continue
-            own_tokens = sum(len(m.ids) for m in e.messages if m.actor == a and getattr(m, "role", "actor") != "environment")
-            out.append(Scored(env.name, a, float(e.rewards[a]), dict(e.components.get(a, {})), own_tokens))
+            own_tokens = sum(len(m.ids) for m in e.messages if m.actor == role and getattr(m, "role", "actor") != "environment")
+            out.append(Scored(env.name, a, float(e.rewards[role]), dict(e.components.get(role, {})), own_tokens, role if role != a else None))
     return out
 
 
@@ -203,5 +210,7 @@ def evaluate(
         for env_name, env_scored in by_env.items():
             values.update(eval_metrics(env_scored, f"eval/{env_name}/"))
             values[f"eval/{env_name}/reward/std"] = float(np.std([s.reward for s in env_scored]))
+            for role in sorted({s.role for s in env_scored if s.role is not None}):  # self-play: X's and O's apart
+                values.update(eval_metrics([s for s in env_scored if s.role == role], f"eval/{env_name}/role/{role}/"))
         events.metric(step, values, actor=name)
     return results

@@ -22,7 +22,6 @@ export function roleIssues(spec: RoleRuleInput): ActorRuleIssue[] {
   const issues: ActorRuleIssue[] = [];
   const runActors = new Set(spec.actors.map((a) => a.name));
   const grpo = (GRPO_FAMILY as readonly string[]).includes(spec.algorithm.name);
-  const evaluates = spec.trainer.evalEvery > 0 || spec.trainer.steps === 0;
   spec.environments.forEach((env, i) => {
     if (env.roles === undefined) return;
     const add = (path: (string | number)[], message: string) => issues.push({ path: ["environments", i, ...path], message });
@@ -37,12 +36,6 @@ export function roleIssues(spec: RoleRuleInput): ActorRuleIssue[] {
     }
     if (!grpo) {
       add(["roles"], `roles are trained by the GRPO family (${GRPO_FAMILY.join(", ")}); ${spec.algorithm.name} reads each actor's turns by actor: use one of those, or drop roles`);
-    }
-    // Evaluation (evaluation.py) plays an environment by its actors: one that would be evaluated is refused (an
-    // eval-only environment beside it, say against the random player, is fine).
-    const heldOut = (spec.datasets.find((d) => d.name === env.dataset)?.evalFraction ?? 0) > 0;
-    if (env.evalOnly || (evaluates && heldOut)) {
-      add(["roles"], "this environment would be evaluated (evalOnly, or its dataset's evalFraction with trainer.evalEvery), and evaluation does not play roles yet: evaluate another environment, or drop roles");
     }
     for (const [role, actor] of roles) {
       if (!runActors.has(actor)) {

@@ -15,7 +15,6 @@ def role_rule_issues(spec: dict[str, Any]) -> list[FieldIssue]:
     issues: list[FieldIssue] = []
     run_actors = {a["name"] for a in spec["actors"]}
     name = spec["algorithm"]["name"]
-    evaluates = spec["trainer"]["evalEvery"] > 0 or spec["trainer"]["steps"] == 0
     for i, env in enumerate(spec["environments"]):
         roles = env.get("roles")
         if roles is None:
@@ -33,14 +32,6 @@ def role_rule_issues(spec: dict[str, Any]) -> list[FieldIssue]:
             continue
         if name not in GRPO_FAMILY:
             add("roles", f"roles are trained by the GRPO family ({', '.join(GRPO_FAMILY)}); {name} reads each actor's turns by actor: use one of those, or drop roles")
-        # Evaluation (evaluation.py) plays an environment by its actors: one that would be evaluated is refused (an
-        # eval-only environment beside it, say against the random player, is fine).
-        held_out = any(d["name"] == env["dataset"] and d.get("evalFraction", 0) > 0 for d in spec["datasets"])
-        if env.get("evalOnly") or (evaluates and held_out):
-            add(
-                "roles",
-                "this environment would be evaluated (evalOnly, or its dataset's evalFraction with trainer.evalEvery), and evaluation does not play roles yet: evaluate another environment, or drop roles",
-            )
         for role, actor in roles.items():
             if actor not in run_actors:
                 add(f"roles.{role}", f'unknown actor "{actor}": a role is played by one of actors[]')
