@@ -51,3 +51,18 @@ def test_outcome_template_runs(tmp_path, name, area):
             term = key.split("/")[1]
             assert value in (0.0, weights[term]), key
     assert len(result.metrics(f"{area}/accuracy", actor="s1")) == 2
+
+
+def test_self_play_template_is_one_policy_in_both_seats(tmp_path):
+    """Issue #27: self-play is one model, not two copies. The template's one actor plays X and O; one step trains it
+    once, and the roles' metrics are reported apart."""
+    spec = json.loads(json.dumps(TEMPLATES["self_play_game"]))
+    assert [a["name"] for a in spec["actors"]] == ["policy"]
+    assert spec["environments"][0]["roles"] == {"X": "policy", "O": "policy"}
+    spec["trainer"].update(steps=1, promptsPerStep=2)
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    updates = [e for e in result.events if e["type"] == "metric" and "loss" in e["values"]]
+    assert [e["actor"] for e in updates] == ["policy"]
+    rewards = next(e["values"] for e in result.events if e["type"] == "metric" and "reward/mean" in e["values"])
+    assert {"role/X/reward", "role/O/reward"} <= set(rewards)

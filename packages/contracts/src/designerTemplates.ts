@@ -104,9 +104,9 @@ export const SELF_PLAY_GAME_TEMPLATE_INPUT: RunSpecInput = {
   specVersion: SPEC_VERSION,
   name: "Self-play tic-tac-toe (template)",
   description:
-    "Environment kind `game`, opponent `actors`: `x` (moves first) and `o`, both the same tiny model, play tic-tac-toe against each other; the game speaks between moves. Win 1, draw 0, loss -1, an illegal move forfeits; 0.1 per legal move while they learn what a move looks like.",
+    "Environment kind `game`, opponent `actors`, with roles: one tiny model, `policy`, plays both `X` (moves first) and `O` (`environments[].roles`), so self-play is one set of weights and one update over both roles' moves; the game speaks between moves. Win 1, draw 0, loss -1, an illegal move forfeits; 0.1 per legal move while it learns what a move looks like. `algorithm.advantage: \"rae\"` keeps a moving baseline per role (zero-sum play).",
   seed: 1234,
-  actors: [tinyActor("x", 4), tinyActor("o", 4)],
+  actors: [tinyActor("policy", 4)],
   datasets: [{ name: "boards", source: { kind: "builtin", name: "echo_letter", size: 64 } }],
   rewards: [],
   environments: [
@@ -114,13 +114,14 @@ export const SELF_PLAY_GAME_TEMPLATE_INPUT: RunSpecInput = {
       name: "tictactoe",
       kind: "game",
       dataset: "boards",
-      actors: ["x", "o"],
+      actors: ["policy"],
+      roles: { X: "policy", O: "policy" },
       game: { name: "tic_tac_toe", opponent: "actors", legalMoveReward: 0.1 },
       prompt: { field: "prompt", applyChatTemplate: false },
       maxTurns: 9,
     },
   ],
-  algorithm: { name: "grpo", groupSize: 8 },
+  algorithm: { name: "grpo", groupSize: 8, advantage: "rae" },
   trainer: cpuTrainer,
   tags: ["template", "multi-agent", "self-play"],
 };
@@ -131,5 +132,5 @@ export const DESIGNER_TEMPLATES: { id: string; label: string; note: string; spec
   { id: "majority_vote", label: "Majority vote", note: "Three solvers answer alone; the majority answer decides everyone's reward.", spec: MAJORITY_VOTE_KIND_TEMPLATE_INPUT },
   { id: "summary", label: "Summary", note: "Three solvers answer alone; a summariser reads them and writes the team's answer.", spec: SUMMARY_TEMPLATE_INPUT },
   { id: "cory", label: "CORY pair", note: "A pioneer and an observer of one model, the observer reading the pioneer's answer; they swap roles.", spec: CORY_TEMPLATE_INPUT },
-  { id: "self_play_game", label: "Self-play game", note: "Two actors of one tiny model play tic-tac-toe against each other.", spec: SELF_PLAY_GAME_TEMPLATE_INPUT },
+  { id: "self_play_game", label: "Self-play game", note: "One tiny model plays both X and O (roles): self-play with one set of weights and a moving baseline per role.", spec: SELF_PLAY_GAME_TEMPLATE_INPUT },
 ];
