@@ -12,7 +12,7 @@ const GAMES = [
 ] as const;
 const OPPONENTS = [
   { value: "random", label: "The built-in random player (one actor)" },
-  { value: "actors", label: "Another actor (two actors; self-play: same model)" },
+  { value: "actors", label: "The actors (two seats: two actors, or one actor in both through Roles: self-play)" },
 ] as const;
 const SIDES = ["first", "second", "alternate"] as const;
 
