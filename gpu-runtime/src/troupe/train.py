@@ -224,7 +224,7 @@ def run_loop(
     def memory(step: int, phase: str, actor: str | None = None) -> None:
         report_memory(events, step, phase, device, actor)
 
-    environments: list[Any] = build_run_environments(spec, work_dir, rewards)
+    environments: list[Any] = build_run_environments(run, work_dir, rewards)
     for env in environments:
         if closing is not None:
             closing.callback(env.close)  # environments that hold resources (acting.py)
