@@ -9,7 +9,7 @@ import importlib.util
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from .environment_api import Environment
 from ..spec import SpecError

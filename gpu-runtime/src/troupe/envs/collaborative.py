@@ -92,9 +92,9 @@ def round_spec_issues(env_spec: Mapping[str, Any], index: int) -> list[tuple[str
     return round_spec_errors(effective_round_spec(env_spec), player_names(env_spec), env_spec["maxTurns"], index)
 
 
-def section_round_spec(section: EnvironmentSection, players: Sequence[str], index: int) -> dsl.Node | None:
-    """The compiled round spec of a built environment (None where it has none and `kind` gives none), its errors
-    raised with the field's path."""
+def section_round_spec(section: EnvironmentSection, players: Sequence[str], index: int) -> dsl.Node:
+    """The compiled round spec of a built environment (its own, or the one its `kind` implies), its errors raised
+    with the field's path."""
     source = round_spec_of(section.round_spec, section.kind, players)
     issues = round_spec_errors(source, players, section.max_turns, index)
     if issues:

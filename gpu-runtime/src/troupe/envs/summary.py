@@ -17,7 +17,7 @@ summariser can be read against the plain vote), and the answerers' agreement.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
