@@ -195,6 +195,13 @@ class CollaborativeEnvironment:
     # seats are keyed by role; `actors` stays the actors who play (what the run samples and trains).
     role_actor: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # A document handed to the constructor (tests and notebooks build environments by hand) is read once, here;
+        # what the object holds itself (its actors, its dataset) fills what a partial document leaves out.
+        if isinstance(self.section, Mapping):
+            known = {"actors": list(self.actors), "dataset": self.dataset.name if self.dataset is not None else ""}
+            self.section = environment_section({**known, **self.section})
+
     @property
     def name(self) -> str:
         return self.section.name
