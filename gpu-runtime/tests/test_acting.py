@@ -56,7 +56,7 @@ def test_environment_messages_are_context_never_targets_on_real_tokenisation(hf_
     env.bind({})
     tokenizers = {"Alice": alice.tokenizer, "Bob": bob.tokenizer}
     episodes = [env.new_episode(rows[i], i, i, 0, [], tokenizers) for i in range(3)]
-    env.play(episodes, {"Alice": alice.model, "Bob": bob.model}, tokenizers, {"Alice": SAMPLING, "Bob": SAMPLING}, torch.device("cpu"))
+    env.play(episodes, {"Alice": alice.model, "Bob": bob.model}, tokenizers, {"Alice": SAMPLING, "Bob": SAMPLING})
     for e in episodes:
         assert [(m.actor, m.role) for m in e.messages] == [
             ("Alice", "assistant"), ("referee", "environment"), ("Bob", "assistant"), ("referee", "environment"), ("Alice", "assistant"), ("referee", "environment"),

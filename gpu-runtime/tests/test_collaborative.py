@@ -57,7 +57,7 @@ def _two_actor_episodes(hf_path: Path, n: int = 3):
         env.new_episode(rows[i], i, i, 0, dsl_sample(env.node, schedule_seed(0, "chat", 1, i, 0), env.actors, 16), tokenizers)
         for i in range(n)
     ]
-    run_turns(episodes, {"Alice": alice.model, "Bob": bob.model}, tokenizers, {"Alice": SAMPLING, "Bob": SAMPLING}, torch.device("cpu"))
+    run_turns(episodes, {"Alice": alice.model, "Bob": bob.model}, tokenizers, {"Alice": SAMPLING, "Bob": SAMPLING})
     return alice, episodes
 
 
@@ -210,7 +210,7 @@ def test_visibility_hides_messages_from_a_reader(hf_folder):  # noqa: F811
     env = collab.build_collaborative(env_spec, 0, {"rows": Dataset("rows", rows, [0], [])}, {"r": reward}, np.random.default_rng(0))
     tokenizers = {"Alice": alice.tokenizer, "Bob": bob.tokenizer}
     episode = env.new_episode(rows[0], 0, 0, 0, [["Alice"], ["Bob"], ["Alice"]], tokenizers)
-    run_turns([episode], {"Alice": alice.model, "Bob": bob.model}, tokenizers, {"Alice": SAMPLING, "Bob": SAMPLING}, torch.device("cpu"))
+    run_turns([episode], {"Alice": alice.model, "Bob": bob.model}, tokenizers, {"Alice": SAMPLING, "Bob": SAMPLING})
     bob_reads = bob.tokenizer.decode(episode.views["Bob"].ids)
     assert "Alice:" not in bob_reads and bob_reads.startswith("hi\nBob:")
     alice_reads = alice.tokenizer.decode(episode.views["Alice"].ids)

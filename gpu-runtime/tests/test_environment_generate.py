@@ -91,7 +91,7 @@ def test_samples_become_views_whose_loss_mask_is_the_completion():
             return {"a": [Sample([5, 6], [7, 8, 9], 1.0, [-0.1, -0.2, -0.3]), None], "b": [None, Sample([1], [2], {"x": 0.5})]}
 
     episodes = [Episode(0, 0, s, [], "", {}, {"a": None, "b": None}, row={"q": s}) for s in range(2)]  # type: ignore[dict-item]
-    play_generated(Fixed(), episodes, {}, {"a": None, "b": None}, {}, None)  # type: ignore[arg-type]
+    play_generated(Fixed(), episodes, {}, {"a": None, "b": None}, {})  # type: ignore[arg-type]
     import torch
 
     a = actor_batch([e.views["a"] for e in episodes], 0, torch.device("cpu"))

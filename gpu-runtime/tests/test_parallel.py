@@ -50,7 +50,7 @@ def _parallel_episodes(hf_path, n=3):
         env.new_episode(rows[i], i, i, 0, dsl_sample(env.node, schedule_seed(0, "merge", 1, i, 0), env.actors, 16), tokenizers)
         for i in range(n)
     ]
-    run_turns(episodes, models, tokenizers, {a: SAMPLING for a in env.actors}, torch.device("cpu"))
+    run_turns(episodes, models, tokenizers, {a: SAMPLING for a in env.actors})
     return env, episodes, tokenizers, models
 
 

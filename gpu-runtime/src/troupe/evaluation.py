@@ -139,10 +139,7 @@ def _episodes(env: CollaborativeEnvironment, rows: list[int], actors: dict[str, 
     models = {r: engine_of(actors[a]) if a in actors else api_actors[a] for r, a in played_by.items()}
     samplings = {r: _sampling(actors[a]) if a in actors else api_actors[a].sampling for r, a in played_by.items()}
     play = getattr(env, "play", None) or run_turns  # acting environments speak between turns (acting.py)
-    # Every local actor samples through its own engine on its own device; `play` asks for one for what it builds
-    # itself: the environment's first local actor's (the CPU when all of them are API actors).
-    device = next((actors[a].device for a in env.actors if a in actors), torch.device("cpu"))
-    play(episodes, models, tokenizers, samplings, device)
+    play(episodes, models, tokenizers, samplings)  # every local actor samples through its own engine, on its own device
     env.score_all(episodes)
     out = []
     for e in episodes:

@@ -244,7 +244,7 @@ def run_loop(
     if liger_cls is not None:
         events.log("info", "policy loss: Liger fused linear GRPO loss where the loss type maps onto it")
 
-    environments: list[Any] = build_run_environments(spec, work_dir, rewards)
+    environments: list[Any] = build_run_environments(run, work_dir, rewards)
     for env in environments:
         if closing is not None:
             closing.callback(env.close)  # environments that hold resources (acting.py)

@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-import torch
-
 from .collaborative import CollaborativeEnvironment, Episode, Message, View, append_message, speak, SEPARATOR
 from .acting_kinds import ACTING_IMPLS
 from .environment_api import Environment, Reply
@@ -43,8 +41,8 @@ class ActingEnvironment(CollaborativeEnvironment):
     def user_text(self, row: dict[str, Any], row_index: int) -> str:
         """The spec's prompt; empty where a python environment's dataset has no such column (its
         `reset` writes the opening)."""
-        prompt = self.spec["prompt"]
-        if "template" not in prompt and prompt["field"] not in row:
+        prompt = self.section.prompt
+        if prompt.template is None and prompt.field not in row:
             return ""
         return super().user_text(row, row_index)
 
@@ -67,7 +65,7 @@ class ActingEnvironment(CollaborativeEnvironment):
     ) -> Episode:
         user = self.user_text(row, row_index)
         systems = {a: s for a in self.roles if (s := self.system_text(a, row, row_index)) is not None}
-        e = Episode(row_index, group, sample_index, schedule, user, systems, {}, visibility=self.spec.get("visibility"), row=dict(row))
+        e = Episode(row_index, group, sample_index, schedule, user, systems, {}, visibility=self.visibility, row=dict(row))
         opening = self.impl.reset(e)
         if opening is not None:
             e.user = str(opening)
@@ -86,15 +84,14 @@ class ActingEnvironment(CollaborativeEnvironment):
         models: dict[str, Any],
         tokenizers: dict[str, Tokenizer | None],
         samplings: dict[str, dict[str, Any]],
-        device: torch.device | None = None,
     ) -> dict[str, float]:
-        """Play the step's episodes to their end; rollout seconds per actor (`device`: only for transformers
-        models handed in as they are)."""
+        """Play the step's episodes to their end; rollout seconds per actor (each samples with its engine, where its
+        actor is placed)."""
         if self.impl.generates():  # the environment plays them itself (environment_generate.py)
-            return play_generated(self.impl, episodes, models, tokenizers, samplings, device)
+            return play_generated(self.impl, episodes, models, tokenizers, samplings)
         seconds: dict[str, float] = {}
         turns: dict[int, int] = {id(e): 0 for e in episodes}
-        max_turns = int(self.spec["maxTurns"])
+        max_turns = int(self.section.max_turns)
         while True:
             speakers: dict[str, list[Episode]] = {}
             for e in episodes:
@@ -111,7 +108,7 @@ class ActingEnvironment(CollaborativeEnvironment):
                 return seconds
             spoke: list[tuple[Episode, Message]] = []
             for actor, batch in speakers.items():
-                for e, m in zip(batch, speak(actor, batch, models, tokenizers, samplings, device, seconds)):
+                for e, m in zip(batch, speak(actor, batch, models, tokenizers, samplings, seconds)):
                     append_message(e, m, tokenizers)
                     turns[id(e)] += 1
                     spoke.append((e, m))

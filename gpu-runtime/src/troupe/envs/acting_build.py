@@ -4,13 +4,12 @@ dataset, rewards, sampler and the run's sandbox, fail early with the field's pat
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from .acting import ActingEnvironment
 from .acting_kinds import ACTING_IMPLS, load_environment_class  # noqa: F401 - load_environment_class: its old home
-from .collaborative import effective_round_spec, round_spec_issues
+from .collaborative import section_round_spec
 from .checks import bind_env_rewards, check_prompt_field
 from .data import Dataset, RowSampler
 from .roles import player_names, role_map
@@ -18,23 +17,24 @@ from .environment_api import Environment
 from ..rewards.builtin import BoundReward
 from ..sandbox import Limits, Sandbox
 from ..spec import SpecError
-from .. import schedule as dsl
+from ..spec.runspec_types import Environment as EnvironmentSection, Sandbox as SandboxSection, to_dict
+from .sections import EnvironmentInput, environment_section
 
 
-def sandbox_limits(spec: dict[str, Any]) -> Limits:
-    """The run's `sandbox` settings (one place for rewards, tools and code), on by default."""
-    return Limits.from_settings(spec.get("sandbox"))
+def sandbox_limits(sandbox: SandboxSection | None) -> Limits:
+    """The run's `sandbox` section (one place for rewards, tools and code), on by default."""
+    return Limits.from_settings(to_dict(sandbox) if sandbox is not None else None)
 
 
-def environment_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
-    kind = ACTING_IMPLS.get(env_spec["kind"])
+def environment_impl(section: EnvironmentSection, index: int, work_dir: Path) -> Environment:
+    kind = ACTING_IMPLS.get(section.kind)
     if kind is None:
-        raise ValueError(f"not an acting environment kind: {env_spec['kind']}")
-    return kind.make(env_spec, index, work_dir)
+        raise ValueError(f"not an acting environment kind: {section.kind}")
+    return kind.make(section, index, work_dir)
 
 
 def build_acting(
-    env_spec: dict[str, Any],
+    environment: EnvironmentInput,
     index: int,
     datasets: dict[str, Dataset],
     rewards: dict[str, BoundReward],
@@ -42,25 +42,25 @@ def build_acting(
     work_dir: Path,
     limits: Limits,
 ) -> ActingEnvironment:
-    dataset = datasets[env_spec["dataset"]]
+    section = environment_section(environment)
+    dataset = datasets[section.dataset]
     path = f"environments.{index}"
-    bound = bind_env_rewards(env_spec, index, dataset, rewards)
-    issues = round_spec_issues(env_spec, index)
-    if issues:
-        raise SpecError.at(*issues[0])
-    node = dsl.compile_spec(effective_round_spec(env_spec) or "", player_names(env_spec), env_spec["maxTurns"]) if env_spec.get("roundSpec") else None
-    impl = environment_impl(env_spec, index, work_dir)
+    bound = bind_env_rewards(section, index, dataset, rewards)
+    document = to_dict(section)  # roles.py reads the roles from the document
+    players = player_names(document)
+    node = section_round_spec(section, players, index) if section.round_spec else None
+    impl = environment_impl(section, index, work_dir)
     # The environment object sees the players by the names its turns use: the roles when the spec maps them (a game's
     # seats are roles then), else the actors.
-    impl.name, impl.actors, impl.max_turns = env_spec["name"], player_names(env_spec), int(env_spec["maxTurns"])
-    impl.params = dict(env_spec.get("params") or {})
+    impl.name, impl.actors, impl.max_turns = section.name, players, int(section.max_turns)
+    impl.params = dict(section.params or {})
     impl.rewards = {r.name: r for r, _ in bound}
     impl.handles = {}
     impl.sandbox = Sandbox(limits, run_dir=work_dir)
-    roles = role_map(env_spec) if env_spec.get("roles") else {}
-    env = ActingEnvironment(index, env_spec, dataset, list(env_spec["actors"]), bound, RowSampler(dataset.train_indices, rng), node, role_actor=roles, impl=impl)
-    if not ACTING_IMPLS[env_spec["kind"]].opening_in_reset:
-        check_prompt_field(env_spec, index, dataset)
+    roles = role_map(document) if section.roles else {}
+    env = ActingEnvironment(index, section, dataset, list(section.actors), bound, RowSampler(dataset.train_indices, rng), node, role_actor=roles, impl=impl)
+    if not ACTING_IMPLS[section.kind].opening_in_reset:
+        check_prompt_field(section, index, dataset)
     first = dataset.train_indices[0]
     env.user_text(dataset.rows[first], first)  # fail early on a bad template
     check = getattr(impl, "check_row", None)

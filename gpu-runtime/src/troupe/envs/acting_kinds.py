@@ -9,10 +9,11 @@ import importlib.util
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from .environment_api import Environment
 from ..spec import SpecError
+from ..spec.runspec_types import Environment as EnvironmentSection, to_dict
 
 
 def load_environment_class(entrypoint: str, work_dir: Path, path: str) -> type[Environment]:
@@ -48,7 +49,7 @@ def load_environment_class(entrypoint: str, work_dir: Path, path: str) -> type[E
     return cls
 
 
-ImplFactory = Callable[[dict[str, Any], int, Path], Environment]
+ImplFactory = Callable[[EnvironmentSection, int, Path], Environment]
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,9 @@ class ActingKind:
     opening_in_reset: bool = False
 
 
-def _python_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
-    cls = load_environment_class(env_spec["entrypoint"], work_dir, f"environments.{index}.entrypoint")
+def _python_impl(section: EnvironmentSection, index: int, work_dir: Path) -> Environment:
+    assert section.entrypoint is not None  # the schema requires an entrypoint for python environments
+    cls = load_environment_class(section.entrypoint, work_dir, f"environments.{index}.entrypoint")
     try:
         return cls()
     except Exception as e:  # noqa: BLE001
@@ -70,28 +72,30 @@ def _python_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Enviro
 
 # The optional kinds import their modules when built: code and tools pull in the sandboxed runners and MCP,
 # games PettingZoo's wrappers, remote the HTTP/gRPC clients; a run without them never loads them.
-def _code_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
+def _code_impl(section: EnvironmentSection, index: int, work_dir: Path) -> Environment:
     from .code_env import CodeEnvironment  # registry entry loaded on demand (above)
 
-    return CodeEnvironment(env_spec.get("code") or {})
+    # CodeEnvironment is also a user-facing class that takes its settings as the spec writes them.
+    return CodeEnvironment(to_dict(section.code) if section.code is not None else {})
 
 
-def _tools_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
+def _tools_impl(section: EnvironmentSection, index: int, work_dir: Path) -> Environment:
     from .tools_env import ToolsEnvironment  # registry entry loaded on demand: MCP's client only for tools
 
-    return ToolsEnvironment(env_spec.get("tools") or {}, f"environments.{index}.tools")
+    # ToolsEnvironment is also a user-facing class that takes its settings as the spec writes them.
+    return ToolsEnvironment(to_dict(section.tools) if section.tools is not None else {}, f"environments.{index}.tools")
 
 
-def _game_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
+def _game_impl(section: EnvironmentSection, index: int, work_dir: Path) -> Environment:
     from .games.environment import GameEnvironment  # registry entry loaded on demand: PettingZoo's wrappers
 
-    return GameEnvironment.from_spec(env_spec, index)
+    return GameEnvironment.from_section(section, index)
 
 
-def _remote_impl(env_spec: dict[str, Any], index: int, work_dir: Path) -> Environment:
+def _remote_impl(section: EnvironmentSection, index: int, work_dir: Path) -> Environment:
     from .remote.environment import RemoteEnvironment  # registry entry loaded on demand: the HTTP/gRPC clients
 
-    return RemoteEnvironment.from_spec(env_spec, index)
+    return RemoteEnvironment.from_section(section.url, section.remote, index)
 
 
 # The `Environment` object of each acting kind, by name (environment_kinds.py registers each as a kind).

@@ -20,7 +20,8 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from functools import cached_property
+from typing import Any, Mapping, Sequence
 
 import jinja2
 import numpy as np
@@ -34,9 +35,12 @@ from .roles import player_names, role_map
 from ..rewards.builtin import BoundReward, combine_rewards
 from ..engines.rollout import EnginePrompt
 from ..engines.rollout.api_actor import chat_view
+from ..engines.rollout.base import RolloutEngine
 from ..engines.rollout.colocate import as_engine
 from ..engines.rollout.sampling import Rollout, sample
 from ..spec import SpecError
+from ..spec.runspec_types import Environment as EnvironmentSection, to_dict
+from .sections import EnvironmentInput, environment_section
 from ..models.tokenizer import Tokenizer
 
 _JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
@@ -54,29 +58,48 @@ def schedule_seed(run_seed: int, environment: str, step: int, group: int, sample
 MULTI_ACTOR_KINDS = ("collaborative", "adversarial", "parallel")
 
 
-def effective_round_spec(env_spec: dict[str, Any]) -> str | None:
+def round_spec_of(round_spec: str | None, kind: str, players: Sequence[str]) -> str | None:
     """The environment's roundSpec; an `adversarial` environment without one plays
     `<first actor> -> <second actor>` (the attacker speaks, the defender answers); a `parallel`
     one plays `(<drafter> & <drafter> & ...) -> <combiner>`: every actor but the last drafts from
-    the same context at once, then the last reads all drafts and writes the combination."""
-    if env_spec.get("roundSpec"):
-        return env_spec["roundSpec"]
-    actors = player_names(env_spec)  # roles when the environment names them
-    if env_spec["kind"] == "adversarial" and len(actors) == 2:
-        return f"{actors[0]} -> {actors[1]}"
-    if env_spec["kind"] == "parallel" and len(actors) >= 2:
-        drafters = " & ".join(actors[:-1])
-        return f"({drafters}) -> {actors[-1]}"
+    the same context at once, then the last reads all drafts and writes the combination.
+    `players`: the roles when the environment names them, else its actors (roles.py)."""
+    if round_spec:
+        return round_spec
+    if kind == "adversarial" and len(players) == 2:
+        return f"{players[0]} -> {players[1]}"
+    if kind == "parallel" and len(players) >= 2:
+        drafters = " & ".join(players[:-1])
+        return f"({drafters}) -> {players[-1]}"
     return None
 
 
-def round_spec_issues(env_spec: dict[str, Any], index: int) -> list[tuple[str, str]]:
-    """(field, message) for every round-spec error, with the DSL's line and column."""
-    source = effective_round_spec(env_spec)
+def round_spec_errors(source: str | None, players: Sequence[str], max_turns: int, index: int) -> list[tuple[str, str]]:
+    """(field, message) for every error of the round spec `source`, with the DSL's line and column."""
     if not source:
         return []
-    _, errors = dsl.check(source, player_names(env_spec), env_spec["maxTurns"])
+    _, errors = dsl.check(source, list(players), max_turns)
     return [(f"environments.{index}.roundSpec", f"line {e.line}, column {e.column}: {e.message} [{e.kind}]") for e in errors]
+
+
+def effective_round_spec(env_spec: Mapping[str, Any]) -> str | None:
+    """`round_spec_of` an environment's JSON document (the spec's rules read the document: spec/support.py)."""
+    return round_spec_of(env_spec.get("roundSpec"), env_spec.get("kind", "single_turn"), player_names(env_spec))
+
+
+def round_spec_issues(env_spec: Mapping[str, Any], index: int) -> list[tuple[str, str]]:
+    """`round_spec_errors` of an environment's JSON document (spec/support.py checks every environment with it)."""
+    return round_spec_errors(effective_round_spec(env_spec), player_names(env_spec), env_spec["maxTurns"], index)
+
+
+def section_round_spec(section: EnvironmentSection, players: Sequence[str], index: int) -> dsl.Node:
+    """The compiled round spec of a built environment (its own, or the one its `kind` implies), its errors raised
+    with the field's path."""
+    source = round_spec_of(section.round_spec, section.kind, players)
+    issues = round_spec_errors(source, players, section.max_turns, index)
+    if issues:
+        raise SpecError.at(*issues[0])
+    return dsl.compile_spec(source or "", list(players), section.max_turns)
 
 
 @dataclass
@@ -161,7 +184,7 @@ class Episode:
 @dataclass
 class CollaborativeEnvironment:
     index: int
-    spec: dict[str, Any]
+    section: EnvironmentSection  # its typed section of the RunSpec
     dataset: Dataset
     actors: list[str]
     rewards: list[tuple[BoundReward, float]]
@@ -172,9 +195,27 @@ class CollaborativeEnvironment:
     # seats are keyed by role; `actors` stays the actors who play (what the run samples and trains).
     role_actor: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # A document handed to the constructor (tests and notebooks build environments by hand) is read once, here;
+        # what the object holds itself (its actors, its dataset) fills what a partial document leaves out.
+        if isinstance(self.section, Mapping):
+            known = {"actors": list(self.actors), "dataset": self.dataset.name if self.dataset is not None else ""}
+            self.section = environment_section({**known, **self.section})
+
     @property
     def name(self) -> str:
-        return self.spec["name"]
+        return self.section.name
+
+    @cached_property
+    def spec(self) -> dict[str, Any]:
+        """The section as its JSON document, for the parts outside envs/ that still read a dict."""
+        return to_dict(self.section)
+
+    @cached_property
+    def visibility(self) -> dict[str, list[str]] | None:
+        """`visibility` (viewer -> the speakers it sees), as each episode keeps it."""
+        seen = self.section.visibility
+        return {viewer: list(speakers) for viewer, speakers in seen.items()} if seen is not None else None
 
     @property
     def roles(self) -> list[str]:
@@ -203,7 +244,7 @@ class CollaborativeEnvironment:
         episodes = []
         for g, r in enumerate(row_indices):
             for s in range(players.group_size):
-                turns = dsl.sample(self.node, schedule_seed(players.seed, self.name, step, g, s), self.roles, self.spec["maxTurns"]) if self.node is not None else []
+                turns = dsl.sample(self.node, schedule_seed(players.seed, self.name, step, g, s), self.roles, self.section.max_turns) if self.node is not None else []
                 episodes.append(self.new_episode(self.dataset.rows[r], r, g, s, turns, tokenizers))
         played = self.play(episodes, {r: players.engine(self.actor_of(r)) for r in self.roles}, tokenizers, {r: players.sampling(self.actor_of(r)) for r in self.roles})
         for role, sec in played.items():
@@ -218,13 +259,13 @@ class CollaborativeEnvironment:
             raise SpecError.at(path, f"cannot render dataset row {row_index}: {e}") from e
 
     def user_text(self, row: dict[str, Any], row_index: int) -> str:
-        prompt = self.spec["prompt"]
-        if "template" in prompt:
-            return self._render(prompt["template"], row, row_index, f"environments.{self.index}.prompt.template")
-        return str(row[prompt["field"]])
+        prompt = self.section.prompt
+        if prompt.template is not None:
+            return self._render(prompt.template, row, row_index, f"environments.{self.index}.prompt.template")
+        return str(row[prompt.field])
 
     def system_text(self, actor: str, row: dict[str, Any], row_index: int) -> str | None:
-        template = self.spec["systemPrompts"].get(actor)
+        template = self.section.system_prompts.get(actor)
         if template is None:
             return None
         return self._render(template, row, row_index, f"environments.{self.index}.systemPrompts.{actor}")
@@ -243,7 +284,7 @@ class CollaborativeEnvironment:
             prefix = (systems[actor] + SEPARATOR if actor in systems else "") + (user + SEPARATOR if user else "")
             view.extend(tokenizers[actor].encode(prefix, False) if prefix else [])  # type: ignore[union-attr]
             views[actor] = view
-        return Episode(row_index, group, sample_index, schedule, user, systems, views, visibility=self.spec.get("visibility"))
+        return Episode(row_index, group, sample_index, schedule, user, systems, views, visibility=self.visibility)
 
     def play(
         self,
@@ -251,10 +292,9 @@ class CollaborativeEnvironment:
         models: dict[str, Any],
         tokenizers: dict[str, Tokenizer | None],
         samplings: dict[str, dict[str, Any]],
-        device: torch.device | None = None,
     ) -> dict[str, float]:
         """Play the step's episodes by their round spec (acting environments speak between turns: acting.py)."""
-        return run_turns(episodes, models, tokenizers, samplings, device)
+        return run_turns(episodes, models, tokenizers, samplings)
 
     def score_all(self, episodes: list[Episode]) -> None:
         """Per actor and episode: conversation-scope rewards get (conversation, actor_name, **row)
@@ -300,14 +340,13 @@ def speak(
     models: dict[str, Any],
     tokenizers: dict[str, Tokenizer | None],
     samplings: dict[str, dict[str, Any]],
-    device: torch.device | None,
     seconds: dict[str, float],
 ) -> list[Message]:
     """One turn of `actor` in each episode of `batch`, sampled as one batch from each episode's
     current context (its token view plus the `Name:` header; API actors read `chat_view`).
     Nothing is appended here: see `append_message`."""
     # `models[actor]`: the actor's rollout engine; a transformers model or an ApiActor is wrapped in one.
-    engine = as_engine(models[actor], tokenizers.get(actor), device)
+    engine = engine_for(models[actor], tokenizers.get(actor))
     if engine.reads_chat:
         t0 = time.monotonic()
         chats = [chat_view(actor, e.systems.get(actor), e.user, [m for m in e.messages if e.sees_message(actor, m)]) for e in batch]
@@ -328,6 +367,13 @@ def speak(
         ended = bool(rollout.ended[k]) if rollout.ended is not None else True
         out.append(Message(actor, rollout.texts[k], ids, rollout.sampler_logprobs[k, :n].tolist(), ended))
     return out
+
+
+def engine_for(model: Any, tokenizer: Tokenizer | None) -> RolloutEngine:
+    """The engine that samples `model`: an actor's engine or an API actor as it is (each knows its own placement, the
+    actor's device); a transformers model handed in as it is (tests, notebooks) samples where its weights are."""
+    device = next(model.parameters()).device if isinstance(model, torch.nn.Module) else None
+    return as_engine(model, tokenizer, device)  # type: ignore[arg-type]  # device: read only for a bare model
 
 
 def append_message(e: Episode, m: Message, tokenizers: dict[str, Tokenizer | None]) -> None:
@@ -359,12 +405,11 @@ def run_turns(
     models: dict[str, Any],
     tokenizers: dict[str, Tokenizer | None],
     samplings: dict[str, dict[str, Any]],
-    device: torch.device | None = None,
 ) -> dict[str, float]:
     """Play every episode's schedule, batching each turn by actor. Returns rollout seconds per actor.
 
-    `models[a]` is a rollout engine, an `ApiActor` (then `tokenizers[a]` is None), or a transformers model
-    (then `device` is where it samples; engines and API actors know their own)."""
+    `models[a]` is a rollout engine (an actor's: `Players.engine`), an `ApiActor` (then `tokenizers[a]` is None), or
+    a transformers model (it samples where its weights are: `engine_for`)."""
     seconds: dict[str, float] = {}
     longest = max((len(e.schedule) for e in episodes), default=0)
     for t in range(longest):
@@ -373,7 +418,7 @@ def run_turns(
         # Every actor of a turn (`a & b`) samples from the same context: nothing is appended until all have spoken.
         for actor in dict.fromkeys(a for e in acting for a in e.schedule[t]):
             batch = [e for e in acting if actor in e.schedule[t]]
-            for e, m in zip(batch, speak(actor, batch, models, tokenizers, samplings, device, seconds)):
+            for e, m in zip(batch, speak(actor, batch, models, tokenizers, samplings, seconds)):
                 said[id(e)].append(m)
         for e in acting:
             turn = said[id(e)]
@@ -426,26 +471,25 @@ def actor_batch(views: Sequence[View], pad_id: int, device: torch.device) -> Act
 
 
 def build_collaborative(
-    env_spec: dict[str, Any],
+    environment: EnvironmentInput,
     index: int,
     datasets: dict[str, Dataset],
     rewards: dict[str, BoundReward],
     rng: np.random.Generator,
 ) -> CollaborativeEnvironment:
-    dataset = datasets[env_spec["dataset"]]
-    check_prompt_field(env_spec, index, dataset)
-    bound = bind_env_rewards(env_spec, index, dataset, rewards)
-    issues = round_spec_issues(env_spec, index)
-    if issues:
-        raise SpecError.at(*issues[0])
-    node = dsl.compile_spec(effective_round_spec(env_spec) or "", player_names(env_spec), env_spec["maxTurns"])
-    roles = role_map(env_spec) if env_spec.get("roles") else {}
-    env = CollaborativeEnvironment(index, env_spec, dataset, list(env_spec["actors"]), bound, RowSampler(dataset.train_indices, rng), node, role_actor=roles)
+    section = environment_section(environment)
+    dataset = datasets[section.dataset]
+    check_prompt_field(section, index, dataset)
+    bound = bind_env_rewards(section, index, dataset, rewards)
+    document = to_dict(section)  # roles.py reads the roles from the document
+    node = section_round_spec(section, player_names(document), index)
+    roles = role_map(document) if section.roles else {}
+    env = CollaborativeEnvironment(index, section, dataset, list(section.actors), bound, RowSampler(dataset.train_indices, rng), node, role_actor=roles)
     first = dataset.train_indices[0]
     env.user_text(dataset.rows[first], first)  # fail early on a bad template
     for role in env.roles:
         env.system_text(role, dataset.rows[first], first)
-    for actor in env_spec["systemPrompts"]:
+    for actor in section.system_prompts:
         if actor not in env.roles:
             env.notes.append(f'environment "{env.name}": systemPrompts names "{actor}", who is not one of its {"roles" if roles else "actors"}')
     return env

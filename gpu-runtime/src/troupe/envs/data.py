@@ -19,6 +19,8 @@ import numpy as np
 from ..host.data_roots import checked_path
 from .hf_datasets import load_huggingface_rows
 from ..spec import SpecError
+from ..spec.runspec_types import DatasetSourceBuiltin, DatasetSourceFile, DatasetSourceHuggingface
+from .sections import DatasetInput, dataset_section
 
 # echo_letter: a small alphabet so a random policy already hits the asked letter now and then
 # (about 1 character in the vocabulary's ~100) and a learned one has a real choice to make.
@@ -112,28 +114,30 @@ class Dataset:
         return cols
 
 
-def load_dataset(spec: dict[str, Any], index: int, seed: int, work_dir: Path) -> Dataset:
-    source = spec["source"]
+def load_dataset(spec: DatasetInput, index: int, seed: int, work_dir: Path) -> Dataset:
+    """The dataset of its typed section (`datasets[index]`; a document is read at the door, sections.py)."""
+    section = dataset_section(spec)
+    source = section.source
     field = f"datasets.{index}.source"
-    if source["kind"] == "builtin":
-        rows = BUILTIN_DATASETS[source["name"]](source["size"], seed)
-    elif source["kind"] == "file":
-        path = checked_path(source["path"], work_dir, f"{field}.path", "a file dataset")  # data_roots.py
+    if isinstance(source, DatasetSourceBuiltin):
+        rows = BUILTIN_DATASETS[source.name](source.size, seed)
+    elif isinstance(source, DatasetSourceFile):
+        path = checked_path(source.path, work_dir, f"{field}.path", "a file dataset")  # data_roots.py
         if not path.is_file():
             raise SpecError.at(f"{field}.path", f"{path} is not a file on this host")
-        reader = READERS[source["format"]]
+        reader = READERS[source.format]
         rows = reader(path, f"{field}.path")
         if not rows:
             raise SpecError.at(f"{field}.path", f"{path} has no rows")
-    elif source["kind"] == "huggingface":
+    elif isinstance(source, DatasetSourceHuggingface):
         rows = load_huggingface_rows(source, field)
     else:  # refused earlier by spec.support
-        raise SpecError.at(f"{field}.kind", f'"{source["kind"]}" datasets are not supported yet')
-    order = _rng(seed, f"split:{spec['name']}").permutation(len(rows)).tolist()
-    n_eval = int(round(len(rows) * spec["evalFraction"]))
+        raise SpecError.at(f"{field}.kind", f'"{source.kind}" datasets are not supported yet')
+    order = _rng(seed, f"split:{section.name}").permutation(len(rows)).tolist()
+    n_eval = int(round(len(rows) * section.eval_fraction))
     if n_eval >= len(rows):
         raise SpecError.at(f"datasets.{index}.evalFraction", f"holds out all {len(rows)} rows")
-    return Dataset(spec["name"], rows, sorted(order[n_eval:]), sorted(order[:n_eval]))
+    return Dataset(section.name, rows, sorted(order[n_eval:]), sorted(order[:n_eval]))
 
 
 class RowSampler:

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 if TYPE_CHECKING:
-    import torch
-
     from .collaborative import Episode
     from .environment_api import Environment
     from ..models.tokenizer import Tokenizer
@@ -157,16 +155,14 @@ def play_generated(
     models: dict[str, Any],
     tokenizers: dict[str, "Tokenizer | None"],
     samplings: dict[str, dict[str, Any]],
-    device: torch.device,
 ) -> dict[str, float]:
     """Runs `env.generate` over the step's episodes and stores each Sample as the actor's view (ids, loss mask,
     log-probs), message (for the transcript) and reward of its episode. Rollout seconds per actor."""
-    from ..engines.rollout.colocate import as_engine  # `import troupe` stays torch-free (the engines import torch)
-    from .collaborative import Message, View  # `import troupe` stays torch-free (collaborative imports torch)
+    from .collaborative import Message, View, engine_for  # `import troupe` stays torch-free (collaborative imports torch)
 
     seconds: dict[str, float] = {}
     engines = {
-        a: ActorEngine(a, as_engine(models[a], tok, device), tok, samplings[a], seconds) for a, tok in tokenizers.items() if tok is not None and a in models
+        a: ActorEngine(a, engine_for(models[a], tok), tok, samplings[a], seconds) for a, tok in tokenizers.items() if tok is not None and a in models
     }
     batch = GenerateBatch([e.row for e in episodes], [e.group for e in episodes], [e.sample for e in episodes], engines)
     out = checked_samples(env.name, env.actors, run_coroutine(env.generate(batch)), len(episodes))

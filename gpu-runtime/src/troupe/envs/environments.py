@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import jinja2
@@ -20,6 +21,8 @@ from .protocol import Players
 from .single_turn import EnvRollout, draw_single_turn
 from ..rewards.builtin import BoundReward, combine_rewards
 from ..spec import SpecError
+from ..spec.runspec_types import Environment as EnvironmentSection, to_dict
+from .sections import EnvironmentInput, environment_section
 from ..models.tokenizer import Tokenizer
 
 _JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
@@ -36,7 +39,7 @@ class RenderedPrompt:
 @dataclass
 class SingleTurnEnvironment:
     index: int
-    spec: dict[str, Any]
+    section: EnvironmentSection  # its typed section of the RunSpec
     dataset: Dataset
     actor: str
     rewards: list[tuple[BoundReward, float]]
@@ -45,7 +48,12 @@ class SingleTurnEnvironment:
 
     @property
     def name(self) -> str:
-        return self.spec["name"]
+        return self.section.name
+
+    @cached_property
+    def spec(self) -> dict[str, Any]:
+        """The section as its JSON document, for the parts outside envs/ that still read a dict."""
+        return to_dict(self.section)
 
     @property
     def actors(self) -> list[str]:
@@ -66,20 +74,20 @@ class SingleTurnEnvironment:
         return part
 
     def user_text(self, row: dict[str, Any], row_index: int) -> str:
-        prompt = self.spec["prompt"]
-        if "template" in prompt:
+        prompt = self.section.prompt
+        if prompt.template is not None:
             try:
-                return _JINJA.from_string(prompt["template"]).render(**row)
+                return _JINJA.from_string(prompt.template).render(**row)
             except jinja2.TemplateError as e:
                 raise SpecError.at(
                     f"environments.{self.index}.prompt.template", f"cannot render dataset row {row_index}: {e}"
                 ) from e
-        return str(row[prompt["field"]])
+        return str(row[prompt.field])
 
     def render(self, row: dict[str, Any], row_index: int, tokenizer: Tokenizer) -> RenderedPrompt:
         user = self.user_text(row, row_index)
-        system = self.spec["systemPrompts"].get(self.actor)
-        if self.spec["prompt"]["applyChatTemplate"]:
+        system = self.section.system_prompts.get(self.actor)
+        if self.section.prompt.apply_chat_template:
             messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
             templated = tokenizer.apply_chat_template(messages)
             if templated is not None:
@@ -111,18 +119,19 @@ class SingleTurnEnvironment:
 
 
 def build_environment(
-    env_spec: dict[str, Any],
+    environment: EnvironmentInput,
     index: int,
     datasets: dict[str, Dataset],
     rewards: dict[str, BoundReward],
     rng: np.random.Generator,
 ) -> SingleTurnEnvironment:
-    dataset = datasets[env_spec["dataset"]]
-    check_prompt_field(env_spec, index, dataset)
-    bound = bind_env_rewards(env_spec, index, dataset, rewards)
-    env = SingleTurnEnvironment(index, env_spec, dataset, env_spec["actors"][0], bound, RowSampler(dataset.train_indices, rng))
+    section = environment_section(environment)
+    dataset = datasets[section.dataset]
+    check_prompt_field(section, index, dataset)
+    bound = bind_env_rewards(section, index, dataset, rewards)
+    env = SingleTurnEnvironment(index, section, dataset, section.actors[0], bound, RowSampler(dataset.train_indices, rng))
     env.user_text(dataset.rows[dataset.train_indices[0]], dataset.train_indices[0])  # fail early on a bad template
-    if env_spec.get("roundSpec"):
+    if section.round_spec:
         env.notes.append(f'environment "{env.name}": roundSpec is ignored by single_turn environments')
     return env
 

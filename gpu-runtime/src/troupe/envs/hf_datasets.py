@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..spec import SpecError
+from ..spec.runspec_types import DatasetSourceHuggingface
 
 Row = dict[str, Any]
 
@@ -65,8 +66,8 @@ def _hub_snapshot(repo_id: str, hub: Path) -> Path | None:
         return None
 
 
-def _not_cached(source: dict[str, Any], dirs: CacheDirs, field: str) -> SpecError:
-    repo_id, config, split = source["id"], source.get("config"), source["split"]
+def _not_cached(source: DatasetSourceHuggingface, dirs: CacheDirs, field: str) -> SpecError:
+    repo_id, config, split = source.id, source.config, source.split
     args = ", ".join([repr(repo_id), *([repr(config)] if config else []), f"split={split!r}"])
     return SpecError.at(
         f"{field}.id",
@@ -78,23 +79,23 @@ def _not_cached(source: dict[str, Any], dirs: CacheDirs, field: str) -> SpecErro
     )
 
 
-def _split_error(e: Exception, source: dict[str, Any], field: str) -> SpecError | None:
+def _split_error(e: Exception, source: DatasetSourceHuggingface, field: str) -> SpecError | None:
     text = str(e)
-    if "Unknown split" in text or ("split" in text.lower() and source["split"] in text):
-        return SpecError.at(f"{field}.split", f'dataset "{source["id"]}" has no split "{source["split"]}" in the cache: {text}')
-    if source.get("config") and ("BuilderConfig" in text or "config" in text.lower()):
-        return SpecError.at(f"{field}.config", f'dataset "{source["id"]}" has no config "{source["config"]}" in the cache: {text}')
+    if "Unknown split" in text or ("split" in text.lower() and source.split in text):
+        return SpecError.at(f"{field}.split", f'dataset "{source.id}" has no split "{source.split}" in the cache: {text}')
+    if source.config and ("BuilderConfig" in text or "config" in text.lower()):
+        return SpecError.at(f"{field}.config", f'dataset "{source.id}" has no config "{source.config}" in the cache: {text}')
     return None
 
 
-def load_huggingface_rows(source: dict[str, Any], field: str, env: dict[str, str] | None = None) -> list[Row]:
+def load_huggingface_rows(source: DatasetSourceHuggingface, field: str, env: dict[str, str] | None = None) -> list[Row]:
     """Every row of `source`'s split as a plain dict. `field` is the source's path (`datasets.<i>.source`)."""
     try:
         import datasets  # noqa: F401
     except ImportError as e:  # pragma: no cover - datasets is a runtime dependency
         raise SpecError.at(f"{field}.kind", '"huggingface" datasets need the datasets package: pip install datasets') from e
     dirs = cache_dirs(env)
-    repo_id, config, split = source["id"], source.get("config"), source["split"]
+    repo_id, config, split = source.id, source.config, source.split
     found: Any = None
     with _offline() as hf:
         try:

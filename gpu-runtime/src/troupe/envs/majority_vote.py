@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -30,11 +30,16 @@ from ..rewards.builtin import BoundReward
 from ..rewards.outcomes import extract_answer, majority, reference_answer
 from ..spec import SpecError
 from ..spec.outcome_rules import OUTCOME_SETTINGS_FIELD
+from ..spec.runspec_types import Environment as EnvironmentSection, EnvironmentMajorityVote, EnvironmentSummary
+from .checks import bind_env_rewards, check_prompt_field
+from .sections import EnvironmentInput, environment_section
 from .acting import ActingEnvironment
 from .collaborative import Episode
 from .data import Dataset, RowSampler
 from .environment_api import Environment
 
+if TYPE_CHECKING:
+    from .summary import Summary
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,15 @@ class OutcomeSettings:
     outcome_weight: float = 1.0
     own_weight: float = 0.0
     summariser: str | None = None  # summary only: None is the environment's last actor
+
+    @classmethod
+    def from_section(cls, section: EnvironmentMajorityVote | EnvironmentSummary | None) -> "OutcomeSettings":
+        """From the typed `majorityVote` / `summary` section (None: the field is absent, the defaults)."""
+        if section is None:
+            return cls()
+        summariser = section.summariser if isinstance(section, EnvironmentSummary) else None
+        weights = section.reward_weights
+        return cls(str(section.answer_field), str(section.extract), float(weights.outcome), float(weights.own), summariser)
 
     @classmethod
     def from_spec(cls, settings: Mapping[str, Any] | None) -> "OutcomeSettings":
@@ -131,30 +145,26 @@ class MajorityVote(Environment):
 
 
 def build_outcome_environment(
-    env_spec: dict[str, Any], index: int, datasets: dict[str, Dataset], rewards: dict[str, BoundReward], rng: np.random.Generator, impl: Environment
+    section: EnvironmentSection,
+    index: int,
+    datasets: dict[str, Dataset],
+    rewards: dict[str, BoundReward],
+    rng: np.random.Generator,
+    impl: "MajorityVote | Summary",
 ) -> ActingEnvironment:
     """An outcome environment on its dataset, with the spec's extra rewards bound; a missing column fails
     here with the field's path, before any step."""
-    path = f"environments.{index}"
-    dataset = datasets[env_spec["dataset"]]
+    dataset = datasets[section.dataset]
     columns = dataset.columns()
-    field = OUTCOME_SETTINGS_FIELD[env_spec["kind"]]
-    answer_field = OutcomeSettings.from_spec(env_spec.get(field)).answer_field
+    field = OUTCOME_SETTINGS_FIELD[section.kind]
+    answer_field = impl.settings.answer_field
     if answer_field not in columns:
-        raise SpecError.at(f"{path}.{field}.answerField", f'dataset "{dataset.name}" has no column "{answer_field}" (columns: {", ".join(sorted(columns))})')
-    prompt = env_spec["prompt"]
-    if "template" not in prompt and prompt["field"] not in columns:
-        raise SpecError.at(f"{path}.prompt.field", f'dataset "{dataset.name}" has no column "{prompt["field"]}" (columns: {", ".join(sorted(columns))})')
-    bound = []
-    for j, ref in enumerate(env_spec["rewards"]):
-        reward = rewards[ref["reward"]]
-        missing = [c for c in getattr(reward, "fields", []) if c not in columns]
-        if missing:
-            raise SpecError.at(f"{path}.rewards.{j}.reward", f'reward "{reward.name}" reads column "{missing[0]}", which dataset "{dataset.name}" does not have in every row')
-        bound.append((reward, float(ref["weight"])))
-    impl.name, impl.actors, impl.max_turns = env_spec["name"], list(env_spec["actors"]), int(env_spec["maxTurns"])
+        raise SpecError.at(f"environments.{index}.{field}.answerField", f'dataset "{dataset.name}" has no column "{answer_field}" (columns: {", ".join(sorted(columns))})')
+    check_prompt_field(section, index, dataset)
+    bound = bind_env_rewards(section, index, dataset, rewards)
+    impl.name, impl.actors, impl.max_turns = section.name, list(section.actors), int(section.max_turns)
     impl.params, impl.rewards, impl.handles = {}, {r.name: r for r, _ in bound}, {}
-    env = ActingEnvironment(index, env_spec, dataset, list(env_spec["actors"]), bound, RowSampler(dataset.train_indices, rng), None, impl=impl)
+    env = ActingEnvironment(index, section, dataset, list(section.actors), bound, RowSampler(dataset.train_indices, rng), None, impl=impl)
     first = dataset.train_indices[0]
     env.user_text(dataset.rows[first], first)  # fail early on a bad template
     for actor in env.actors:
@@ -163,6 +173,7 @@ def build_outcome_environment(
 
 
 def build_majority_vote(
-    env_spec: dict[str, Any], index: int, datasets: dict[str, Dataset], rewards: dict[str, BoundReward], rng: np.random.Generator
+    environment: EnvironmentInput, index: int, datasets: dict[str, Dataset], rewards: dict[str, BoundReward], rng: np.random.Generator
 ) -> ActingEnvironment:
-    return build_outcome_environment(env_spec, index, datasets, rewards, rng, MajorityVote(OutcomeSettings.from_spec(env_spec.get("majorityVote"))))
+    section = environment_section(environment)
+    return build_outcome_environment(section, index, datasets, rewards, rng, MajorityVote(OutcomeSettings.from_section(section.majority_vote)))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from ..engines.rollout.colocate import engine_of
+from ..spec.runspec_types import to_dict
 
 if TYPE_CHECKING:
     from ..actors import Actor
@@ -49,7 +50,8 @@ class Players:
         return self.actors[name].loaded.tokenizer if name in self.actors else None
 
     def sampling(self, name: str) -> Mapping[str, Any]:
-        return self.actors[name].spec["sampling"] if name in self.actors else self.api_actors[name].sampling
+        """The actor's sampling settings as the engines read them (its typed section's, as a document)."""
+        return to_dict(self.actors[name].section.sampling) if name in self.actors else self.api_actors[name].sampling
 
 
 class StepShares(Protocol):
@@ -73,6 +75,8 @@ class EnvironmentKind(Protocol):
     """What the run and its rollout sources ask of every environment (built from the spec, environment_kinds.py)."""
 
     index: int
+    # Its section of the RunSpec as a JSON document (what the loop, evaluation and ratings read: weight, evalOnly,
+    # maxTurns, ...); the kinds built here keep the typed section (`section`) and read that.
     spec: dict[str, Any]
     sampler: "RowSampler"
     notes: list[str]

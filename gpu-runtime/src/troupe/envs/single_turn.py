@@ -14,6 +14,7 @@ from ..algorithms.dapo import apply_overlong_penalty, group_rows, zero_variance_
 from ..engines.rollout.sampling import Rollout, concat_rollouts, select_rows
 from ..engines.rollout import EnginePrompt
 from ..engines.rollout.colocate import engine_of
+from ..spec.runspec_types import to_dict
 
 if TYPE_CHECKING:
     from ..actors import Actor
@@ -35,7 +36,7 @@ class EnvRollout:
 
     def score(self, players: Players) -> None:
         """The protocol's scoring (protocol.py): the environment's rewards, DAPO's overlong penalty when asked for."""
-        max_new_tokens = int(players.actors[self.env.actor].spec["sampling"]["maxNewTokens"])
+        max_new_tokens = int(players.actors[self.env.actor].section.sampling.max_new_tokens)
         score_single_turn(self, players.group_size, dict(players.overlong), max_new_tokens)
 
     def add_to(self, step: StepShares) -> None:
@@ -48,7 +49,7 @@ def draw_single_turn(env: SingleTurnEnvironment, actor: Actor, n_prompts: int, g
     row_indices = env.sampler.take(n_prompts)
     prompts = [env.render(env.dataset.rows[r], r, tokenizer) for r in row_indices]
     prompt_ids = [tokenizer.encode(p.text, p.add_special_tokens) for p in prompts for _ in range(group_size)]
-    rollout = engine_of(actor).generate([EnginePrompt(ids) for ids in prompt_ids], actor.spec["sampling"])
+    rollout = engine_of(actor).generate([EnginePrompt(ids) for ids in prompt_ids], to_dict(actor.section.sampling))
     return EnvRollout(env, row_indices, prompts, rollout)
 
 
@@ -89,7 +90,7 @@ def refill_groups(
     If none is found the original batch is kept (zero advantages: only the KL term acts), so the
     step still reports; `kept_groups` = 0 says so."""
     target = len(part.row_indices)
-    max_new = int(actor.spec["sampling"]["maxNewTokens"])
+    max_new = int(actor.section.sampling.max_new_tokens)
     pad = actor.loaded.tokenizer.pad_token_id
 
     def informative(p: EnvRollout) -> EnvRollout:

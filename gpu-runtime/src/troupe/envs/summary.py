@@ -17,7 +17,7 @@ summariser can be read against the plain vote), and the answerers' agreement.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from .acting import ActingEnvironment
 from .collaborative import Episode
 from .data import Dataset
 from .environment_api import Environment
+from .sections import EnvironmentInput, environment_section
 from .majority_vote import OutcomeSettings, agreement, build_outcome_environment, last_answers, mean, outcome_reward
 
 
@@ -85,6 +86,7 @@ class Summary(Environment):
 
 
 def build_summary(
-    env_spec: dict[str, Any], index: int, datasets: dict[str, Dataset], rewards: dict[str, BoundReward], rng: np.random.Generator
+    environment: EnvironmentInput, index: int, datasets: dict[str, Dataset], rewards: dict[str, BoundReward], rng: np.random.Generator
 ) -> ActingEnvironment:
-    return build_outcome_environment(env_spec, index, datasets, rewards, rng, Summary(OutcomeSettings.from_spec(env_spec.get("summary"))))
+    section = environment_section(environment)
+    return build_outcome_environment(section, index, datasets, rewards, rng, Summary(OutcomeSettings.from_section(section.summary)))

@@ -95,10 +95,10 @@ class ChessEnvironment(RemoteEnvironment):
         self.process: subprocess.Popen[str] | None = None
 
     @classmethod
-    def from_chess_spec(cls, env_spec: dict[str, Any], index: int, settings: dict[str, Any], seed: int) -> ChessEnvironment:
+    def from_chess_spec(cls, index: int, settings: dict[str, Any], max_turns: int, seed: int) -> ChessEnvironment:
         if not chess_available():
             raise SpecError.at(f"environments.{index}.game.name", CHESS_MISSING)
-        return cls(settings, int(env_spec.get("maxTurns") or 0), seed)
+        return cls(settings, max_turns, seed)
 
     def command(self) -> list[str]:
         server = chess_server_path()

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..environment_api import Environment
 from ...spec import SpecError
+from ...spec.runspec_types import Environment as EnvironmentSection, to_dict
 from .chess import CHESS_MISSING, ChessEnvironment, chess_available, chess_setting_issues
 from .board import GAMES, MARKS, BoardGame, parse_move, pettingzoo_available
 from .players import random_move
@@ -103,12 +104,23 @@ class GameEnvironment(Environment):
             self.rng = np.random.default_rng(_name_seed(self.name))
 
     @classmethod
+    def from_section(cls, section: EnvironmentSection, index: int) -> Environment:
+        """The game of a `kind: "game"` environment's typed section (its `game` settings are checked as the spec
+        writes them: game_issues is also the spec's rule)."""
+        return cls._checked(to_dict(section), index, section.max_turns, section.name)
+
+    @classmethod
     def from_spec(cls, env_spec: dict[str, Any], index: int) -> Environment:
-        issues = game_issues(env_spec, index)
+        """The same from an environment's JSON document (maxTurns may be absent: no cutoff)."""
+        return cls._checked(env_spec, index, int(env_spec.get("maxTurns") or 0), env_spec["name"])
+
+    @staticmethod
+    def _checked(document: dict[str, Any], index: int, max_turns: int, name: str) -> Environment:
+        issues = game_issues(document, index)
         if issues:
             raise SpecError.at(*issues[0])
-        settings = game_settings(env_spec)
-        return GAME_KINDS[settings["name"]].make(env_spec, index, settings, _name_seed(env_spec["name"]))
+        settings = game_settings(document)
+        return GAME_KINDS[settings["name"]].make(index, settings, max_turns, _name_seed(name))
 
     # -- who plays which side
     def players(self, episode: Any) -> list[str | None]:
@@ -206,6 +218,6 @@ class GameEnvironment(Environment):
 
 PETTINGZOO = Requirement("pettingzoo", pettingzoo_available, '"game" needs PettingZoo on the runner (pip install "troupe[games]": pettingzoo and pygame)', "kind")
 for _name in GAMES:
-    register_game(GameKind(_name, lambda env_spec, index, settings, seed: GameEnvironment(settings, seed), PETTINGZOO))
+    register_game(GameKind(_name, lambda index, settings, max_turns, seed: GameEnvironment(settings, seed), PETTINGZOO))
 # chess: played by chess.js in a Node server, as a remote environment (chess.py)
 register_game(GameKind("chess", ChessEnvironment.from_chess_spec, Requirement("chess", chess_available, CHESS_MISSING, "game.name")))

@@ -1,6 +1,6 @@
 """Every game a `kind: "game"` environment can play, by `game.name`: how to make it and what the runner needs.
 
-A game registers a `GameKind` (`register_game`): its name, a factory from the environment's spec section to a
+A game registers a `GameKind` (`register_game`): its name, a factory from the environment's game settings to a
 `troupe.Environment`, and the requirement it runs on (checked before anything is queued, with the field that
 names it). The board games register in environment.py, chess (played by chess.js in a Node server) beside them.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-# (environment spec, its index, game settings, seed from the environment's name) -> the game's `Environment`
-GameFactory = Callable[[dict[str, Any], int, dict[str, Any], int], Any]
+# (the environment's index, game settings, its maxTurns, seed from the environment's name) -> the game's `Environment`
+GameFactory = Callable[[int, dict[str, Any], int, int], Any]
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from typing import Any, Sequence
 from ..environment_api import Environment, Reply
 from ...host.host_policy import API_HOSTS_VAR, env_list, host_allowed
 from ...spec import SpecError
+from ...spec.runspec_types import EnvironmentRemote, to_dict
 from .client import LoopClient, RemoteFailure, connect
 from .gate import DEFAULT_MAX_CONCURRENT, SessionLimits
 from .metrics import session_metrics
@@ -78,14 +79,22 @@ class RemoteEnvironment(Environment):
             self.client = connect(self.url, float(settings["timeoutSeconds"]), limits_of(settings))
 
     @classmethod
+    def from_section(cls, url: str | None, remote: EnvironmentRemote | None, index: int) -> RemoteEnvironment:
+        """From a `kind: "remote"` environment's typed `url` and `remote` settings."""
+        return cls._checked(url, {**DEFAULTS, **(to_dict(remote) if remote is not None else {})}, index)
+
+    @classmethod
     def from_spec(cls, env_spec: dict[str, Any], index: int) -> RemoteEnvironment:
-        url = env_spec.get("url")
+        """The same from an environment's JSON document."""
+        return cls._checked(env_spec.get("url"), {**DEFAULTS, **(env_spec.get("remote") or {})}, index)
+
+    @classmethod
+    def _checked(cls, url: str | None, settings: dict[str, Any], index: int) -> RemoteEnvironment:
         if transport_of(url) is None:
             raise SpecError.at(f"environments.{index}.url", URL_HINT)
         if transport_of(url) == "grpc" and not grpc_available():
             raise SpecError.at(f"environments.{index}.url", GRPC_MISSING)
         check_environment_url(str(url), f"environments.{index}.url")
-        settings = {**DEFAULTS, **(env_spec.get("remote") or {})}
         return cls(str(url), float(settings["timeoutSeconds"]), float(settings["failureScore"]), limits_of(settings))
 
     # -- failure policy
