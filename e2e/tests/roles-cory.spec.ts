@@ -70,5 +70,5 @@ test("cory: the CORY pair template, its swap period typed key by key, saves with
   expect(saved.ok(), await saved.text()).toBe(true);
   const spec = ((await saved.json()) as { result: { data: { json: { spec: { algorithm: unknown; environments: Record<string, unknown>[] } } } } }).result.data.json.spec;
   expect(spec.algorithm).toMatchObject({ name: "cory", cory: { swapEvery: 3 } });
-  expect(Object.keys(spec.environments[0].roles as Record<string, string>).sort()).toEqual(["observer", "pioneer"]);
+  expect(Object.keys(spec.environments[0]?.roles as Record<string, string>).sort()).toEqual(["observer", "pioneer"]);
 });
