@@ -396,6 +396,8 @@ def main() -> None:
     results: dict[str, dict[int, dict[str, Any]]] = {f: {} for f in FRAMEWORKS}
     with tempfile.TemporaryDirectory(prefix="trl-compare-") as scratch_dir:
         scratch = Path(scratch_dir)
+        # The saved models lie outside each run's folder: a data root, as an operator lists one (the workers inherit it).
+        os.environ["TROUPE_DATA_ROOTS"] = ",".join(filter(None, [os.environ.get("TROUPE_DATA_ROOTS"), str(scratch)]))
         for seed in args.seeds:
             folder = scratch / f"model-seed{seed}"
             save_model(seed, folder)
