@@ -75,7 +75,9 @@ def test_chat_template_is_applied_to_what_the_model_reads(hf_folder: Path):
     rendered = env.render({"prompt": "say k:"}, 0, tok)
     assert rendered.text == "<|im_start|>system\nsys<|im_end|>\n<|im_start|>user\nsay k:<|im_end|>\n<|im_start|>assistant\n"
     assert rendered.add_special_tokens is False and rendered.user == "say k:"
+    # The environment reads its section once, when built (issue #26: typed sections); the same one without the template:
     env_spec["prompt"]["applyChatTemplate"] = False
+    env = SingleTurnEnvironment(0, env_spec, None, "a", [], None)  # type: ignore[arg-type]
     assert env.render({"prompt": "say k:"}, 0, tok).text == "sys\nsay k:"
     assert tok.eos_token_ids == [tok.inner.convert_tokens_to_ids("<|im_end|>")]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Mapping
 
 import jinja2
 import numpy as np
@@ -45,6 +45,13 @@ class SingleTurnEnvironment:
     rewards: list[tuple[BoundReward, float]]
     sampler: RowSampler
     notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # A document handed to the constructor (tests and notebooks build environments by hand) is read once, here;
+        # what the object holds itself (its actor, its dataset) fills what a partial document leaves out.
+        if isinstance(self.section, Mapping):
+            known = {"actors": [self.actor], "dataset": getattr(self.dataset, "name", None) or ""}
+            self.section = environment_section({**known, **self.section})
 
     @property
     def name(self) -> str:
