@@ -43,7 +43,9 @@ test("api tokens: create in the UI, launch and wait over REST, revoke", async ({
   });
   expect(created.status()).toBe(201);
   const run = (await created.json()) as { id: string; source: string; status: string };
-  expect(run).toMatchObject({ source: "api", status: "queued" });
+  expect(run.source).toBe("api");
+  // Accepted and not yet ended: the runner may have picked the job up before the response was written (seen in CI).
+  expect(["queued", "running"]).toContain(run.status);
 
   let done = false;
   for (let i = 0; i < 6 && !done; i++) {

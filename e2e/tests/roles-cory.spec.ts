@@ -44,6 +44,8 @@ test("roles: one actor plays X and O of a tic-tac-toe environment, named key by 
   await typeInto(page, "Name of role 1", "X");
   await page.getByTestId("role-add").click();
   await typeInto(page, "Name of role 2", "O");
+  // A new role starts with the first actor listed (other tests' actors are there too): the same actor plays O.
+  await page.getByLabel("Actor playing O", { exact: true }).selectOption(player);
   await expect(page.getByLabel("Actor playing O", { exact: true })).toHaveValue(player);
   await expect(page.getByTestId("env-local-issues")).toHaveCount(0);
   await shot(page, "roles-selfplay");
