@@ -55,7 +55,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.shared_memory import SharedMemory
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
@@ -68,9 +68,6 @@ from .async_rollout import IN_FLIGHT_FILE, ProducedBatch, batch_from_state, batc
 from .copy_blockers import CopyRefusals, copy_blockers
 from ..models.loading import LoadedModel
 from ..engines.rollout import HFEngine
-
-if TYPE_CHECKING:
-    from ..actors import Actor
 
 POLL_S = 1.0  # how often a waiting side checks that the other is still alive
 SEGMENT_PREFIX = "troupe-weights"  # the weight slots' names in /dev/shm: troupe-weights-<trainer pid>-<n>-<slot>
