@@ -18,6 +18,7 @@ from typing import Any
 from .. import sandbox as sandboxing
 from ..envs.games.chess import chess_js_version
 from .host_policy import host_policy
+from .proc import proc_kb_bytes
 
 ENGINES = (
     "torch", "transformers", "accelerate", "peft", "vllm", "deepspeed", "liger-kernel", "flash-attn", "ray", "triton", "pettingzoo",
@@ -60,14 +61,7 @@ def gpus() -> list[dict[str, Any]]:
 
 
 def host_memory_bytes() -> int | None:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+    return proc_kb_bytes("/proc/meminfo", "MemTotal")
 
 
 def capabilities() -> dict[str, Any]:

@@ -10,6 +10,8 @@ import sys
 import numpy as np
 import torch
 
+from .proc import proc_kb_bytes
+
 
 # Torch's own choice, remembered so `cpuThreads: 0` means it even after an earlier run in this process set another.
 _TORCH_DEFAULT_THREADS = torch.get_num_threads()
@@ -48,14 +50,7 @@ def rss_bytes() -> int:
 
 def peak_rss_bytes() -> int | None:
     """The highest RSS since the last `reset_memory_peaks` (Linux VmHWM), or None where it cannot be read."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    return proc_kb_bytes("/proc/self/status", "VmHWM")
 
 
 def reset_memory_peaks(device: torch.device) -> None:
