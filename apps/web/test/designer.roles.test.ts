@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EnvironmentSpec, MULTI_AGENT_DEMO_SPEC_INPUT, type RunSpecInput } from "@troupe/contracts";
 import { checkLaunch } from "../src/features/runs/lib/launchCheck";
-import { newRoleName, playerNames, playsRoles, renamedRole, withRole, withRolesOn, withoutRole } from "../src/features/designer/lib/roles";
+import { newRoleActor, newRoleName, playerNames, playsRoles, renamedRole, withRole, withRolesOn, withoutRole } from "../src/features/designer/lib/roles";
 
 const game = { name: "ttt", kind: "game", dataset: "rows", actors: ["policy"], game: { name: "tic_tac_toe", opponent: "actors" } };
 
@@ -37,6 +37,14 @@ describe("environments[].roles in the designer", () => {
     expect(d.roles).toEqual({ con: "policy" });
     expect(d.systemPrompts).toEqual({});
     expect(newRoleName(d)).toBe("role2");
+  });
+
+  it("starts a new role with an actor the environment already uses, not the run's first actor", () => {
+    const d = withRolesOn(game, true);
+    expect(newRoleActor(d, ["judge", "policy"])).toBe("policy");
+    expect(newRoleActor({ ...game, actors: [] }, ["judge", "policy"])).toBe("judge");
+    expect(newRoleActor({ ...game, actors: ["gone"] }, ["judge"])).toBe("judge");
+    expect(newRoleActor({ ...game, actors: [] }, [])).toBe("");
   });
 
   it("turned off, the draft is the one without roles", () => {

@@ -1,6 +1,6 @@
 "use client";
 
-import { newRoleName, playsRoles, renamedRole, rolesOf, withRole, withRolesOn, withoutRole } from "../lib/roles";
+import { newRoleActor, newRoleName, playsRoles, renamedRole, rolesOf, withRole, withRolesOn, withoutRole } from "../lib/roles";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Draft = Record<string, any>;
@@ -59,7 +59,7 @@ export function RolesFields(props: { kind: string; draft: Draft; setDraft(next: 
               )}
             </div>
           ))}
-          <button type="button" className="secondary small" onClick={() => setDraft(withRole(draft, newRoleName(draft), props.actorNames[0] ?? ""))} data-testid="role-add">
+          <button type="button" className="secondary small" onClick={() => setDraft(withRole(draft, newRoleName(draft), newRoleActor(draft, props.actorNames)))} data-testid="role-add">
             Add role
           </button>
         </div>

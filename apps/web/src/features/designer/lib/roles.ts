@@ -48,6 +48,15 @@ export function withRole(draft: Draft, role: string, actor: string): Draft {
   return withRoles(draft, { ...(rolesOf(draft) ?? {}), [role]: actor });
 }
 
+/**
+ * Who a new role starts with: an actor this environment already uses (a new seat is most often the same policy in
+ * another role, as in self-play), else the run's first actor.
+ */
+export function newRoleActor(draft: Draft, actorNames: string[]): string {
+  const own: string[] = Array.isArray(draft.actors) ? draft.actors : [];
+  return own.find((a) => actorNames.includes(a)) ?? actorNames[0] ?? "";
+}
+
 /** A role removed, with its system prompt. */
 export function withoutRole(draft: Draft, role: string): Draft {
   const roles = { ...(rolesOf(draft) ?? {}) };
