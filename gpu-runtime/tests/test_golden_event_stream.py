@@ -180,9 +180,27 @@ FLOAT_ATOL = 1e-5
 
 
 def _machine() -> dict[str, str]:
+    """What decides the last bits: torch's version, the kernels it picks, and the CPU itself. Two AVX512 hosts of
+    different models (an Emerald Rapids here, another Xeon before) gave floats a few ulps apart with the same torch:
+    oneDNN picks AMX or other kernels by model, so the model is part of the key."""
     import torch
 
-    return {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "torch": torch.__version__}
+    return {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "cpu_model": _cpu_model(), "torch": torch.__version__}
+
+
+def _cpu_model() -> str:
+    """Vendor, family and model number from /proc/cpuinfo (a VM's "model name" is often a generic "Xeon")."""
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    break  # the first processor is enough
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        return "unknown"
+    return f'{fields.get("vendor_id", "?")} family {fields.get("cpu family", "?")} model {fields.get("model", "?")}'
 
 
 def _golden() -> dict[str, Any]:
