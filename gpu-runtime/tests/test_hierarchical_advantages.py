@@ -84,6 +84,15 @@ def test_the_estimator_pays_the_proposer_then_sets_each_role_against_its_group()
     assert estimator.state_dict() == {}  # nothing kept across steps: a resume needs nothing of it
 
 
+def test_own_keeps_the_environments_reward_for_the_proposer():
+    estimator = build_estimator(_algorithm(proposerReward="own"))
+    episodes = [_episode(i, r) for i, r in enumerate([1.0, 0.0, 1.0, 1.0])]
+    for e, own in zip(episodes, [0.5, 0.5, 1.0, 1.0]):
+        e.rewards["proposer"] = own
+    estimator.prepare(_Batch(episodes))
+    assert [e.rewards["proposer"] for e in episodes] == [0.5, 0.5, 1.0, 1.0]
+
+
 def test_only_the_proposer_speaks_once_per_block():
     assert shared_turns(_algorithm(proposer="teacher")) == {"teacher": 2}
     assert shared_turns(Algorithm.from_dict({"name": "grpo"})) == {}

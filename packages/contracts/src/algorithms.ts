@@ -39,8 +39,11 @@ export const ADVANTAGE_SUMMARIES: Record<AdvantageEstimator, string> = {
   hierarchical:
     "Proposer–solver: the solver answers each proposal several times and learns against those answers; the proposer is paid for tasks the solver solves sometimes, not always or never.",
 };
-/** hierarchical: how the proposer's reward comes from p, the mean of its solvers' rewards (clamped into [0, 1]). */
-export const PROPOSER_REWARDS = ["learnability", "frontier", "difficulty"] as const;
+/**
+ * hierarchical: how the proposer's reward comes from p, the mean of its solvers' rewards (clamped into [0, 1]);
+ * "own": the environment's rewards for the proposer's role, as they are (a judge of the task, say).
+ */
+export const PROPOSER_REWARDS = ["learnability", "frontier", "difficulty", "own"] as const;
 /** The proposer and solver role names `algorithm.hierarchical` takes by default. */
 export const HIERARCHICAL_ROLES = ["proposer", "solver"] as const;
 /** Learners on dataset rows instead of sampled episodes. */

@@ -667,7 +667,8 @@ export const AlgorithmSpec = z
      * (the proposer speaks once per proposal). The solver's advantage: its reward against the other answers to the
      * same proposal; the proposer's reward: from p, the mean of those answers' rewards clamped into [0, 1]
      * ("learnability" p(1-p): highest when solved half the time; "frontier" 1-p, 0 when never or always solved;
-     * "difficulty" 1-p), its advantage against the row's other proposals.
+     * "difficulty" 1-p; "own": the environment's rewards for the proposer, untouched), its advantage against the
+     * row's other proposals.
      */
     hierarchical: z
       .object({

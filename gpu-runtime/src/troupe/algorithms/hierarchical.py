@@ -8,7 +8,7 @@ stay as they are: a block is S contiguous rows of the row's group, a proposal is
 
 - solver: its reward against the other answers to the same proposal (GRPO with groups of S);
 - proposer: its reward is computed from p, the mean of its block's solver rewards clamped into [0, 1]
-  (`proposerReward`, below), written into the episodes before any advantage (so reports and transcripts show it),
+  (`proposerReward`, below; "own" keeps the environment's rewards for the proposer), written into the episodes before any advantage (so reports and transcripts show it),
   and its advantage is against the row's P proposals (GRPO over the unique proposals, each then given to the S
   copies of its message: under the GRPO family's mean losses S identical rows weigh what one row would).
 
@@ -34,6 +34,8 @@ PROPOSER_REWARDS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     # Zero-sum against the solver: unsolvable tasks pay most (a proposer may learn to write nonsense).
     "difficulty": lambda p: 1 - p,
 }
+# The environment's own rewards for the proposer's role, untouched (a judge of the task, a format check, ...).
+OWN = "own"
 
 
 def solve_rates(solver_rewards: torch.Tensor, samples: int) -> torch.Tensor:
@@ -73,8 +75,10 @@ class HierarchicalAdvantages:
         self.settings = settings
 
     def prepare(self, batch: Any) -> None:
-        """The proposer's reward of every proposer–solver episode, from its block's solver rewards."""
+        """The proposer's reward of every proposer–solver episode, from its block's solver rewards (unless "own")."""
         s = self.settings
+        if s.proposer_reward == OWN:
+            return
         for conv in batch.conversations:
             episodes = conv.episodes
             if not episodes or s.proposer not in episodes[0].rewards or s.solver not in episodes[0].rewards:

@@ -950,7 +950,7 @@ class AlgorithmHierarchical:
     proposer: str
     solver: str
     solver_samples: int
-    proposer_reward: Literal['learnability', 'frontier', 'difficulty']
+    proposer_reward: Literal['learnability', 'frontier', 'difficulty', 'own']
 
     JSON_NAMES: ClassVar[Mapping[str, str]] = {'proposer': 'proposer', 'solver': 'solver', 'solver_samples': 'solverSamples', 'proposer_reward': 'proposerReward'}
 

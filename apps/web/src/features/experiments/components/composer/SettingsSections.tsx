@@ -118,7 +118,7 @@ function HierarchicalFields() {
         label="Proposer's reward"
         options={PROPOSER_REWARDS}
         fallback="learnability"
-        hint="From p, the solvers' mean reward: learnability p(1-p), best when solved half the time; frontier 1-p while 0 < p < 1; difficulty 1-p."
+        hint="From p, the solvers' mean reward: learnability p(1-p), best when solved half the time; frontier 1-p while 0 < p < 1; difficulty 1-p; own: the environment's rewards for the proposer, as they are."
       />
     </>
   );
