@@ -14,9 +14,9 @@ from troupe.spec.support import support_issues
 TEMPLATES = json.loads((FIXTURES / "designer_templates.json").read_text())
 
 
-def test_the_designer_offers_debate_majority_vote_summary_cory_and_a_self_play_game():
-    assert list(TEMPLATES) == ["debate", "majority_vote", "summary", "cory", "self_play_game"]
-    assert [TEMPLATES[k]["environments"][0]["kind"] for k in TEMPLATES] == ["collaborative", "majority_vote", "summary", "collaborative", "game"]
+def test_the_designer_offers_debate_majority_vote_summary_cory_proposer_solver_and_a_self_play_game():
+    assert list(TEMPLATES) == ["debate", "majority_vote", "summary", "cory", "proposer_solver", "self_play_game"]
+    assert [TEMPLATES[k]["environments"][0]["kind"] for k in TEMPLATES] == ["collaborative", "majority_vote", "summary", "collaborative", "collaborative", "game"]
 
 
 @pytest.mark.parametrize("name", list(TEMPLATES))
@@ -36,6 +36,18 @@ def test_cory_template_runs_and_exchanges_roles(tmp_path):
     pioneers = [(e["step"], e["actor"]) for e in result.events if e["type"] == "metric" and e["values"].get("cory/plays_pioneer") == 1.0]
     assert pioneers == [(1, "alice"), (2, "bob")]
     assert len(result.metrics("role/pioneer/reward")) == 2 and len(result.metrics("role/observer/reward")) == 2
+
+
+def test_proposer_solver_template_runs_and_pays_the_proposer_from_its_solvers(tmp_path):
+    """Two steps of the template as it is (2 proposals x 4 answers per row): each role's reward is reported, and the
+    proposer's is learnability p(1-p), so never above 0.25."""
+    spec = json.loads(json.dumps(TEMPLATES["proposer_solver"]))
+    spec["trainer"].update({"steps": 2, "promptsPerStep": 2, "episodesPerStep": 8, "cpuThreads": TEST_THREADS})
+    result = run_spec(spec, events=EventWriter(keep=True), work_dir=tmp_path)
+    assert result.state == "succeeded", result.message
+    proposer = result.metrics("role/proposer/reward", actor="alice")
+    assert len(proposer) == 2 and all(0.0 <= v <= 0.25 for v in proposer)
+    assert len(result.metrics("role/solver/reward", actor="bob")) == 2
 
 
 @pytest.mark.parametrize("name, area", [("majority_vote", "vote"), ("summary", "summary")])

@@ -26,8 +26,26 @@ export const TEAM_ALGORITHMS = ["vdn", "qmix", "happo"] as const;
 export const ROLE_EXCHANGE_ALGORITHMS = ["cory"] as const;
 /** cory's two roles: the pioneer answers the prompt, the observer answers after reading the pioneer's answer. */
 export const CORY_ROLES = ["pioneer", "observer"] as const;
-/** `algorithm.advantage` for the GRPO family: group-normalised (the default) or RAE's per-role moving baseline. */
-export const ADVANTAGE_ESTIMATORS = ["group", "rae"] as const;
+/**
+ * `algorithm.advantage` for the GRPO family: group-normalised (the default), RAE's per-role moving baseline, or
+ * hierarchical (a proposer writes a task, the solver answers it several times; `algorithm.hierarchical`).
+ */
+export const ADVANTAGE_ESTIMATORS = ["group", "rae", "hierarchical"] as const;
+export type AdvantageEstimator = (typeof ADVANTAGE_ESTIMATORS)[number];
+/** One line per estimator saying what it does (the designer shows the chosen one's under its picker). */
+export const ADVANTAGE_SUMMARIES: Record<AdvantageEstimator, string> = {
+  group: "Each reward against its group's mean (GRPO).",
+  rae: "Each reward against a moving average of what that role earned before (zero-sum self-play).",
+  hierarchical:
+    "Proposer–solver: the solver answers each proposal several times and learns against those answers; the proposer is paid for tasks the solver solves sometimes, not always or never.",
+};
+/**
+ * hierarchical: how the proposer's reward comes from p, the mean of its solvers' rewards (clamped into [0, 1]);
+ * "own": the environment's rewards for the proposer's role, as they are (a judge of the task, say).
+ */
+export const PROPOSER_REWARDS = ["learnability", "frontier", "difficulty", "own"] as const;
+/** The proposer and solver role names `algorithm.hierarchical` takes by default. */
+export const HIERARCHICAL_ROLES = ["proposer", "solver"] as const;
 /** Learners on dataset rows instead of sampled episodes. */
 export const OFFLINE_FAMILY = ["sft", "dpo"] as const;
 /** Every `algorithm.name`, in the order the RunSpec's enum lists them. */
@@ -66,6 +84,7 @@ export function renderAlgorithms(): string {
         roleExchange: ROLE_EXCHANGE_ALGORITHMS,
         coryRoles: CORY_ROLES,
         advantages: ADVANTAGE_ESTIMATORS,
+        proposerRewards: PROPOSER_REWARDS,
         offline: OFFLINE_FAMILY,
         names: ALGORITHM_NAMES,
         lossTypes: LOSS_TYPES,

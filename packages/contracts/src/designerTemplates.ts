@@ -126,11 +126,47 @@ export const SELF_PLAY_GAME_TEMPLATE_INPUT: RunSpecInput = {
   tags: ["template", "multi-agent", "self-play"],
 };
 
+/** The solver reverses the proposer's word: right when its answer is the proposal read backwards. */
+const REVERSES_PROPOSAL = [
+  "def reward(conversation, actor_name, **row):",
+  "    said = {m['actor']: m['content'].strip() for m in conversation if m['actor'] in ('proposer', 'solver')}",
+  "    return float(len(said) == 2 and said['proposer'] != '' and said['solver'] == said['proposer'][::-1])",
+].join("\n");
+
+/** Proposer–solver: one tiny model writes a word, another reverses it; the proposer is paid for learnable words. */
+export const PROPOSER_SOLVER_TEMPLATE_INPUT: RunSpecInput = {
+  specVersion: SPEC_VERSION,
+  name: "Proposer and solver (template)",
+  description:
+    "`algorithm.advantage: \"hierarchical\"`: `alice` plays `proposer` and writes a word, `bob` plays `solver` and answers it reversed (`proposer -> solver`). Each row's 8 episodes are 2 proposals answered 4 times each (`solverSamples`); the solver learns against the other answers to the same word, the proposer is paid p(1-p), p its word's solve rate (`proposerReward: \"learnability\"`: words solved sometimes, not always or never), against the row's other proposal. Charts: `role/proposer/reward` and `role/solver/reward`.",
+  seed: 1234,
+  actors: [tinyActor("alice", 4), tinyActor("bob", 4)],
+  datasets: [words],
+  rewards: [{ name: "reversed", scope: "conversation", source: { kind: "python", code: REVERSES_PROPOSAL } }],
+  environments: [
+    {
+      name: "tasks",
+      kind: "collaborative",
+      dataset: "words",
+      actors: ["alice", "bob"],
+      roles: { proposer: "alice", solver: "bob" },
+      roundSpec: "proposer -> solver",
+      maxTurns: 2,
+      prompt: { field: "prompt", applyChatTemplate: false },
+      rewards: [{ reward: "reversed", weight: 1 }],
+    },
+  ],
+  algorithm: { name: "grpo", groupSize: 8, advantage: "hierarchical", hierarchical: { proposer: "proposer", solver: "solver", solverSamples: 4, proposerReward: "learnability" } },
+  trainer: cpuTrainer,
+  tags: ["template", "multi-agent", "proposer-solver"],
+};
+
 /** The designer's templates, in the order it lists them; `note` is the one line it shows beside each. */
 export const DESIGNER_TEMPLATES: { id: string; label: string; note: string; spec: RunSpecInput }[] = [
   { id: "debate", label: "Debate", note: "Two debaters argue in turn; a frozen judge names the winner, who is rewarded.", spec: DEBATE_TEMPLATE_INPUT },
   { id: "majority_vote", label: "Majority vote", note: "Three solvers answer alone; the majority answer decides everyone's reward.", spec: MAJORITY_VOTE_KIND_TEMPLATE_INPUT },
   { id: "summary", label: "Summary", note: "Three solvers answer alone; a summariser reads them and writes the team's answer.", spec: SUMMARY_TEMPLATE_INPUT },
   { id: "cory", label: "CORY pair", note: "A pioneer and an observer of one model, the observer reading the pioneer's answer; they swap roles.", spec: CORY_TEMPLATE_INPUT },
+  { id: "proposer_solver", label: "Proposer–solver", note: "One model writes a task, another answers it several times; the writer is paid for tasks solved sometimes, not always or never.", spec: PROPOSER_SOLVER_TEMPLATE_INPUT },
   { id: "self_play_game", label: "Self-play game", note: "One tiny model plays both X and O (roles): self-play with one set of weights and a moving baseline per role.", spec: SELF_PLAY_GAME_TEMPLATE_INPUT },
 ];

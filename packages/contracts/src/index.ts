@@ -17,6 +17,7 @@ export * from "./outcomeRules";
 export * from "./teamRules";
 export * from "./roleRules";
 export * from "./coryRules";
+export * from "./hierarchicalRules";
 export * from "./algorithms";
 export * from "./runViews";
 export * from "./restApi";

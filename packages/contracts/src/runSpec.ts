@@ -9,7 +9,8 @@ import { outcomeIssues } from "./outcomeRules";
 import { teamIssues } from "./teamRules";
 import { roleIssues } from "./roleRules";
 import { coryIssues } from "./coryRules";
-import { ADVANTAGE_ESTIMATORS, ALGORITHM_NAMES, LOSS_TYPES } from "./algorithms";
+import { hierarchicalIssues } from "./hierarchicalRules";
+import { ADVANTAGE_ESTIMATORS, ALGORITHM_NAMES, HIERARCHICAL_ROLES, LOSS_TYPES, PROPOSER_REWARDS } from "./algorithms";
 
 /**
  * RunSpec v1: one JSON document that fully describes a run.
@@ -660,6 +661,24 @@ export const AlgorithmSpec = z
     advantage: z.enum(ADVANTAGE_ESTIMATORS).default("group"),
     /** rae: baseline <- decay * baseline + (1 - decay) * mean reward of the step, per actor and environment. */
     rae: z.object({ decay: z.number().min(0).lt(1).default(0.95) }).strict().default({ decay: 0.95 }),
+    /**
+     * hierarchical: in an environment whose roles include `proposer` and `solver` (roundSpec "proposer -> solver"),
+     * each row's groupSize episodes are groupSize / solverSamples proposals, each answered solverSamples times
+     * (the proposer speaks once per proposal). The solver's advantage: its reward against the other answers to the
+     * same proposal; the proposer's reward: from p, the mean of those answers' rewards clamped into [0, 1]
+     * ("learnability" p(1-p): highest when solved half the time; "frontier" 1-p, 0 when never or always solved;
+     * "difficulty" 1-p; "own": the environment's rewards for the proposer, untouched), its advantage against the
+     * row's other proposals.
+     */
+    hierarchical: z
+      .object({
+        proposer: z.string().min(1).default(HIERARCHICAL_ROLES[0]),
+        solver: z.string().min(1).default(HIERARCHICAL_ROLES[1]),
+        solverSamples: z.number().int().min(2).max(256).default(4),
+        proposerReward: z.enum(PROPOSER_REWARDS).default("learnability"),
+      })
+      .strict()
+      .default({ proposer: HIERARCHICAL_ROLES[0], solver: HIERARCHICAL_ROLES[1], solverSamples: 4, proposerReward: "learnability" }),
     /** qmix: the width of the mixing network (the hypernetworks' outputs per agent). */
     qmix: z.object({ mixingEmbedDim: z.number().int().min(1).max(1024).default(32) }).strict().default({ mixingEmbedDim: 32 }),
     /**
@@ -964,6 +983,7 @@ export const RunSpec = z
     for (const issue of teamIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     for (const issue of roleIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     for (const issue of coryIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
+    for (const issue of hierarchicalIssues(spec)) ctx.addIssue({ code: "custom", ...issue });
     if (!spec.actors.some((a) => a.trainable) && spec.trainer.steps > 0) {
       ctx.addIssue({ code: "custom", path: ["actors"], message: "at least one actor must be trainable" });
     }

@@ -3,8 +3,8 @@ import { DESIGNER_TEMPLATES, ENVIRONMENT_KINDS, OUTCOME_ENVIRONMENT_KINDS, RunSp
 
 /** The designer's templates are complete specs (a person can launch one as it is), and the outcome kinds are listed once. */
 describe("designer templates", () => {
-  it("offers debate, majority vote, summary, a CORY pair and a self-play game", () => {
-    expect(DESIGNER_TEMPLATES.map((t) => t.id)).toEqual(["debate", "majority_vote", "summary", "cory", "self_play_game"]);
+  it("offers debate, majority vote, summary, a CORY pair, a proposer–solver pair and a self-play game", () => {
+    expect(DESIGNER_TEMPLATES.map((t) => t.id)).toEqual(["debate", "majority_vote", "summary", "cory", "proposer_solver", "self_play_game"]);
   });
 
   for (const t of DESIGNER_TEMPLATES) {

@@ -1,10 +1,14 @@
 """`algorithm.advantage` of the GRPO family, a registry by name (the contracts' ADVANTAGE_ESTIMATORS):
 
 - group: each reward against its group's (grpo.group_advantages, normalised by `training.advantageNorm`);
-- rae: each reward against its seat's moving-average baseline (rae.py), the seat being (environment, actor).
+- rae: each reward against its seat's moving-average baseline (rae.py), the seat being (environment, actor);
+- hierarchical: proposer–solver (hierarchical.py): the solver against the other answers to the same proposal, the
+  proposer paid from those answers and set against the row's other proposals.
 
-An estimator sees one actor's shares of a step, each with its seat, and may keep state across steps (saved in
-and loaded from checkpoints by the learner).
+An estimator first sees the whole step (`prepare`: hierarchical writes the proposer's reward into the episodes), then
+one actor's shares of it, each with its seat, and may keep state across steps (saved in and loaded from checkpoints
+by the learner). One that needs a role's turn sampled once for several episodes says so in SHARED_TURNS (the
+rollout's `Players.shared_turns`, played by envs/collaborative.py).
 """
 
 from __future__ import annotations
@@ -15,10 +19,15 @@ import torch
 
 from ..spec.runspec_types import ActorTraining, Algorithm
 from .grpo import group_advantages
+from .hierarchical import HierarchicalAdvantages, shared_turns as hierarchical_turns
 from .rae import RaeBaselines
 
 
 class AdvantageEstimator(Protocol):
+    def prepare(self, batch: Any) -> None:
+        """What the estimator reads from the whole step (every actor's episodes) before any actor's advantages."""
+        ...
+
     def advantages(self, seats: list[str], rewards: list[list[float]], group_size: int, training: ActorTraining) -> torch.Tensor:
         """The advantages of every row of one actor's shares (one list of rewards per share, in order)."""
         ...
@@ -50,6 +59,9 @@ def build_estimator(algorithm: Algorithm) -> AdvantageEstimator:
 class GroupAdvantages:
     """Stateless: every reward against its group of `algorithm.groupSize` (groups contiguous across shares)."""
 
+    def prepare(self, batch: Any) -> None:
+        pass
+
     def advantages(self, seats: list[str], rewards: list[list[float]], group_size: int, training: ActorTraining) -> torch.Tensor:
         flat = torch.tensor([r for share in rewards for r in share], dtype=torch.float32)
         return group_advantages(flat, group_size, training.advantage_norm)
@@ -67,6 +79,9 @@ class RaeAdvantages:
     def __init__(self, decay: float):
         self.baselines = RaeBaselines(decay)
 
+    def prepare(self, batch: Any) -> None:
+        pass
+
     def advantages(self, seats: list[str], rewards: list[list[float]], group_size: int, training: ActorTraining) -> torch.Tensor:
         parts = [self.baselines.advantages(seat, torch.tensor(r, dtype=torch.float32)) for seat, r in zip(seats, rewards)]
         return torch.cat(parts) if parts else torch.zeros(0)
@@ -80,3 +95,12 @@ class RaeAdvantages:
 
 register_estimator("group")(lambda algorithm: GroupAdvantages())
 register_estimator("rae")(lambda algorithm: RaeAdvantages(float(algorithm.rae.decay)))
+register_estimator("hierarchical")(lambda algorithm: HierarchicalAdvantages(algorithm.hierarchical))
+
+# advantage -> role -> block size: roles whose turn is sampled once per block of consecutive episodes of a row.
+SHARED_TURNS: dict[str, Callable[[Algorithm], dict[str, int]]] = {"hierarchical": hierarchical_turns}
+
+
+def shared_turns(algorithm: Algorithm) -> dict[str, int]:
+    """The roles whose turns the run's estimator wants shared within blocks ({} for most)."""
+    return SHARED_TURNS[algorithm.advantage](algorithm) if algorithm.advantage in SHARED_TURNS else {}

@@ -134,7 +134,9 @@ class OnPolicyLearner:
 
     # ------------------------------------------------------------------ phases
     def prepare(self, step: int, batch: Any) -> None:
-        """What the whole step needs before any actor's advantages: mappo's centralised values."""
+        """What the whole step needs before any actor's advantages: the estimator's look at the step (hierarchical:
+        the proposer's reward), mappo's centralised values."""
+        self.estimator.prepare(batch)
         critics = self.critics
         if critics is not None and critics.settings.centralised:
             self.residency.for_rollout(c.name for c in critics.all())

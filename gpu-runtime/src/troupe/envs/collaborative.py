@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Mapping, Sequence
 
@@ -150,6 +150,8 @@ class Episode:
     state: dict[str, Any] = field(default_factory=dict)
     done: bool = False
     env_rewards: dict[str, dict[str, float]] = field(default_factory=dict)
+    # role -> the episode whose turn this one copies (Players.shared_turns: one proposal read by several solvers).
+    leaders: dict[str, "Episode"] = field(default_factory=dict, repr=False, compare=False)
 
     def sees(self, viewer: str, speaker: str) -> bool:
         """The environment's `visibility`: own messages always; an unlisted viewer sees everyone."""
@@ -246,6 +248,7 @@ class CollaborativeEnvironment:
             for s in range(players.group_size):
                 turns = dsl.sample(self.node, schedule_seed(players.seed, self.name, step, g, s), self.roles, self.section.max_turns) if self.node is not None else []
                 episodes.append(self.new_episode(self.dataset.rows[r], r, g, s, turns, tokenizers))
+        share_turns(episodes, {r: n for r, n in players.shared_turns.items() if r in self.roles}, players.group_size)
         played = self.play(episodes, {r: players.engine(self.actor_of(r)) for r in self.roles}, tokenizers, {r: players.sampling(self.actor_of(r)) for r in self.roles})
         for role, sec in played.items():
             a = self.actor_of(role)
@@ -400,6 +403,24 @@ def add_to_views(e: Episode, m: Message, tokenizers: dict[str, Tokenizer | None]
         view.extend(tok.encode(SEPARATOR, False))
 
 
+def share_turns(episodes: Sequence[Episode], blocks: Mapping[str, int], group_size: int) -> None:
+    """Each role of `blocks` (role -> n) speaks once per n consecutive episodes of a group: the block's first episode
+    leads, the others copy its message (run_turns). Episodes come `group_size` per row, groups contiguous."""
+    for role, n in blocks.items():
+        for i, e in enumerate(episodes):
+            lead = episodes[i - (i % group_size) % n]
+            if lead is not e:
+                e.leaders[role] = lead
+
+
+def _leaders_and_copies(actor: str, batch: list[Episode]) -> tuple[list[Episode], list[tuple[Episode, Episode]]]:
+    """Who samples `actor`'s turn, and (episode, leader) for those who copy it (a leader that speaks this turn too)."""
+    speaking = {id(e) for e in batch}
+    copies = [(e, e.leaders[actor]) for e in batch if actor in e.leaders and id(e.leaders[actor]) in speaking]
+    copying = {id(e) for e, _ in copies}
+    return [e for e in batch if id(e) not in copying], copies
+
+
 def run_turns(
     episodes: list[Episode],
     models: dict[str, Any],
@@ -418,8 +439,12 @@ def run_turns(
         # Every actor of a turn (`a & b`) samples from the same context: nothing is appended until all have spoken.
         for actor in dict.fromkeys(a for e in acting for a in e.schedule[t]):
             batch = [e for e in acting if actor in e.schedule[t]]
-            for e, m in zip(batch, speak(actor, batch, models, tokenizers, samplings, seconds)):
+            # A shared turn (Players.shared_turns) is sampled by its block's leader; the others say the same message.
+            leaders, copies = _leaders_and_copies(actor, batch)
+            for e, m in zip(leaders, speak(actor, leaders, models, tokenizers, samplings, seconds)):
                 said[id(e)].append(m)
+            for e, lead in copies:
+                said[id(e)].append(replace(said[id(lead)][-1]))
         for e in acting:
             turn = said[id(e)]
             # Everyone of a turn sampled before any of the turn's messages was appended, so a

@@ -17,7 +17,7 @@ environment_kinds.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from ..engines.rollout.colocate import engine_of
@@ -40,6 +40,10 @@ class Players:
     seed: int  # the run's seed (round-spec schedules are drawn from it)
     group_size: int
     overlong: Mapping[str, Any]  # algorithm.overlong (DAPO's overlong penalty)
+    # role -> block size: that role's turn is sampled once per block of consecutive episodes of a row and copied into
+    # the block's others (the advantage estimator's wish, algorithms/advantage_estimators.py SHARED_TURNS:
+    # hierarchical's proposer writes one task for several solvers). Empty: every episode samples every turn.
+    shared_turns: Mapping[str, int] = field(default_factory=dict)
 
     def engine(self, name: str) -> Any:
         """The actor's rollout engine; an API actor as it is (the conversation wraps it)."""

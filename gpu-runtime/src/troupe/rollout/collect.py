@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..algorithms.advantage_estimators import shared_turns
 from ..algorithms.training_shares import ConversationPart
 from ..envs.protocol import EnvironmentKind, Players, Share
 from ..envs.single_turn import EnvRollout, refill_groups
@@ -83,4 +84,4 @@ def score_step(
 def players_of(algorithm: Algorithm, seed: int, actors: Mapping[str, Any], api_actors: Mapping[str, Any]) -> Players:
     """The step's players from the typed algorithm section and the run's seed (the loop's actors, or a producer's
     sampling copies). The environments read `overlong` as its document (envs/)."""
-    return Players(actors, api_actors, seed, algorithm.group_size, to_dict(algorithm.overlong))
+    return Players(actors, api_actors, seed, algorithm.group_size, to_dict(algorithm.overlong), shared_turns(algorithm))

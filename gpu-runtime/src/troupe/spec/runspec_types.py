@@ -944,6 +944,27 @@ class AlgorithmRae:
 
 
 @dataclass(frozen=True)
+class AlgorithmHierarchical:
+    """`AlgorithmHierarchical` of the RunSpec."""
+
+    proposer: str
+    solver: str
+    solver_samples: int
+    proposer_reward: Literal['learnability', 'frontier', 'difficulty', 'own']
+
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'proposer': 'proposer', 'solver': 'solver', 'solver_samples': 'solverSamples', 'proposer_reward': 'proposerReward'}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AlgorithmHierarchical:
+        return cls(
+            proposer=d.get('proposer', 'proposer'),
+            solver=d.get('solver', 'solver'),
+            solver_samples=d.get('solverSamples', 4),
+            proposer_reward=d.get('proposerReward', 'learnability'),
+        )
+
+
+@dataclass(frozen=True)
 class AlgorithmQmix:
     """`AlgorithmQmix` of the RunSpec."""
 
@@ -1002,8 +1023,9 @@ class Algorithm:
     gamma: float
     lambda_: float
     value_clip: float
-    advantage: Literal['group', 'rae']
+    advantage: Literal['group', 'rae', 'hierarchical']
     rae: AlgorithmRae
+    hierarchical: AlgorithmHierarchical
     qmix: AlgorithmQmix
     happo: AlgorithmHappo
     cory: AlgorithmCory
@@ -1013,7 +1035,7 @@ class Algorithm:
     entropy_coef: float | None = None
     value_norm: bool | None = None
 
-    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'group_size': 'groupSize', 'dynamic_sampling': 'dynamicSampling', 'overlong': 'overlong', 'importance_correction': 'importanceCorrection', 'async_': 'async', 'beta': 'beta', 'dpo_loss': 'dpoLoss', 'label_smoothing': 'labelSmoothing', 'gamma': 'gamma', 'lambda_': 'lambda', 'value_clip': 'valueClip', 'critic_learning_rate': 'criticLearningRate', 'entropy_coef': 'entropyCoef', 'value_norm': 'valueNorm', 'advantage': 'advantage', 'rae': 'rae', 'qmix': 'qmix', 'happo': 'happo', 'cory': 'cory'}
+    JSON_NAMES: ClassVar[Mapping[str, str]] = {'name': 'name', 'group_size': 'groupSize', 'dynamic_sampling': 'dynamicSampling', 'overlong': 'overlong', 'importance_correction': 'importanceCorrection', 'async_': 'async', 'beta': 'beta', 'dpo_loss': 'dpoLoss', 'label_smoothing': 'labelSmoothing', 'gamma': 'gamma', 'lambda_': 'lambda', 'value_clip': 'valueClip', 'critic_learning_rate': 'criticLearningRate', 'entropy_coef': 'entropyCoef', 'value_norm': 'valueNorm', 'advantage': 'advantage', 'rae': 'rae', 'hierarchical': 'hierarchical', 'qmix': 'qmix', 'happo': 'happo', 'cory': 'cory'}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Algorithm:
@@ -1035,6 +1057,7 @@ class Algorithm:
             value_norm=d['valueNorm'] if d.get('valueNorm') is not None else None,
             advantage=d.get('advantage', 'group'),
             rae=AlgorithmRae.from_dict(d.get('rae', {'decay': 0.95})),
+            hierarchical=AlgorithmHierarchical.from_dict(d.get('hierarchical', {'proposer': 'proposer', 'solver': 'solver', 'solverSamples': 4, 'proposerReward': 'learnability'})),
             qmix=AlgorithmQmix.from_dict(d.get('qmix', {'mixingEmbedDim': 32})),
             happo=AlgorithmHappo.from_dict(d.get('happo', {'factorClip': 10})),
             cory=AlgorithmCory.from_dict(d.get('cory', {'swapEvery': 10})),
@@ -1535,7 +1558,7 @@ class RunSpec:
             datasets=tuple(Dataset.from_dict(x) for x in d['datasets']),
             rewards=tuple(Reward.from_dict(x) for x in d.get('rewards', [])),
             environments=tuple(Environment.from_dict(x) for x in d['environments']),
-            algorithm=Algorithm.from_dict(d.get('algorithm', {'name': 'grpo', 'groupSize': 8, 'dynamicSampling': {'enabled': False, 'maxRounds': 3}, 'overlong': {'mode': 'off', 'bufferTokens': 16, 'penalty': 1}, 'beta': 0.1, 'dpoLoss': 'sigmoid', 'labelSmoothing': 0, 'gamma': 1, 'lambda': 0.95, 'valueClip': 0.2, 'advantage': 'group', 'rae': {'decay': 0.95}, 'qmix': {'mixingEmbedDim': 32}, 'happo': {'factorClip': 10}, 'cory': {'swapEvery': 10}})),
+            algorithm=Algorithm.from_dict(d.get('algorithm', {'name': 'grpo', 'groupSize': 8, 'dynamicSampling': {'enabled': False, 'maxRounds': 3}, 'overlong': {'mode': 'off', 'bufferTokens': 16, 'penalty': 1}, 'beta': 0.1, 'dpoLoss': 'sigmoid', 'labelSmoothing': 0, 'gamma': 1, 'lambda': 0.95, 'valueClip': 0.2, 'advantage': 'group', 'rae': {'decay': 0.95}, 'hierarchical': {'proposer': 'proposer', 'solver': 'solver', 'solverSamples': 4, 'proposerReward': 'learnability'}, 'qmix': {'mixingEmbedDim': 32}, 'happo': {'factorClip': 10}, 'cory': {'swapEvery': 10}})),
             trainer=Trainer.from_dict(d.get('trainer', {'steps': 100, 'promptsPerStep': 4, 'evalEvery': 0, 'checkpointEvery': 0, 'keepCheckpoints': 0, 'episodesPerStep': 4, 'device': 'auto', 'cpuThreads': 0, 'microBatchSize': 'auto'})),
             cluster={'local': ClusterLocal, 'ray': ClusterRay}[d.get('cluster', {'kind': 'local'})['kind']].from_dict(d.get('cluster', {'kind': 'local'})),
             rollout=Rollout.from_dict(d['rollout']) if d.get('rollout') is not None else None,

@@ -30,6 +30,7 @@ from .ppo_rules import ppo_rule_issues
 from .team_rules import team_rule_issues
 from .role_rules import role_rule_issues
 from .cory_rules import cory_rule_issues
+from .hierarchical_rules import hierarchical_rule_issues
 from ..trackers.rules import tracker_issues
 from ..envs.mcp_tools import mcp_server_issues
 from ..rewards.judge import bind_judge_reward
@@ -96,6 +97,7 @@ def support_issues(spec: dict[str, Any], cuda_available: bool, gpu_count: int | 
     issues.extend(team_rule_issues(spec))
     issues.extend(role_rule_issues(spec))
     issues.extend(cory_rule_issues(spec))
+    issues.extend(hierarchical_rule_issues(spec))
     if spec.get("cluster", {}).get("kind") == "ray" and not ray_available():
         no("cluster.kind", '"ray" needs Ray on this host (pip install ray); it is not installed here: use kind "local"')
 

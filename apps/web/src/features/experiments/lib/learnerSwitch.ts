@@ -1,4 +1,4 @@
-import { ASYNC_ALGORITHMS, OFFLINE_ALGORITHMS, PPO_ALGORITHMS, ROLE_EXCHANGE_ALGORITHMS } from "@troupe/contracts";
+import { ASYNC_ALGORITHMS, GRPO_FAMILY, OFFLINE_ALGORITHMS, PPO_ALGORITHMS, ROLE_EXCHANGE_ALGORITHMS } from "@troupe/contracts";
 import type { Draft } from "./draftPath";
 
 /**
@@ -14,6 +14,8 @@ export function switchLearner(algorithm: Draft | undefined, name: string): Draft
   if (OFFLINE_ALGORITHMS.includes(name)) drop("importanceCorrection", "entropyCoef");
   // cory exchanges roles between steps, which a batch sampled ahead would not see: it samples synchronously.
   if (!(ASYNC_ALGORITHMS as readonly string[]).includes(name) || (ROLE_EXCHANGE_ALGORITHMS as readonly string[]).includes(name)) drop("async");
+  // algorithm.advantage (rae, hierarchical) is the GRPO family's: its picker is hidden for the others.
+  if (!(GRPO_FAMILY as readonly string[]).includes(name)) drop("advantage");
   // Dynamic sampling refills GRPO groups: only the GRPO family has them.
   const dynamic = next.dynamicSampling as Draft | undefined;
   if ((OFFLINE_ALGORITHMS.includes(name) || PPO_ALGORITHMS.includes(name)) && dynamic?.enabled === true) drop("dynamicSampling");

@@ -1,6 +1,18 @@
 "use client";
 
-import { ADVANTAGE_ESTIMATORS, ALGORITHM_NAMES, ALGORITHM_SUMMARIES, GRPO_FAMILY, OFFLINE_FAMILY, PPO_FAMILY, type AlgorithmName } from "@troupe/contracts";
+import {
+  ADVANTAGE_ESTIMATORS,
+  ADVANTAGE_SUMMARIES,
+  ALGORITHM_NAMES,
+  ALGORITHM_SUMMARIES,
+  GRPO_FAMILY,
+  HIERARCHICAL_ROLES,
+  OFFLINE_FAMILY,
+  PPO_FAMILY,
+  PROPOSER_REWARDS,
+  type AdvantageEstimator,
+  type AlgorithmName,
+} from "@troupe/contracts";
 import { getIn } from "../../lib/draftPath";
 import { fieldDomId } from "../../lib/specIssues";
 import { useRunnerSupport } from "../../../designer/hooks/useRunnerSupport";
@@ -48,7 +60,7 @@ export function SettingsSections() {
           <DraftField kind="number" path="algorithm.groupSize" label="Group size" placeholder="8" integer hint="Completions per prompt; advantages compare within a group." />
           <RolloutFields />
           {!listed(OFFLINE_FAMILY, algorithm) && <EntropyField />}
-          {listed(GRPO_FAMILY, algorithm) && <AdvantageFields rae={getIn(draft, "algorithm.advantage") === "rae"} />}
+          {listed(GRPO_FAMILY, algorithm) && <AdvantageFields advantage={String(getIn(draft, "algorithm.advantage") ?? "group") as AdvantageEstimator} />}
           {listed(PPO_FAMILY, algorithm) && <PpoFields mixed={algorithm === "vdn" || algorithm === "qmix"} />}
           {algorithm === "qmix" && <QmixFields />}
           {algorithm === "happo" && <HappoFields />}
@@ -78,12 +90,36 @@ export function SettingsSections() {
 /** Whether `name` is in one of the contracts' name lists. */
 const listed = (list: readonly string[], name: string) => list.includes(name);
 
-/** The GRPO family's advantages: group-normalised, or RAE's per-seat moving baseline (with its decay). */
-function AdvantageFields({ rae }: { rae: boolean }) {
+/**
+ * The GRPO family's advantages: group-normalised, RAE's per-seat moving baseline (with its decay), or hierarchical
+ * proposer–solver (its roles, the solver's samples per proposal and how the proposer is paid). The chosen one's line
+ * (the contracts' ADVANTAGE_SUMMARIES) is the picker's hint.
+ */
+export function AdvantageFields({ advantage }: { advantage: AdvantageEstimator }) {
   return (
     <>
-      <DraftField kind="select" path="algorithm.advantage" label="Advantage" options={ADVANTAGE_ESTIMATORS} fallback="group" hint="group: each reward against its group's; rae: against a moving average of what that actor earned in that seat (zero-sum self-play)." />
-      {rae && <DraftField kind="number" path="algorithm.rae.decay" label="RAE decay" placeholder="0.95" hint="baseline = decay x baseline + (1 - decay) x the step's mean reward, per actor and environment." />}
+      <DraftField kind="select" path="algorithm.advantage" label="Advantage" options={ADVANTAGE_ESTIMATORS} fallback="group" hint={ADVANTAGE_SUMMARIES[advantage] ?? ""} />
+      {advantage === "rae" && <DraftField kind="number" path="algorithm.rae.decay" label="RAE decay" placeholder="0.95" hint="baseline = decay x baseline + (1 - decay) x the step's mean reward, per actor and environment." />}
+      {advantage === "hierarchical" && <HierarchicalFields />}
+    </>
+  );
+}
+
+/** hierarchical's settings: the two roles (environments[].roles), answers per proposal and the proposer's reward. */
+function HierarchicalFields() {
+  return (
+    <>
+      <DraftField kind="text" path="algorithm.hierarchical.proposer" label="Proposer role" placeholder={HIERARCHICAL_ROLES[0]} hint="The role that writes the task (environments[].roles; roundSpec: proposer -> solver)." />
+      <DraftField kind="text" path="algorithm.hierarchical.solver" label="Solver role" placeholder={HIERARCHICAL_ROLES[1]} hint="The role that answers it; its advantage is against the other answers to the same task." />
+      <DraftField kind="number" path="algorithm.hierarchical.solverSamples" label="Answers per task" placeholder="4" integer hint="The solver answers each proposal this many times; group size must be a multiple of it (at least 2 proposals per prompt)." />
+      <DraftField
+        kind="select"
+        path="algorithm.hierarchical.proposerReward"
+        label="Proposer's reward"
+        options={PROPOSER_REWARDS}
+        fallback="learnability"
+        hint="From p, the solvers' mean reward: learnability p(1-p), best when solved half the time; frontier 1-p while 0 < p < 1; difficulty 1-p; own: the environment's rewards for the proposer, as they are."
+      />
     </>
   );
 }
