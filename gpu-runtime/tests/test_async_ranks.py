@@ -129,3 +129,16 @@ def test_deepspeed_standin_copy_and_slots_hold_the_gathered_weights():
     gathered = dict(backend.full_parameters())
     for name, p in copied.named_parameters():
         assert torch.equal(p, gathered[name]), name
+
+
+def test_a_rank_without_its_in_flight_file_refuses_to_resume(tmp_path: Path):
+    """Rank 0 saved batches in flight and rank 1 did not (another world size, or a checkpoint cut short): rank 1's
+    producer would start elsewhere in the schedule than rank 0's, so resuming stops with what is missing."""
+    from troupe.rollout.async_rollout import load_in_flight
+
+    torch.save({"batches": []}, tmp_path / "in_flight.pt")
+    assert load_in_flight(tmp_path, [], 0) == ([], None)
+    with pytest.raises(FileNotFoundError, match="in_flight.rank1.pt"):
+        load_in_flight(tmp_path, [], 1)
+    torch.save({"batches": []}, tmp_path / "in_flight.rank1.pt")
+    assert load_in_flight(tmp_path, [], 1) == ([], None)
