@@ -142,3 +142,26 @@ def test_a_rank_without_its_in_flight_file_refuses_to_resume(tmp_path: Path):
         load_in_flight(tmp_path, [], 1)
     torch.save({"batches": []}, tmp_path / "in_flight.rank1.pt")
     assert load_in_flight(tmp_path, [], 1) == ([], None)
+
+
+def test_a_collaborative_run_on_two_ranks_with_k1_is_the_one_process_run(tmp_path: Path):
+    """Whole multi-turn episodes (every turn of both actors) produced ahead on each rank: staleness per actor,
+    and the same episodes and metrics as one process (data parallel sums: test_distributed.py's tolerance)."""
+    from test_async_multi_turn import ACTORS, collaborative, staleness_per_actor
+
+    def make(folder: Path, processes: int | None) -> dict:
+        s = collaborative(folder, steps=3, k=1)
+        for actor in s["actors"]:
+            if processes:
+                actor["placement"] = {"processes": processes}
+        return s
+
+    one = run_spec(make(tmp_path / "one", None), work_dir=tmp_path / "one")
+    two = run_spec(make(tmp_path / "two", 2), work_dir=tmp_path / "two")
+    assert one.state == two.state == "succeeded", (one.message, two.message)
+    assert staleness_per_actor(two.events) == {a: [0.0, 1.0, 1.0] for a in ACTORS}
+    assert episodes(two.events) == episodes(one.events) and len(episodes(one.events)) > 0
+    for actor in ACTORS:
+        for name in ("reward/mean", "grad_norm", "loss"):
+            a, b = one.metrics(name, actor), two.metrics(name, actor)
+            assert len(a) == len(b) == 3 and b == pytest.approx(a, rel=RELATIVE, abs=1e-7), (actor, name, a, b)
