@@ -37,14 +37,15 @@ def test_the_demo_with_a_staleness_bound_is_accepted_and_k_defaults_to_1():
     assert [i.path for i in caught.value.issues] == ["algorithm.async.maxStaleness"]
 
 
-def test_several_ranks_are_refused_on_the_placement():
-    assert _issues(_actor0(placement={"gpus": [], "processes": 2})) == ["actors.0.placement.processes"]
+def test_several_ranks_are_accepted():
+    assert _issues(_actor0(placement={"gpus": [], "processes": 2})) == []
     assert _issues(_actor0(placement={"gpus": [], "processes": 1})) == []
 
 
-def test_a_sharded_backend_and_a_vllm_engine_are_refused_on_the_actor():
+def test_a_sharded_backend_is_accepted_and_a_vllm_engine_refused_on_the_actor():
     training = {**demo_input()["actors"][0].get("training", {}), "backend": "fsdp2"}
-    assert _issues(_actor0(training=training)) == ["actors.0.training.backend"]
+    assert _issues(_actor0(training=training)) == []
+    assert _issues(_actor0(training={**training, "backend": "deepspeed"}, placement={"gpus": [], "processes": 2})) == []
     assert _issues(_actor0(backend="vllm", model={"source": "huggingface", "id": "Qwen/Qwen2.5-0.5B"})) == ["actors.0.backend"]
 
 

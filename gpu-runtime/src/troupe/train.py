@@ -142,12 +142,14 @@ def plan_prompts(run: RunSpec, environments: list[Any], actors: dict[str, Actor]
 def open_rollout_source(
     run: RunSpec, spec: dict[str, Any], environments: list[Any], prompts_per_env: list[int], actors: dict[str, Actor], api_actors: dict[str, Any],
     rewards: dict[str, Any], first_step: int, work_dir: Path, events: EventWriter, resume_from: Path | None,
-    places: SamplingPlaces, memory: Any,
+    places: SamplingPlaces, memory: Any, rank: int = 0,
 ) -> RolloutSource:
     """algorithm.async: a producer process (async_process.py) or thread (async_rollout.py) samples the next
     batches while this one trains; else each step samples its own batch (sync.py). Each source gets its typed
     sections; `spec`, the run's document, only goes to the processes that rebuild environments and rewards from it.
-    Every actor samples on its own device."""
+    Every actor samples on its own device. With several ranks every rank opens its own source, as every rank of
+    the synchronous loop samples the step's batch (rank 0's is the one trained on, on_policy.py); `rank` names
+    the in-flight file its producer saves and resumes from."""
     algorithm, steps = run.algorithm, run.trainer.steps
     setup = SourceSetup(run.rollout, algorithm, run.seed, spec, environments, prompts_per_env, actors, rewards, places, work_dir, events, memory)
     chosen = open_rollout_section(setup)
@@ -155,14 +157,14 @@ def open_rollout_source(
         return chosen
     if algorithm.async_ is None or first_step > steps:
         return SyncRollout(algorithm, run.seed, places, api_actors, memory)
-    queued, producer_state = load_in_flight(resume_from, environments) if resume_from else ([], None)
+    queued, producer_state = load_in_flight(resume_from, environments, rank) if resume_from else ([], None)
     why_thread = process_producer_ok(algorithm, actors, rewards)
     producer: RolloutProducer | ProcessRolloutProducer
     if why_thread is None:
-        producer = ProcessRolloutProducer(spec, algorithm, run.seed, steps, environments, prompts_per_env, actors, first_step, work_dir, events.log, queued, producer_state)
+        producer = ProcessRolloutProducer(spec, algorithm, run.seed, steps, environments, prompts_per_env, actors, first_step, work_dir, events.log, queued, producer_state, rank)
         events.log("info", f"asynchronous rollouts: a producer process (pid {producer.pid}) samples up to {algorithm.async_.max_staleness} updates behind the trainer")
     else:
-        producer = RolloutProducer(algorithm, run.seed, steps, environments, prompts_per_env, actors, first_step, queued)
+        producer = RolloutProducer(algorithm, run.seed, steps, environments, prompts_per_env, actors, first_step, queued, work_dir, rank)
         events.log("info", f"asynchronous rollouts: a producer thread ({why_thread})")
     return ProducerSource(producer, places, memory)
 
@@ -278,7 +280,7 @@ def run_loop(
     memory(first_step - 1, "setup")
     events.watch(advisor := Advisor.for_run(run))  # health advisories from the run's own events (advisories/)
     places = SamplingPlaces(actors, environments, prompts_per_env, residency, events.log, first_step, arranged=lambda: reset_peaks(placed))
-    source = open_rollout_source(run, spec, environments, prompts_per_env, actors, api_actors, rewards, first_step, work_dir, events, resume_from, places, memory)
+    source = open_rollout_source(run, spec, environments, prompts_per_env, actors, api_actors, rewards, first_step, work_dir, events, resume_from, places, memory, ctx.rank)
     if closing is not None:
         closing.callback(source.close)  # also when the loop raises (close is idempotent)
 
@@ -293,8 +295,8 @@ def run_loop(
         with source.quiesce():
             folder, saved = save_training_checkpoint(checkpoints_root(work_dir), step, spec, actors, environments, ctx)
             learner.save(folder)
-            if ctx.is_main:
-                source.save_in_flight(folder)
+            source.save_in_flight(folder)  # each rank's producer its own file (async_rollout.in_flight_file)
+            ctx.barrier()  # the checkpoint is whole (every rank's batches in flight) before anyone goes on
             rater.at_checkpoint(step, events, ctx.is_main)  # Elo per checkpoint in game environments (ratings/)
         if ctx.is_main:
             report_checkpoint(events, work_dir, step, saved, trainer.keep_checkpoints)

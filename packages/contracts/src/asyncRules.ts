@@ -2,7 +2,8 @@
  * What asynchronous rollouts (`algorithm.async`) can run with, each refusal on the field that conflicts. The
  * producer (gpu-runtime/src/troupe/rollout/async_rollout.py, a thread; async_process.py, a process on CPU hosts)
  * plays every environment kind's share, multi-turn episodes whole, from a plain copy of each trainable actor's
- * module. Mirrored by the runtime's spec/async_rules.py; both test the same cases.
+ * module: one producer per rank (as each rank of the synchronous loop samples), a sharded backend's copy loaded
+ * with the gathered full parameters. Mirrored by the runtime's spec/async_rules.py; both test the same cases.
  */
 import type { ActorRuleIssue, ActorRuleInput } from "./actorRules";
 
@@ -23,29 +24,30 @@ export function asyncIssues(spec: AsyncRuleInput): ActorRuleIssue[] {
   if (!(ASYNC_ALGORITHMS as readonly string[]).includes(spec.algorithm.name)) {
     add(["algorithm", "async"], `${why} feed the GRPO family (${ASYNC_ALGORITHMS.join(", ")}), not "${spec.algorithm.name}": remove async`);
   }
-  issues.push(...copyIssues(spec, why, "algorithm.async"));
+  issues.push(...copyIssues(spec, why, "algorithm.async", true));
   return issues;
 }
 
 /**
  * What sampling from a plain one-process copy of each actor rules out (asynchronous rollouts and rollout workers
  * both sample so): several ranks, a vLLM engine, a sharded training backend. `remove` is the field whose removal
- * lifts the refusal. Mirrored by spec/async_rules.py `copy_issues`.
+ * lifts the refusal. `perRank`: the caller makes one copy per rank from the gathered full parameters (the async
+ * producers), so several ranks and a sharded backend are no obstacle. Mirrored by spec/async_rules.py `copy_issues`.
  */
-export function copyIssues(spec: Pick<AsyncRuleInput, "actors">, why: string, remove: string): ActorRuleIssue[] {
+export function copyIssues(spec: Pick<AsyncRuleInput, "actors">, why: string, remove: string, perRank = false): ActorRuleIssue[] {
   const issues: ActorRuleIssue[] = [];
   const add = (path: (string | number)[], message: string) => issues.push({ path, message });
   spec.actors.forEach((a, i) => {
     if (a.backend === "openai") return;
     const ranks = a.placement.gpus.length > 0 ? a.placement.gpus.length : (a.placement.processes ?? 1);
-    if (ranks > 1) {
+    if (ranks > 1 && !perRank) {
       const what = a.placement.gpus.length > 0 ? "gpus" : "processes";
       add(["actors", i, "placement", what], `${why} run in one process; this actor asks for ${ranks} ranks: use one, or remove ${remove}`);
     }
     if (a.backend === "vllm") {
       add(["actors", i, "backend"], `${why} sample from a copy of the weights with transformers; a colocated vLLM engine sleeps while its actor trains: use backend hf, or remove ${remove}`);
     }
-    if (a.trainable && a.training.backend !== "torch") {
+    if (a.trainable && a.training.backend !== "torch" && !perRank) {
       add(["actors", i, "training", "backend"], `${why} copy each trainable actor's plain torch module; "${a.training.backend}" shards it: use torch, or remove ${remove}`);
     }
   });

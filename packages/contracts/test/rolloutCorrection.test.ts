@@ -55,13 +55,14 @@ describe("algorithm.async", () => {
     expect(negative.success ? [] : fieldIssues(negative.error).map((i) => i.path)).toEqual(["algorithm.async.maxStaleness"]);
   });
 
-  it("refuses several ranks, on the actor's placement", () => {
-    expect(asyncIssues((s) => actor0(s, { placement: { processes: 2 } })).map((i) => i.path)).toEqual(["actors.0.placement.processes"]);
+  it("accepts several ranks: each rank runs its own producer", () => {
+    expect(asyncIssues((s) => actor0(s, { placement: { processes: 2 } }))).toEqual([]);
     expect(asyncIssues((s) => actor0(s, { placement: { processes: 1 } }))).toEqual([]);
   });
 
-  it("refuses a sharded training backend and a vLLM engine, on the actor's field", () => {
-    expect(asyncIssues((s) => actor0(s, { training: { backend: "fsdp2" } })).map((i) => i.path)).toEqual(["actors.0.training.backend"]);
+  it("accepts a sharded training backend (its copy is loaded with the gathered weights) and refuses a vLLM engine, on the actor's field", () => {
+    expect(asyncIssues((s) => actor0(s, { training: { backend: "fsdp2" } }))).toEqual([]);
+    expect(asyncIssues((s) => actor0(s, { training: { backend: "deepspeed" }, placement: { processes: 2 } }))).toEqual([]);
     const vllm = asyncIssues((s) => actor0(s, { backend: "vllm", model: { source: "huggingface", id: "Qwen/Qwen2.5-0.5B" } }));
     expect(vllm.map((i) => i.path)).toEqual(["actors.0.backend"]);
   });

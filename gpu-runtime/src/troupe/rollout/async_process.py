@@ -64,8 +64,9 @@ from ..envs.environment_kinds import build_run_environments
 from ..rewards.binding import bind_rewards
 from ..spec.runspec_types import Algorithm
 from ..host.system import seed_everything
-from .async_rollout import IN_FLIGHT_FILE, ProducedBatch, batch_from_state, batch_state, max_staleness, produce_batch
+from .async_rollout import ProducedBatch, batch_from_state, batch_state, in_flight_file, max_staleness, produce_batch
 from .copy_blockers import CopyRefusals, copy_blockers
+from .full_weights import plain_copy, shards, trained_tensors
 from ..models.loading import LoadedModel
 from ..engines.rollout import HFEngine
 
@@ -108,6 +109,15 @@ def _trained(module: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {n: p for n, p in module.named_parameters() if p.requires_grad}
 
 
+Trained = dict[str, "torch.nn.Module | dict[str, torch.Tensor]"]  # actor -> its module, or its trained tensors by name
+
+
+def _tensors(trained: Trained) -> dict[str, dict[str, torch.Tensor]]:
+    """Each actor's trained tensors: a module's trainable parameters, or the full values a sharded actor gathered
+    (full_weights.py; its own parameters are slices)."""
+    return {actor: _trained(m) if isinstance(m, torch.nn.Module) else m for actor, m in trained.items()}
+
+
 @dataclass(frozen=True)
 class SlotEntry:
     """Where one trained parameter lies in every slot."""
@@ -123,11 +133,12 @@ class SlotEntry:
         return math.prod(self.shape)
 
 
-def slot_layout(modules: dict[str, torch.nn.Module]) -> tuple[list[SlotEntry], int]:
-    """The table of the trained parameters of `modules` (actor name -> module) and the bytes a slot needs."""
+def slot_layout(modules: Trained) -> tuple[list[SlotEntry], int]:
+    """The table of the trained parameters of `modules` (actor name -> module or trained tensors) and the bytes a
+    slot needs."""
     table, end = [], 0
-    for actor, module in modules.items():
-        for name, param in _trained(module).items():
+    for actor, tensors in _tensors(modules).items():
+        for name, param in tensors.items():
             if param.numel() == 0:
                 continue  # nothing to hand over (and torch.frombuffer refuses a count of 0)
             offset = -(-end // ALIGN) * ALIGN
@@ -147,7 +158,7 @@ class WeightSlots:
         self._views = [[torch.frombuffer(s.buf, dtype=e.dtype, count=e.numel, offset=e.offset).view(e.shape) for e in table] for s in segments]
 
     @classmethod
-    def create(cls, modules: dict[str, torch.nn.Module], count: int) -> "WeightSlots":
+    def create(cls, modules: Trained, count: int) -> "WeightSlots":
         table, size = slot_layout(modules)
         prefix = f"{SEGMENT_PREFIX}-{os.getpid()}-{next(_producers_made)}"
         segments: list[SharedMemory] = []
@@ -174,8 +185,8 @@ class WeightSlots:
     def names(self) -> list[str]:
         return [s.name for s in self._segments]
 
-    def write(self, slot: int, modules: dict[str, torch.nn.Module]) -> None:
-        params = {actor: dict(module.named_parameters()) for actor, module in modules.items()}
+    def write(self, slot: int, modules: Trained) -> None:
+        params = _tensors(modules)
         for entry, view in zip(self.table, self._views[slot]):
             view.copy_(params[entry.actor][entry.name].detach())
 
@@ -216,11 +227,14 @@ class ProcessRolloutProducer:
         log: Any,
         queued: list[ProducedBatch] | None = None,
         state: dict[str, Any] | None = None,
+        rank: int = 0,
     ):
         """`document`: the run's JSON document, which the producer process rebuilds its environments and rewards
         from (their builders read it); what the producer itself reads comes typed: the algorithm section (its
-        `async_` set), the run's seed and `trainer.steps`."""
-        self.environments, self.log = environments, log
+        `async_` set), the run's seed and `trainer.steps`. With several ranks each rank runs one (`rank`: whose
+        in-flight file its checkpoints write); a sharded actor's copy and every publish gather its full
+        parameters, a collective each rank's producer joins at the same point (full_weights.py)."""
+        self.environments, self.log, self.rank = environments, log, rank
         self.max_staleness = max_staleness(algorithm)
         self.total_steps = total_steps
         self.actors = actors
@@ -232,7 +246,7 @@ class ProcessRolloutProducer:
         state = state or {"torch_rng": torch.get_rng_state(), "samplers": [e.sampler.state() for e in environments]}
         sampled = {a for e, n in zip(environments, prompts_per_env) if n > 0 for a in e.actors}
         models = {
-            name: (a.index, a.spec, a.section, a.loaded.model, a.loaded.tokenizer, a.loaded.description)
+            name: (a.index, a.spec, a.section, plain_copy(a, work_dir) if shards(a) else a.loaded.model, a.loaded.tokenizer, a.loaded.description)
             for name, a in actors.items()
             if name in sampled
         }
@@ -279,8 +293,9 @@ class ProcessRolloutProducer:
     def pid(self) -> int | None:
         return self._process.pid
 
-    def _modules(self) -> dict[str, torch.nn.Module]:
-        return {name: self.actors[name].loaded.model for name in self._published}
+    def _modules(self) -> Trained:
+        """What a slot is filled from: the trained module itself, or a sharded actor's gathered full tensors."""
+        return {name: trained_tensors(self.actors[name]) if shards(self.actors[name]) else self.actors[name].loaded.model for name in self._published}
 
     # ------------------------------------------------------------------ trainer side
     def _receive(self) -> tuple[Any, ...] | None:
@@ -367,9 +382,10 @@ class ProcessRolloutProducer:
         """The batches made but not yet trained on, and where the producer stands after them. Returns how many."""
         state = self._producer_state()
         saved = [batch_state(self._ready[s], self.environments) for s in sorted(self._ready)]
-        partial = folder / f".{IN_FLIGHT_FILE}.partial"
+        name = in_flight_file(self.rank)
+        partial = folder / f".{name}.partial"
         torch.save({"batches": saved, "producer": state}, partial)
-        partial.rename(folder / IN_FLIGHT_FILE)
+        partial.rename(folder / name)
         return len(saved)
 
     def close(self) -> None:

@@ -25,6 +25,12 @@ Qwen2/Llama configs we build have none (a model with dropout makes async runs de
 
 Checkpoints: batches made but not yet trained on are saved beside the checkpoint (`in_flight.pt`), with the
 RNG state after them; a resumed run trains on them first, then continues from that RNG state.
+
+Several ranks: every rank runs its own producer (thread or process), as every rank of the synchronous loop
+samples the step's batch; rank 0's batch is the one every rank trains on (on_policy.py broadcasts it), the
+schedule is the same on every rank, and each rank saves its own in-flight file (`in_flight_file`). A sharded
+actor's copy and every publish go through its gathered full parameters (full_weights.py), a collective the
+ranks join at the same point of the loop.
 """
 
 from __future__ import annotations
@@ -47,11 +53,17 @@ from ..envs.single_turn import EnvRollout
 from ..algorithms.training_shares import ConversationPart
 from ..spec.runspec_types import Algorithm
 from .collect import players_of, roll_out_step, score_step
+from .full_weights import plain_copy, shards, trained_tensors
 
 if TYPE_CHECKING:
     from ..actors import Actor
 
 IN_FLIGHT_FILE = "in_flight.pt"
+
+
+def in_flight_file(rank: int) -> str:
+    """Each rank's producer saves its own batches in flight and position (rank 0's file keeps the one-rank name)."""
+    return IN_FLIGHT_FILE if rank == 0 else f"in_flight.rank{rank}.pt"
 
 
 @dataclass
@@ -96,9 +108,10 @@ def _raw(model: Any) -> torch.nn.Module:
     return object.__getattribute__(model, "_shared") if isinstance(model, AdapterBound) else model
 
 
-def sampling_copies(actors: dict[str, "Actor"]) -> dict[str, "Actor"]:
+def sampling_copies(actors: dict[str, "Actor"], work_dir: Path | None = None) -> dict[str, "Actor"]:
     """Each actor as the producer sees it: trainable actors on a copy of their module (one copy per shared
-    base), with an `HFEngine` on it; frozen actors as they are (nothing changes them)."""
+    base; a sharded actor's rebuilt and filled with its gathered parameters, full_weights.py, which needs the
+    run folder `work_dir`), with an `HFEngine` on it; frozen actors as they are (nothing changes them)."""
     memo: dict[int, Any] = {}
     out: dict[str, Actor] = {}
     for name, actor in actors.items():
@@ -108,7 +121,11 @@ def sampling_copies(actors: dict[str, "Actor"]) -> dict[str, "Actor"]:
         model = actor.loaded.model
         # requires_grad stays as the trainer's: CPU kernels differ for parameters without it (the sampler's
         # log-probs moved by ~5e-7, measured), and K = 0 must sample exactly what the synchronous loop does.
-        raw = copy.deepcopy(_raw(model), memo)
+        if shards(actor):
+            assert work_dir is not None, "a sharded actor's sampling copy is rebuilt from its spec: pass the run folder"
+            raw = plain_copy(actor, work_dir)
+        else:
+            raw = copy.deepcopy(_raw(model), memo)
         module = (
             AdapterBound(raw, object.__getattribute__(model, "_troupe_adapter"), object.__getattribute__(model, "_troupe_lora_config"))
             if isinstance(model, AdapterBound)
@@ -132,14 +149,18 @@ class RolloutProducer:
         actors: dict[str, "Actor"],
         first_step: int,
         queued: list[ProducedBatch] | None = None,
+        work_dir: Path | None = None,
+        rank: int = 0,
     ):
         """The typed algorithm section (its `async_` set), the run's seed and `trainer.steps`; each actor samples
-        on its own device."""
+        on its own device. With several ranks each rank runs one (`rank`: whose in-flight file it writes); a
+        sharded actor's copy is rebuilt in `work_dir`'s run and every publish gathers (full_weights.py)."""
+        self.rank = rank
         self.algorithm, self.seed, self.environments, self.prompts_per_env = algorithm, seed, environments, prompts_per_env
         self.max_staleness = max_staleness(algorithm)
         self.total_steps = total_steps
         self.actors = actors
-        self.samplers = sampling_copies(actors)
+        self.samplers = sampling_copies(actors, work_dir)
         queued = sorted(queued or [], key=lambda b: b.step)
         if [b.step for b in queued] != list(range(first_step, first_step + len(queued))):
             raise ValueError(f"in-flight batches {[b.step for b in queued]} do not continue from step {first_step}")
@@ -174,7 +195,11 @@ class RolloutProducer:
         for actor in self.actors.values():
             if actor.trainable:
                 raw = _raw(actor.loaded.model)
-                if id(raw) not in snapshot:
+                if id(raw) in snapshot:
+                    continue
+                if shards(actor):  # gathered (a collective; fresh tensors): its trained parameters, loaded non-strictly
+                    snapshot[id(raw)] = trained_tensors(actor)
+                else:
                     snapshot[id(raw)] = {k: v.detach().clone() for k, v in raw.state_dict().items()}
         with self._cond:
             self._published[version] = snapshot
@@ -200,9 +225,10 @@ class RolloutProducer:
         with self._cond:
             batches = [self._ready[s] for s in sorted(self._ready)]
         saved = [batch_state(b, self.environments) for b in batches]
-        partial = folder / f".{IN_FLIGHT_FILE}.partial"
+        name = in_flight_file(self.rank)
+        partial = folder / f".{name}.partial"
         torch.save({"batches": saved}, partial)
-        partial.rename(folder / IN_FLIGHT_FILE)
+        partial.rename(folder / name)
         return len(saved)
 
     def close(self) -> None:
@@ -260,7 +286,7 @@ class RolloutProducer:
                 source, target = _raw(actor.loaded.model), _raw(self.samplers[name].loaded.model)
                 if id(source) in done:
                     continue
-                target.load_state_dict(snapshot[id(source)])
+                target.load_state_dict(snapshot[id(source)], strict=not shards(actor))
                 done.add(id(source))
 
 
@@ -290,11 +316,16 @@ def batch_from_state(state: dict[str, Any], environments: list[Any]) -> Produced
     return ProducedBatch(state["step"], state["version"], parts, defaultdict(float, state["rollout_seconds"]), state["resampling"], conversations)
 
 
-def load_in_flight(folder: Path, environments: list[Any]) -> tuple[list[ProducedBatch], dict[str, Any] | None]:
-    """The batches a checkpoint saved as in flight (none when it was saved without async), and where a producer
-    process stood after them (None for the thread producer, which shares the trainer's RNG and data position)."""
-    path = folder / IN_FLIGHT_FILE
+def load_in_flight(folder: Path, environments: list[Any], rank: int = 0) -> tuple[list[ProducedBatch], dict[str, Any] | None]:
+    """The batches rank `rank`'s producer saved as in flight (none when the checkpoint was saved without async),
+    and where a producer process stood after them (None for the thread producer, which shares the trainer's RNG
+    and data position)."""
+    path = folder / in_flight_file(rank)
     if not path.exists():
+        if rank != 0 and (folder / IN_FLIGHT_FILE).exists():
+            # Rank 0's producer had batches in flight and this rank's did not save its own: its producer would start
+            # elsewhere in the schedule than rank 0's, and the ranks would train on different steps' batches.
+            raise FileNotFoundError(f"{folder}: rank 0 saved batches in flight ({IN_FLIGHT_FILE}) but rank {rank} did not ({path.name}): resume with the world size that saved it")
         return [], None
     state = torch.load(path, weights_only=False)  # our own file, written by save_in_flight
     return [batch_from_state(b, environments) for b in state["batches"]], state.get("producer")

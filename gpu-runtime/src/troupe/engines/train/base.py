@@ -69,6 +69,9 @@ class TrainBackend(ABC):
     `zero_grad`, then for each micro-batch `with accumulate(last): backward(loss)`, then `clip`, `step`."""
 
     name: str = "?"
+    # Whether each rank holds only a slice of every parameter (a copy of the module is not the model): who copies
+    # the weights (the async producers, rollout/full_weights.py) gathers them through `full_parameters`.
+    shards: bool = False
 
     def __init__(self, model: torch.nn.Module, settings: BackendSettings):
         self.settings = settings

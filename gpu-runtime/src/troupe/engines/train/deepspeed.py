@@ -91,6 +91,7 @@ engine_factory: EngineFactory | None = None
 
 class DeepSpeedBackend(TrainBackend):
     name = "deepspeed"
+    shards = True
     uses_autocast = False  # bf16 is DeepSpeed's: the engine holds bf16 parameters and computes in bf16
 
     def __init__(self, model: torch.nn.Module, settings: BackendSettings, engine_factory: EngineFactory | None = None):

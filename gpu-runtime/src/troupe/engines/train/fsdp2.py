@@ -53,6 +53,7 @@ def shard_model(model: torch.nn.Module, settings: BackendSettings, trainable: bo
 
 class FSDP2Backend(TrainBackend):
     name = "fsdp2"
+    shards = True
     uses_autocast = False  # MixedPrecisionPolicy casts the gathered parameters
 
     def __init__(self, model: torch.nn.Module, settings: BackendSettings):
