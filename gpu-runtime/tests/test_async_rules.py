@@ -42,10 +42,16 @@ def test_several_ranks_are_refused_on_the_placement():
     assert _issues(_actor0(placement={"gpus": [], "processes": 1})) == []
 
 
-def test_a_sharded_backend_and_a_vllm_engine_are_refused_on_the_actor():
+def test_a_sharded_backend_is_refused_on_the_actor():
     training = {**demo_input()["actors"][0].get("training", {}), "backend": "fsdp2"}
     assert _issues(_actor0(training=training)) == ["actors.0.training.backend"]
-    assert _issues(_actor0(backend="vllm", model={"source": "huggingface", "id": "Qwen/Qwen2.5-0.5B"})) == ["actors.0.backend"]
+
+
+def test_a_vllm_engine_is_accepted_awake_and_refused_when_it_would_sleep():
+    model = {"source": "huggingface", "id": "Qwen/Qwen2.5-0.5B"}
+    assert _issues(_actor0(backend="vllm", model=model)) == ["actors.0.vllm.sleepLevel"]
+    assert _issues(_actor0(backend="vllm", model=model, vllm={"sleepLevel": 2})) == ["actors.0.vllm.sleepLevel"]
+    assert _issues(_actor0(backend="vllm", model=model, vllm={"sleepLevel": 0})) == []
 
 
 def test_multi_turn_environments_are_accepted():

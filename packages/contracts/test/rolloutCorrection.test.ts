@@ -60,10 +60,15 @@ describe("algorithm.async", () => {
     expect(asyncIssues((s) => actor0(s, { placement: { processes: 1 } }))).toEqual([]);
   });
 
-  it("refuses a sharded training backend and a vLLM engine, on the actor's field", () => {
+  it("refuses a sharded training backend, on the actor's field", () => {
     expect(asyncIssues((s) => actor0(s, { training: { backend: "fsdp2" } })).map((i) => i.path)).toEqual(["actors.0.training.backend"]);
-    const vllm = asyncIssues((s) => actor0(s, { backend: "vllm", model: { source: "huggingface", id: "Qwen/Qwen2.5-0.5B" } }));
-    expect(vllm.map((i) => i.path)).toEqual(["actors.0.backend"]);
+  });
+
+  it("accepts a vLLM engine that stays awake (sleepLevel 0), and refuses one that would sleep, on vllm.sleepLevel", () => {
+    const model = { source: "huggingface", id: "Qwen/Qwen2.5-0.5B" };
+    expect(asyncIssues((s) => actor0(s, { backend: "vllm", model })).map((i) => i.path)).toEqual(["actors.0.vllm.sleepLevel"]);
+    expect(asyncIssues((s) => actor0(s, { backend: "vllm", model, vllm: { sleepLevel: 2 } })).map((i) => i.path)).toEqual(["actors.0.vllm.sleepLevel"]);
+    expect(asyncIssues((s) => actor0(s, { backend: "vllm", model, vllm: { sleepLevel: 0 } }))).toEqual([]);
   });
 
   it("accepts multi-turn environments: whole episodes are produced ahead", () => {
