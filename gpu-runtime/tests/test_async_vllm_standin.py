@@ -84,6 +84,8 @@ def test_k1_samples_each_batch_with_the_schedules_weights_and_evaluates_with_the
     run = run_spec(doc, work_dir=wd(tmp_path))
     assert run.state == "succeeded", run.message
     (llm,) = engines
+    # The thread producer, for the reason the process producer cannot copy this actor.
+    assert any("producer thread" in e["message"] and "vLLM" in e["message"] for e in run.events if e["type"] == "log"), "no log of the producer thread"
     # Staleness per actor: the lag grows to K and stays; one weights version per batch.
     lags = [e for e in run.events if e["type"] == "metric" and "staleness/max" in e["values"]]
     assert [e["actor"] for e in lags] == [doc["actors"][0]["name"]] * steps
@@ -120,3 +122,14 @@ def test_stop_with_batches_in_flight_resumes_exactly(tmp_path: Path, folder: Pat
     got = {**{key: v for key, v in per_step(first.events).items() if key[0] <= 2}, **per_step(second.events)}
     assert got == want and len(want) == 5
     assert episodes(second.events) == [e for e in episodes(straight.events) if e[0] > 2]
+
+
+def test_sleep_level_0_keeps_the_engine_awake_in_the_synchronous_loop_too(tmp_path: Path, folder: Path, recorded):
+    engines, _, _ = recorded
+    doc = vllm_spec(folder, 2)
+    del doc["algorithm"]["async"]
+    run = run_spec(doc, work_dir=wd(tmp_path))
+    assert run.state == "succeeded", run.message
+    (llm,) = engines
+    assert not any(c[0] == "sleep" for c in llm.calls)
+    assert sum(1 for c in llm.calls if c[0] == "finish_weight_update") == 2  # the trainer's weights before each rollout
