@@ -2,6 +2,8 @@
 packages/contracts/test/rolloutCorrection.test.ts "algorithm.async", each refused on the same field."""
 
 import copy
+import json
+from pathlib import Path
 
 import pytest
 from runtime_helpers import demo_input
@@ -10,6 +12,7 @@ from troupe.spec import SpecError, validate_spec
 from troupe.spec.run_rules import run_rule_issues
 
 K1 = {"async": {"maxStaleness": 1}}
+VLLM_CASES = json.loads((Path(__file__).parent / "fixtures" / "async_vllm_rules.cases.json").read_text())["cases"]
 
 
 def _issues(patch=lambda s: s, algorithm=K1):
@@ -64,3 +67,13 @@ def test_multi_turn_environments_are_accepted():
 
 def test_learners_outside_the_grpo_family_are_refused_on_async():
     assert _issues(algorithm={**K1, "name": "ppo"}) == ["algorithm.async"]
+
+
+@pytest.mark.parametrize("case", VLLM_CASES, ids=[c["name"] for c in VLLM_CASES])
+def test_vllm_cases_match_the_contracts(case):
+    def patch(doc):
+        doc["actors"][0].update(case.get("actor", {}))
+        doc["algorithm"].update(case.get("algorithm", {}))
+        return doc
+
+    assert sorted(_issues(patch, algorithm={})) == sorted(case["issues"])
