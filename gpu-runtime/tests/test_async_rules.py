@@ -2,6 +2,8 @@
 packages/contracts/test/rolloutCorrection.test.ts "algorithm.async", each refused on the same field."""
 
 import copy
+import json
+from pathlib import Path
 
 import pytest
 from runtime_helpers import demo_input
@@ -10,6 +12,7 @@ from troupe.spec import SpecError, validate_spec
 from troupe.spec.run_rules import run_rule_issues
 
 K1 = {"async": {"maxStaleness": 1}}
+VLLM_CASES = json.loads((Path(__file__).parent / "fixtures" / "async_vllm_rules.cases.json").read_text())["cases"]
 
 
 def _issues(patch=lambda s: s, algorithm=K1):
@@ -42,11 +45,17 @@ def test_several_ranks_are_accepted():
     assert _issues(_actor0(placement={"gpus": [], "processes": 1})) == []
 
 
-def test_a_sharded_backend_is_accepted_and_a_vllm_engine_refused_on_the_actor():
+def test_a_sharded_backend_is_accepted():
     training = {**demo_input()["actors"][0].get("training", {}), "backend": "fsdp2"}
     assert _issues(_actor0(training=training)) == []
     assert _issues(_actor0(training={**training, "backend": "deepspeed"}, placement={"gpus": [], "processes": 2})) == []
-    assert _issues(_actor0(backend="vllm", model={"source": "huggingface", "id": "Qwen/Qwen2.5-0.5B"})) == ["actors.0.backend"]
+
+
+def test_a_vllm_engine_is_accepted_awake_and_refused_when_it_would_sleep():
+    model = {"source": "huggingface", "id": "Qwen/Qwen2.5-0.5B"}
+    assert _issues(_actor0(backend="vllm", model=model)) == ["actors.0.vllm.sleepLevel"]
+    assert _issues(_actor0(backend="vllm", model=model, vllm={"sleepLevel": 2})) == ["actors.0.vllm.sleepLevel"]
+    assert _issues(_actor0(backend="vllm", model=model, vllm={"sleepLevel": 0})) == []
 
 
 def test_multi_turn_environments_are_accepted():
@@ -59,3 +68,13 @@ def test_multi_turn_environments_are_accepted():
 
 def test_learners_outside_the_grpo_family_are_refused_on_async():
     assert _issues(algorithm={**K1, "name": "ppo"}) == ["algorithm.async"]
+
+
+@pytest.mark.parametrize("case", VLLM_CASES, ids=[c["name"] for c in VLLM_CASES])
+def test_vllm_cases_match_the_contracts(case):
+    def patch(doc):
+        doc["actors"][0].update(case.get("actor", {}))
+        doc["algorithm"].update(case.get("algorithm", {}))
+        return doc
+
+    assert sorted(_issues(patch, algorithm={})) == sorted(case["issues"])

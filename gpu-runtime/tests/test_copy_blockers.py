@@ -1,6 +1,6 @@
 """One rule for what a copy of the sampling side in another process cannot carry (rollout/copy_blockers.py), as
 the process producer and rollout workers word it: an actor on a GPU, rewards passed in as Python objects, LoRA
-actors sharing one base. The device is the actors' own (no run device is handed in)."""
+actors sharing one base, an actor with its own engine (vLLM). The device is the actors' own (no run device is handed in)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ from troupe.spec.runspec_types import RunSpec
 CPU, CUDA = torch.device("cpu"), torch.device("cuda", 0)
 
 
-def actor(device: torch.device = CPU, shares_base: bool = False) -> SimpleNamespace:
-    return SimpleNamespace(device=device, shares_base=shares_base)
+def actor(device: torch.device = CPU, shares_base: bool = False, own_engine: bool = False) -> SimpleNamespace:
+    """An actor as the rule reads it; `own_engine`: one sampling with an engine that holds its own weights (vLLM)."""
+    engine = SimpleNamespace(holds_own_weights=True) if own_engine else None
+    return SimpleNamespace(device=device, shares_base=shares_base, engine=engine)
 
 
 def algorithm(k: int):
@@ -42,6 +44,7 @@ def test_each_refusal_in_each_callers_words():
         ({"a": actor(), "b": actor(CUDA)}, {}, "CPU rollout workers need a CPU trainer", "runs on CPU hosts only"),
         ({"a": actor()}, {"r": in_process_reward()}, "cannot be rebuilt in a worker process", "cannot be rebuilt in another process"),
         ({"a": actor(shares_base=True)}, {}, "cannot be copied to a worker", "are copied as one"),
+        ({"a": actor(own_engine=True)}, {}, "own vLLM engine cannot be copied", "the thread samples with it"),
     ]
     for actors, rewards, worker_words, producer_words in cases:
         refused = workers_ok(actors, rewards)

@@ -16,7 +16,7 @@ export interface ActorRuleInput {
   model: { source: "tiny" | "huggingface" | "local" | "run" };
   backend: "hf" | "vllm" | "openai";
   api?: unknown;
-  vllm?: { tensorParallel: number; sleepLevel: 1 | 2 };
+  vllm?: { tensorParallel: number; sleepLevel: 0 | 1 | 2 };
   trainable: boolean;
   training: {
     clipEpsLow: number;

@@ -8,7 +8,7 @@
 import type { ActorRuleIssue, ActorRuleInput } from "./actorRules";
 
 import { ASYNC_ALGORITHMS } from "./algorithms";
-import { copyIssues } from "./asyncRules";
+import { copyIssues, vllmCopyIssues } from "./asyncRules";
 
 export interface RolloutRuleInput {
   actors: (Pick<ActorRuleInput, "backend" | "trainable" | "placement"> & { training: { backend: string } })[];
@@ -40,5 +40,6 @@ export function rolloutIssues(spec: RolloutRuleInput): ActorRuleIssue[] {
     add(["algorithm", "dynamicSampling", "enabled"], `${WHY} sample the rows the trainer drew; dynamic sampling's refills draw more: turn it off, or remove rollout.workers`);
   }
   issues.push(...copyIssues(spec, WHY, "rollout.workers"));
+  issues.push(...vllmCopyIssues(spec, WHY, "rollout.workers"));
   return issues;
 }

@@ -160,8 +160,10 @@ export const VllmSettings = z
     /** GPUs the engine shards the model over (tensor_parallel_size): 1, or the actor's placement.gpus count. */
     tensorParallel: z.number().int().min(1).max(64).default(1),
     /** While the actors train: 1 keeps the weights in host memory and drops the KV cache; 2 drops both (the next
-     * push refills them). A frozen actor has no trainer to push its weights back, so it sleeps at 1. */
-    sleepLevel: z.union([z.literal(1), z.literal(2)]).default(1),
+     * push refills them); 0 never sleeps: the engine keeps its gpuMemoryUtilization share while the actor trains,
+     * which asynchronous rollouts (algorithm.async) need, as it samples ahead meanwhile. A frozen actor has no
+     * trainer to push its weights back, so it sleeps at 1 (or not at all with 0). */
+    sleepLevel: z.union([z.literal(0), z.literal(1), z.literal(2)]).default(1),
     /** Longest prompt + completion in tokens (max_model_len); absent: the model's own limit. */
     maxModelLen: z.number().int().min(16).optional(),
     /** No CUDA graphs (enforce_eager): slower sampling, faster start and less memory. */

@@ -60,11 +60,16 @@ describe("algorithm.async", () => {
     expect(asyncIssues((s) => actor0(s, { placement: { processes: 1 } }))).toEqual([]);
   });
 
-  it("accepts a sharded training backend (its copy is loaded with the gathered weights) and refuses a vLLM engine, on the actor's field", () => {
+  it("accepts a sharded training backend (its copy is loaded with the gathered weights)", () => {
     expect(asyncIssues((s) => actor0(s, { training: { backend: "fsdp2" } }))).toEqual([]);
     expect(asyncIssues((s) => actor0(s, { training: { backend: "deepspeed" }, placement: { processes: 2 } }))).toEqual([]);
-    const vllm = asyncIssues((s) => actor0(s, { backend: "vllm", model: { source: "huggingface", id: "Qwen/Qwen2.5-0.5B" } }));
-    expect(vllm.map((i) => i.path)).toEqual(["actors.0.backend"]);
+  });
+
+  it("accepts a vLLM engine that stays awake (sleepLevel 0), and refuses one that would sleep, on vllm.sleepLevel", () => {
+    const model = { source: "huggingface", id: "Qwen/Qwen2.5-0.5B" };
+    expect(asyncIssues((s) => actor0(s, { backend: "vllm", model })).map((i) => i.path)).toEqual(["actors.0.vllm.sleepLevel"]);
+    expect(asyncIssues((s) => actor0(s, { backend: "vllm", model, vllm: { sleepLevel: 2 } })).map((i) => i.path)).toEqual(["actors.0.vllm.sleepLevel"]);
+    expect(asyncIssues((s) => actor0(s, { backend: "vllm", model, vllm: { sleepLevel: 0 } }))).toEqual([]);
   });
 
   it("accepts multi-turn environments: whole episodes are produced ahead", () => {

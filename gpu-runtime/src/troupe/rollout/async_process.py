@@ -76,11 +76,12 @@ ALIGN = 64  # each parameter's byte offset in a slot: a cache line, and a multip
 _producers_made = itertools.count()  # <n>: names stay unique when one process runs several producers in turn
 
 
-# Why the producer stays a thread (copy_blockers.py: the same three refusals as rollout workers, in our words).
+# Why the producer stays a thread (copy_blockers.py: the same refusals as rollout workers, in our words).
 REFUSALS = CopyRefusals(
     gpu="the producer process runs on CPU hosts only (on a GPU both would share the device)",
     in_process_rewards="rewards passed in as Python objects cannot be rebuilt in another process",
     shared_base="LoRA actors sharing one base module are copied as one",
+    own_engine="a vLLM actor's engine lives in this process: the thread samples with it and pushes each update to it",
 )
 CPU = torch.device("cpu")  # the producer process and rollout workers sample on CPU hosts only (copy_blockers.py)
 
@@ -212,6 +213,8 @@ def _close(segments: list[SharedMemory], unlink: bool) -> None:
 
 class ProcessRolloutProducer:
     """The trainer's side of the producer process; the same interface as `RolloutProducer`."""
+
+    lent: frozenset[str] = frozenset()  # no engine is lent to it: actors with their own engine keep the thread (REFUSALS)
 
     def __init__(
         self,

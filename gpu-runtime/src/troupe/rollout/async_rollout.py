@@ -31,6 +31,18 @@ samples the step's batch; rank 0's batch is the one every rank trains on (on_pol
 schedule is the same on every rank, and each rank saves its own in-flight file (`in_flight_file`). A sharded
 actor's copy and every publish go through its gathered full parameters (full_weights.py), a collective the
 ranks join at the same point of the loop.
+
+vLLM actors (`backend: "vllm"`, `vllm.sleepLevel: 0`): their engine is not copied but lent to the producer
+(`lent_engines`), which samples with it from its own thread; the engine stays awake while the actor trains (it
+holds its own weights and KV cache). `publish` snapshots the trainer's full weights (LoRA merged) on the trainer's
+device, and the producer pushes them through vLLM's native weight sync (start_weight_update -> update_weights ->
+finish_weight_update, engines/rollout/sync.py `push`) at the same points where it loads a copy's weights: between
+two batches, in the thread that calls `generate`, so no push overlaps a generate (the offline `LLM.generate`
+returns only when every request is done: nothing is in flight to pause). The trainer itself pushes only under
+`quiesce` (evaluation: the latest weights), when the producer cannot start its next batch: that batch waits for a
+newer version, which the producer pushes first (`_check_engines` fails the run if the schedule ever broke this).
+Memory: the engine stays resident (its gpuMemoryUtilization share), and each published snapshot is a full copy of
+the weights on the trainer's device until the producer has pushed it (at most K + 1 of them).
 """
 
 from __future__ import annotations
@@ -48,6 +60,8 @@ import torch
 
 from ..models.loading import LoadedModel
 from ..engines.rollout import HFEngine
+from ..engines.rollout.colocate import colocated, trainer_weights
+from ..engines.rollout.sync import push
 from ..models.shared_lora import AdapterBound
 from ..envs.single_turn import EnvRollout
 from ..algorithms.training_shares import ConversationPart
@@ -108,14 +122,22 @@ def _raw(model: Any) -> torch.nn.Module:
     return object.__getattribute__(model, "_shared") if isinstance(model, AdapterBound) else model
 
 
+def lent_engines(actors: dict[str, "Actor"]) -> set[str]:
+    """The actors whose own engine (vLLM) the producer samples with, trainable or not: the loop's wake/sleep
+    leave them to it (rollout/source.py `ProducerSource`)."""
+    return {a.name for a in colocated(actors)}
+
+
 def sampling_copies(actors: dict[str, "Actor"], work_dir: Path | None = None) -> dict[str, "Actor"]:
     """Each actor as the producer sees it: trainable actors on a copy of their module (one copy per shared
     base; a sharded actor's rebuilt and filled with its gathered parameters, full_weights.py, which needs the
-    run folder `work_dir`), with an `HFEngine` on it; frozen actors as they are (nothing changes them)."""
+    run folder `work_dir`), with an `HFEngine` on it; frozen actors and actors with their own engine (vLLM, which
+    gets the weights pushed instead) as they are."""
     memo: dict[int, Any] = {}
     out: dict[str, Actor] = {}
+    lent = lent_engines(actors)
     for name, actor in actors.items():
-        if not actor.trainable:
+        if not actor.trainable or name in lent:
             out[name] = actor
             continue
         model = actor.loaded.model
@@ -160,7 +182,14 @@ class RolloutProducer:
         self.max_staleness = max_staleness(algorithm)
         self.total_steps = total_steps
         self.actors = actors
+        self.lent = lent_engines(actors)
         self.samplers = sampling_copies(actors, work_dir)
+        # Each trainable lent engine gets the weights of version b now, from this thread before the producer's
+        # starts (the engine loaded the model folder; a resumed trainer is past it), and its push count is kept:
+        # see `_check_engines`.
+        self._engine_pushes: dict[str, int] = {}
+        for name in self._pushed_engines():
+            self._engine_pushes[name] = self._push(name, trainer_weights(actors[name]))
         queued = sorted(queued or [], key=lambda b: b.step)
         if [b.step for b in queued] != list(range(first_step, first_step + len(queued))):
             raise ValueError(f"in-flight batches {[b.step for b in queued]} do not continue from step {first_step}")
@@ -168,7 +197,7 @@ class RolloutProducer:
         self._base = first_step - 1  # updates done at (re)start: what the copies hold now
         self._loaded = self._base
         self._next = first_step + len(queued)
-        self._published: dict[int, dict[int, dict[str, torch.Tensor]]] = {}
+        self._published: dict[int, dict[int | str, Any]] = {}
         self._busy = self._held = self._closing = False
         self._error: BaseException | None = None
         self._cond = threading.Condition()
@@ -191,9 +220,9 @@ class RolloutProducer:
         """After update `version`: a snapshot of the trained weights, for the batch that will use them."""
         if version + 1 + self.max_staleness > self.total_steps:
             return  # no batch will be sampled with it
-        snapshot: dict[int, dict[str, torch.Tensor]] = {}
+        snapshot: dict[int | str, Any] = {name: _snapshot_of(self.actors[name]) for name in self._pushed_engines()}
         for actor in self.actors.values():
-            if actor.trainable:
+            if actor.trainable and actor.name not in self.lent:
                 raw = _raw(actor.loaded.model)
                 if id(raw) in snapshot:
                     continue
@@ -266,6 +295,7 @@ class RolloutProducer:
                 if snapshot is not None:
                     self._load(snapshot)
                     self._loaded = version
+                self._check_engines()
                 batch = produce_batch(step, version, self.algorithm, self.seed, self.environments, self.prompts_per_env, self.samplers)
             except BaseException as e:  # handed to the trainer thread by take()
                 with self._cond:
@@ -277,17 +307,49 @@ class RolloutProducer:
                 self._next, self._busy = step + 1, False
                 self._cond.notify_all()
 
-    def _load(self, snapshot: dict[int, dict[str, torch.Tensor]]) -> None:
+    def _pushed_engines(self) -> list[str]:
+        """Lent engines of trainable actors: the ones that get the trainer's weights."""
+        return [n for n in sorted(self.lent) if self.actors[n].trainable]
+
+    def _push(self, name: str, weights: Any) -> int:
+        """vLLM's native weight sync to the actor's engine (engines/rollout/sync.py); its push count after."""
+        engine = self.actors[name].engine
+        assert engine is not None
+        push(engine, iter(weights))
+        return int(getattr(engine, "pushes"))
+
+    def _check_engines(self) -> None:
+        """Before a batch: each lent engine still holds the version the producer pushed. The trainer pushes only
+        under `quiesce` (evaluation), which it enters only when the producer cannot start its next batch, and that
+        batch always waits for a version published later, which the producer pushes first; so a mismatch here is
+        a broken schedule, and sampling on would train on the wrong weights' log-probs."""
+        for name, pushes in self._engine_pushes.items():
+            now = getattr(self.actors[name].engine, "pushes")
+            if now != pushes:
+                raise RuntimeError(f'actor "{name}": its vLLM engine was pushed other weights ({now - pushes} push(es)) since the producer pushed version {self._loaded}')
+
+    def _load(self, snapshot: dict[int | str, Any]) -> None:
+        """In the producer thread, between batches (no generate in flight): lent engines get the version pushed,
+        copies have it loaded."""
+        for name in self._engine_pushes:
+            self._engine_pushes[name] = self._push(name, snapshot[name])
+            snapshot[name] = None  # the engine holds it now: the clone is released
         done: set[int] = set()
         with torch.no_grad():
             for name, actor in self.actors.items():
-                if not actor.trainable:
+                if not actor.trainable or name in self.lent:
                     continue
                 source, target = _raw(actor.loaded.model), _raw(self.samplers[name].loaded.model)
                 if id(source) in done:
                     continue
                 target.load_state_dict(snapshot[id(source)], strict=not shards(actor))
                 done.add(id(source))
+
+
+def _snapshot_of(actor: "Actor") -> list[tuple[str, torch.Tensor]]:
+    """The trainer's full weights for a vLLM push (Hugging Face names, LoRA merged), cloned on its device: the
+    trainer goes on updating them while the producer samples."""
+    return [(name, tensor.detach().clone()) for name, tensor in trainer_weights(actor)]
 
 
 def batch_state(batch: ProducedBatch, environments: list[Any]) -> dict[str, Any]:

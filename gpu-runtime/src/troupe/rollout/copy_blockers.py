@@ -1,8 +1,9 @@
 """What stops the sampling side from being rebuilt in another process (the process producer, rollout workers).
 
 Both copy the actors' modules into spawned CPU processes and rebuild the rewards there from the spec, so both
-refuse the same three things, which spec/ cannot see: an actor on a GPU (each actor carries its device), rewards
-passed in as Python objects, and LoRA actors sharing one base module. Each caller words its own refusals.
+refuse the same things, which spec/ cannot see: an actor on a GPU (each actor carries its device), an actor that
+samples with its own engine (vLLM: the engine lives in this process and is not copied), rewards passed in as
+Python objects, and LoRA actors sharing one base module. Each caller words its own refusals.
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ class CopyRefusals:
     gpu: str
     in_process_rewards: str
     shared_base: str
+    own_engine: str
 
 
 def copy_blockers(actors: Mapping[str, "Actor"], rewards: Mapping[str, Any], refusals: CopyRefusals) -> str | None:
     """None when the actors and rewards can be rebuilt in a CPU process; else the first refusal that applies."""
     if any(a.device.type != "cpu" for a in actors.values()):
         return refusals.gpu
+    if any(a.engine is not None and a.engine.holds_own_weights for a in actors.values()):
+        return refusals.own_engine
     if any(isinstance(r, InProcessReward) for r in rewards.values()):
         return refusals.in_process_rewards
     if any(a.shares_base for a in actors.values()):

@@ -12,6 +12,7 @@ draws from the shared RNG: eval, checkpoints), `publish` (the weights after an u
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator, Protocol
@@ -81,7 +82,11 @@ class ProducerSource:
     """The thread or process producer as a `RolloutSource`: its batch was made ahead; here only the places move."""
 
     def __init__(self, producer: Any, places: SamplingPlaces, report_memory: Callable[[int, str], None]) -> None:
-        self.producer, self.places, self.report_memory = producer, places, report_memory
+        self.producer, self.report_memory = producer, report_memory
+        # Engines the producer samples with (vLLM) are its own to push to, and stay awake: the trainer's phases
+        # neither push to them (that would race the producer's generate, with the wrong weights) nor sleep them.
+        lent = producer.lent
+        self.places = dataclasses.replace(places, actors={n: a for n, a in places.actors.items() if n not in lent})
 
     def take(self, step: int) -> StepBatch:
         produced = self.producer.take(step)

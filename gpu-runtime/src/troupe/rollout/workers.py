@@ -70,11 +70,12 @@ CONNECT_S = 120  # the gloo group's connect and collective timeout
 HOST = "127.0.0.1"  # CPU workers run on the trainer's host
 
 
-# What a worker process cannot carry (copy_blockers.py: the process producer's three refusals, in our words).
+# What a worker process cannot carry (copy_blockers.py: the process producer's refusals, in our words).
 REFUSALS = CopyRefusals(
     gpu="rollout.workers.processes: CPU rollout workers need a CPU trainer (GPU workers, rollout.workers.gpus, are not built yet)",
     in_process_rewards="rollout.workers: rewards passed in as Python objects cannot be rebuilt in a worker process",
     shared_base="rollout.workers: LoRA actors sharing one base module cannot be copied to a worker",
+    own_engine="rollout.workers: an actor sampling with its own vLLM engine cannot be copied to a worker",
 )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..algorithms.names import ASYNC_ALGORITHMS
-from .async_rules import copy_issues
+from .async_rules import copy_issues, vllm_copy_issues
 from .issues import FieldIssue
 
 WHY = "rollout workers (rollout.workers)"
@@ -38,4 +38,5 @@ def rollout_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
     if algorithm["dynamicSampling"]["enabled"]:
         issues.append(FieldIssue("algorithm.dynamicSampling.enabled", f"{WHY} sample the rows the trainer drew; dynamic sampling's refills draw more: turn it off, or remove rollout.workers"))
     issues.extend(copy_issues(spec, WHY, "rollout.workers"))
+    issues.extend(vllm_copy_issues(spec, WHY, "rollout.workers"))
     return issues

@@ -110,7 +110,7 @@ class ActorVllm:
 
     gpu_memory_utilization: float
     tensor_parallel: int
-    sleep_level: Literal[1] | Literal[2]
+    sleep_level: Literal[0] | Literal[1] | Literal[2]
     enforce_eager: bool
     max_model_len: int | None = None
 

@@ -4,7 +4,12 @@ with the trainer (a weight push after every update, sleep while the actors train
     setup          attach_engines: a vLLM engine for every `backend: "vllm"` actor
     before rollout wake_for_rollout: trainable actors' engines get the trainer's weights (sync.push);
                    frozen ones just wake
-    after rollout  sleep_for_training: every colocated engine sleeps at its `vllm.sleepLevel`
+    after rollout  sleep_for_training: every colocated engine sleeps at its `vllm.sleepLevel` (0: stays awake)
+
+With asynchronous rollouts the producer thread drives the engines it samples with (rollout/async_rollout.py
+`lent_engines`): it pushes the schedule's weights itself, and the loop's wake/sleep leave those engines alone
+outside evaluation (where the trainer's latest weights are pushed under `quiesce`, and the producer pushes its
+own version back before it samples again).
 """
 
 from __future__ import annotations
@@ -73,6 +78,7 @@ def attach_engines(run: RunSpec, actors: dict[str, Actor], work_dir: Path, distr
             f'actor "{name}": samples with vLLM ({path}{"@" + revision if revision else ""}, {dtype}, tensor parallel {settings.tensor_parallel}, '
             f"gpu memory {settings.gpu_memory_utilization:.0%}, sleep level {settings.sleep_level}"
             + (f", LoRA rank {lora.rank} merged into the pushed weights" if lora else "")
+            + ("; stays awake" if settings.sleep_level == 0 else "")
             + "); weights reach it in memory after every update",
         )
 
@@ -88,6 +94,7 @@ def trainer_weights(actor: Actor) -> Iterator[tuple[str, torch.Tensor]]:
 
 
 def colocated(actors: dict[str, Actor]) -> list[Actor]:
+    """The actors whose engine holds its own copy of the weights (vLLM)."""
     return [a for a in actors.values() if a.engine is not None and a.engine.holds_own_weights]
 
 
@@ -114,9 +121,12 @@ def sleep_for_training(actors: dict[str, Actor]) -> None:
     for actor in colocated(actors):
         engine = actor.engine
         assert engine is not None
-        # A frozen actor has no trainer to push its weights back: it keeps them on the host (level 1).
-        level = getattr(engine, "settings").sleep_level if actor.backend is not None else 1
-        engine.sleep(level)
+        # A frozen actor has no trainer to push its weights back: it keeps them on the host (level 1). Level 0:
+        # the engine keeps its memory and stays awake (asynchronous rollouts sample with it meanwhile).
+        level = getattr(engine, "settings").sleep_level
+        level = level if actor.backend is not None else min(level, 1)
+        if level > 0:
+            engine.sleep(level)
         if actor.backend is not None:
             actor.engine_stale = True
 

@@ -18,7 +18,9 @@ Choices, and why:
   copied to the host or written to disk. NCCL is vLLM's choice for engines on other GPUs, not ours.
 - No `pause_generation`: that is AsyncLLM's call, for requests in flight during a push. The offline
   `LLM.generate` returns only when every request is done, so no request is in flight when we push; the
-  stand-in refuses a `generate` between start and finish all the same.
+  stand-in refuses a `generate` between start and finish all the same. With asynchronous rollouts
+  (rollout/async_rollout.py) one producer thread makes both calls, one after the other, and the engine stays
+  awake (`sleepLevel: 0`).
 - LoRA: merged on the way (sync.py), as before. vLLM's adapter-only sync in memory is still an open RFC
   (vllm#48297, not in a release we could verify), and TRL's adapter-only sync (trl PR #7017) reloads the
   adapter through the server's runtime LoRA endpoint, i.e. from a folder; `set_adapter` below serves an

@@ -23,7 +23,7 @@ export function VllmFields({
   const set = (path: string) => (value: unknown) => onChange((s) => setAt(s, path, value));
   const val = (path: string) => getAt(spec, path);
   const err = (path: string) => errors[path];
-  const level = val("vllm.sleepLevel") as 1 | 2 | undefined;
+  const level = val("vllm.sleepLevel") as 0 | 1 | 2 | undefined;
   return (
     <fieldset data-testid="actor-vllm">
       <legend>vLLM engine</legend>
@@ -33,10 +33,10 @@ export function VllmFields({
         <NumberField label="Tensor parallel" hint="GPUs the engine shards the model over: 1, or as many as the actor's GPUs." value={val("vllm.tensorParallel")} onChange={set("vllm.tensorParallel")} error={err("vllm.tensorParallel")} placeholder={VLLM_DEFAULTS.tensorParallel} testId="actor-vllm-tp" />
         <SelectField
           label="Sleep level"
-          hint="While the actors train: 1 keeps the weights in host memory, 2 drops them (the next push refills them); both free the KV cache."
-          value={level === undefined ? undefined : (String(level) as "1" | "2")}
-          defaultValue={String(VLLM_DEFAULTS.sleepLevel) as "1" | "2"}
-          options={["1", "2"] as const}
+          hint="While the actors train: 1 keeps the weights in host memory, 2 drops them (the next push refills them); both free the KV cache. 0 never sleeps: the engine keeps its GPU share (asynchronous rollouts need it, as they sample meanwhile)."
+          value={level === undefined ? undefined : (String(level) as "0" | "1" | "2")}
+          defaultValue={String(VLLM_DEFAULTS.sleepLevel) as "0" | "1" | "2"}
+          options={["0", "1", "2"] as const}
           onChange={(v) => set("vllm.sleepLevel")(Number(v))}
           error={err("vllm.sleepLevel")}
           testId="actor-vllm-sleep"
