@@ -149,7 +149,7 @@ def open_rollout_source(
     sections; `spec`, the run's document, only goes to the processes that rebuild environments and rewards from it.
     Every actor samples on its own device."""
     algorithm, steps = run.algorithm, run.trainer.steps
-    setup = SourceSetup(run.rollout, algorithm, run.seed, spec, environments, prompts_per_env, actors, rewards, places, work_dir, events, memory)
+    setup = SourceSetup(run.rollout, algorithm, run.seed, spec, environments, prompts_per_env, actors, rewards, places, work_dir, events, memory, steps, first_step, resume_from)
     chosen = open_rollout_section(setup)
     if chosen is not None:  # the spec's `rollout` section names its source (rollout/sections.py)
         return chosen

@@ -1,6 +1,6 @@
 /**
  * What rollout workers (`rollout.workers`) can run with, each refusal on the field that conflicts. The pool
- * (gpu-runtime/src/troupe/rollout/workers.py) samples on policy in CPU processes for a GRPO-family run whose
+ * (gpu-runtime/src/troupe/rollout/workers.py) samples in CPU processes, on policy or ahead (algorithm.async), for a GRPO-family run whose
  * actors are one-rank transformers models trained with torch. Mirrored by the runtime's spec/rollout_rules.py
  * (same paths, same messages), so the designer, the REST API and the CLI refuse before anything is queued.
  * The gpus/processes choice itself is RolloutWorkersSpec's refinement in runSpec.ts.
@@ -32,9 +32,6 @@ export function rolloutIssues(spec: RolloutRuleInput): ActorRuleIssue[] {
   }
   if (!(ASYNC_ALGORITHMS as readonly string[]).includes(spec.algorithm.name)) {
     add(["rollout", "workers"], `${WHY} sample for the GRPO family (${ASYNC_ALGORITHMS.join(", ")}), not "${spec.algorithm.name}": remove rollout.workers`);
-  }
-  if (spec.algorithm.async) {
-    add(["algorithm", "async"], `${WHY} with asynchronous rollouts are not built yet: remove algorithm.async or rollout.workers`);
   }
   if (spec.algorithm.dynamicSampling.enabled) {
     add(["algorithm", "dynamicSampling", "enabled"], `${WHY} sample the rows the trainer drew; dynamic sampling's refills draw more: turn it off, or remove rollout.workers`);

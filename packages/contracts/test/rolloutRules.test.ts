@@ -25,13 +25,17 @@ describe("rollout.workers", () => {
     expect(found[0]!.message).toMatch(/NCCL weight broadcast is not built yet/);
   });
 
-  it("refuses async rollouts, dynamic sampling and a CUDA trainer on their own fields", () => {
+  it("accepts workers feeding async rollouts (algorithm.async)", () => {
+    expect(issues((s) => ({ ...s, algorithm: { ...s.algorithm, async: { maxStaleness: 1 } } }))).toEqual([]);
+  });
+
+  it("refuses dynamic sampling and a CUDA trainer on their own fields", () => {
     const found = issues((s) => ({
       ...s,
       algorithm: { ...s.algorithm, async: { maxStaleness: 1 }, dynamicSampling: { enabled: true } },
       trainer: { ...s.trainer, device: "cuda" },
     }));
-    expect(found.map((i) => i.path).sort()).toEqual(["algorithm.async", "algorithm.dynamicSampling.enabled", "trainer.device"]);
+    expect(found.map((i) => i.path).sort()).toEqual(["algorithm.dynamicSampling.enabled", "trainer.device"]);
   });
 
   it("refuses a learner outside the GRPO family at rollout.workers, and a sharded or multi-rank actor at its field", () => {

@@ -1,8 +1,8 @@
 """What `rollout.workers` (rollout/workers.py) can honour today, refused by field path otherwise.
 
 Built: CPU worker processes (`processes: true`) sampling on policy for a GRPO-family run whose actors are one-rank
-transformers models trained with torch. Not built yet: GPU workers (`gpus`, NCCL), workers feeding asynchronous
-rollouts, DAPO dynamic sampling (its refills draw rows a worker was not given), vLLM engines, sharded backends,
+transformers models trained with torch. Workers feed asynchronous rollouts too
+(`algorithm.async`: they sample ahead, weights through shared memory). Not built yet: GPU workers (`gpus`, NCCL), DAPO dynamic sampling (its refills draw rows a worker was not given), vLLM engines, sharded backends,
 several trainer ranks, offline learners (nothing to sample)."""
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ def rollout_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
     algorithm = spec["algorithm"]
     if algorithm["name"] not in ASYNC_ALGORITHMS:
         issues.append(FieldIssue("rollout.workers", f'{WHY} sample for the GRPO family ({", ".join(ASYNC_ALGORITHMS)}), not "{algorithm["name"]}": remove rollout.workers'))
-    if algorithm.get("async") is not None:
-        issues.append(FieldIssue("algorithm.async", f"{WHY} with asynchronous rollouts are not built yet: remove algorithm.async or rollout.workers"))
     if algorithm["dynamicSampling"]["enabled"]:
         issues.append(FieldIssue("algorithm.dynamicSampling.enabled", f"{WHY} sample the rows the trainer drew; dynamic sampling's refills draw more: turn it off, or remove rollout.workers"))
     issues.extend(copy_issues(spec, WHY, "rollout.workers"))
