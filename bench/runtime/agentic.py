@@ -66,7 +66,7 @@ def warm_up(root: Path, seed: int, sft_steps: int) -> None:
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=warmup)
     if result.state != "succeeded":
         raise SystemExit(f"warm-up failed: {result.message}")
-    for arm in ("sync", "async", "workers"):
+    for arm in ARMS:
         (root / arm).mkdir()
         write_rl_rows(root / arm / "products.jsonl", questions(200, seed=3, exclude=frozenset(seen)))
 
@@ -79,11 +79,13 @@ def arm(root: Path, name: str, seed: int, steps: int, sft_steps: int) -> dict[st
     spec = rl_spec("warmup")
     spec["seed"] = seed
     spec["actors"][0]["model"]["step"] = sft_steps
-    spec["trainer"].update(steps=steps, cpuThreads=1 if name == "async" else 2)
-    if name == "async":
+    spec["trainer"].update(steps=steps, cpuThreads=1 if name in ("async", "async-workers") else 2)
+    if name in ("async", "async-workers"):
         spec["algorithm"]["async"] = {"maxStaleness": 1}
     if name == "workers":
         spec["rollout"] = {"workers": {"count": 2, "processes": True}}
+    if name == "async-workers":  # one worker with the trainer's one thread (workers.py: the trainer's count / workers)
+        spec["rollout"] = {"workers": {"count": 1, "processes": True}}
     started = time.monotonic()
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=root / name)
     seconds = time.monotonic() - started
@@ -101,7 +103,16 @@ def arm(root: Path, name: str, seed: int, steps: int, sft_steps: int) -> dict[st
     }
 
 
-POOL = ("time/rollout_busy_s", "time/rollout_idle_s", "time/trainer_busy_s", "time/trainer_idle_s", "time/weight_sync_s")  # workers arm
+POOL = ("time/rollout_busy_s", "time/rollout_idle_s", "time/trainer_busy_s", "time/trainer_idle_s", "time/weight_sync_s")  # workers arms
+ARMS = ("sync", "async", "workers", "async-workers")
+
+
+def steps_to_bar(rewards: list[float], bar: float, window: int = 5) -> int | None:
+    """The first step whose trailing `window`-step mean reward reaches `bar` (None: never in the run)."""
+    for i in range(window, len(rewards) + 1):
+        if sum(rewards[i - window : i]) / window >= bar:
+            return i
+    return None
 
 
 def means(xs: list[float], n: int = 10) -> list[float]:
@@ -114,10 +125,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--sft-steps", type=int, default=250)
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--arms", nargs="+", default=["async", "workers"], choices=["async", "workers"], help="compared with sync")
+    parser.add_argument("--arms", nargs="+", default=["async", "workers", "async-workers"], choices=ARMS[1:], help="compared with sync")
+    parser.add_argument("--bar", type=float, default=0.6, help="the reward bar: steps until the 5-step mean reward reaches it")
     args = parser.parse_args()
     print(f"agentic: tools/calculator, GRPO {args.steps} steps after {args.sft_steps} SFT steps; sync: 1 process x 2 threads; "
-          f"async K=1: trainer 1 thread + producer process 1 thread; workers: trainer 2 threads, 2 workers x 1 thread; load average before {os.getloadavg()[0]:.2f}")
+          f"async K=1: trainer 1 thread + producer process 1 thread; workers: trainer 2 threads, 2 workers x 1 thread; "
+          f"async-workers (async K=1 + rollout.workers count 1): trainer 1 thread + 1 worker process x 1 thread; load average before {os.getloadavg()[0]:.2f}")
     ratios: dict[str, list[float]] = {name: [] for name in args.arms}
     for seed in args.seeds:
         with tempfile.TemporaryDirectory() as tmp:
@@ -129,10 +142,11 @@ def main() -> None:
             ratio = other["mean_step_time_s"] / sync["mean_step_time_s"]
             ratios[name].append(ratio)
             print(f"seed {seed}: step time sync {sync['mean_step_time_s']:.3f}s, {name} {other['mean_step_time_s']:.3f}s, ratio {ratio:.2f}x "
-                  f"(goal <= 0.6x); staleness max {other['staleness_max']:.0f}")
+                  f"(goal <= 0.6x); staleness max {other['staleness_max']:.0f}; steps to reward bar {args.bar}: "
+                  f"sync {steps_to_bar(sync['reward'], args.bar)}, {name} {steps_to_bar(other['reward'], args.bar)}")
             print(f"  reward (10-step means)  sync  {means(sync['reward'])}\n                          {name} {means(other['reward'])}")
             print(f"  tool success            sync  {means(sync['tool_success'])}\n                          {name} {means(other['tool_success'])}")
-            if name == "workers":
+            if name in ("workers", "async-workers"):
                 print("  per step (mean): " + ", ".join(f"{key} {other[key]:.3f}" for key in POOL if key in other))
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)

@@ -45,6 +45,8 @@ summed), `time/rollout_idle_s` (the pool's worker-seconds not sampling), `time/t
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import datetime
 import multiprocessing as mp
 import pickle
@@ -65,12 +67,15 @@ from ..engines.rollout.colocate import sleep_for_training
 from ..engines.rollout.sampling import concat_rollouts
 from ..envs.single_turn import EnvRollout
 from ..envs.environment_kinds import build_run_environments
+from ..engines.rollout import HFEngine
 from ..rewards.binding import bind_rewards
+from ..rewards.reward_api import InProcessReward
 from ..spec.runspec_types import Algorithm, RolloutWorkers
 from ..host.system import seed_everything
 from .async_process import WeightSlots, _get, _put, _reimported_main, _sampling_actors, _trained
 from .copy_blockers import CopyRefusals, copy_blockers
 from .async_rollout import IN_FLIGHT_FILE, ProducedBatch, batch_from_state, batch_state, produce_batch
+from .placement import HOST, WorkerPlacement, placement_of, take_device, weight_group
 from .source import SamplingPlaces, StepBatch
 
 if TYPE_CHECKING:
@@ -78,8 +83,7 @@ if TYPE_CHECKING:
 
 POLL_S = 1.0  # how often a waiting side checks that the others are still alive
 CHUNK_BYTES = 16 * 2**20  # one broadcast's most bytes: a parameter larger than this goes in several chunks
-CONNECT_S = 120  # the gloo group's connect and collective timeout
-HOST = "127.0.0.1"  # CPU workers run on the trainer's host
+CONNECT_S = 120  # the weight group's connect and collective timeout
 
 
 # What a worker process cannot carry (copy_blockers.py: the process producer's three refusals, in our words).
@@ -90,10 +94,23 @@ REFUSALS = CopyRefusals(
 )
 
 
-def workers_ok(actors: dict[str, "Actor"], rewards: dict[str, Any]) -> str | None:
+def workers_ok(actors: dict[str, "Actor"], rewards: dict[str, Any], placement: WorkerPlacement | None = None) -> str | None:
     """None when the pool can run these actors and rewards; else why not (what spec/ cannot see: the actors'
     devices, rewards passed in as Python objects). The spec rules (spec/rollout_rules.py) refuse the rest by field."""
-    return copy_blockers(actors, rewards, REFUSALS)
+    if placement is None or not placement.on_gpus:
+        return copy_blockers(actors, rewards, REFUSALS)
+    # GPU workers: the trainer's actors on CUDA (the NCCL broadcast sends from its device; a stand-in keeps the CPU),
+    # and what copy_blockers refuses besides the device.
+    if placement.stand_in is None and any(a.device.type != "cuda" for a in actors.values()):
+        return "rollout.workers.gpus: GPU rollout workers take their weights from a CUDA trainer: the actors are not on CUDA (trainer.device)"
+    trainer_gpus = {f"cuda:{torch.cuda.current_device() if a.device.index is None else a.device.index}" for a in actors.values() if a.device.type == "cuda"}
+    if placement.stand_in is None and trainer_gpus & set(placement.devices):
+        return f"rollout.workers.gpus: a worker's GPU is the trainer's ({', '.join(sorted(trainer_gpus & set(placement.devices)))}): NCCL needs one GPU per rank"
+    if any(isinstance(r, InProcessReward) for r in rewards.values()):
+        return REFUSALS.in_process_rewards
+    if any(a.shares_base for a in actors.values()):
+        return REFUSALS.shared_base
+    return None
 
 
 def split(n: int, count: int) -> list[int]:
@@ -108,16 +125,21 @@ def step_seed(seed: int, step: int, worker: int) -> int:
 
 def chunks(tensor: torch.Tensor) -> list[torch.Tensor]:
     """Contiguous views of `tensor`'s elements, each at most CHUNK_BYTES: what one broadcast carries."""
+    return chunked(tensor, CHUNK_BYTES)
+
+
+def chunked(tensor: torch.Tensor, chunk_bytes: int) -> list[torch.Tensor]:
     flat = tensor.view(-1)
-    per = max(1, CHUNK_BYTES // max(tensor.element_size(), 1))
+    per = max(1, chunk_bytes // max(tensor.element_size(), 1))
     return [flat[start : start + per] for start in range(0, flat.numel(), per)]
 
 
-def _group(store: Any, rank: int, size: int) -> Any:
-    options = dist.ProcessGroupGloo._Options()
-    options._devices = [dist.ProcessGroupGloo.create_device(hostname=HOST)]
-    options._timeout = datetime.timedelta(seconds=CONNECT_S)
-    return dist.ProcessGroupGloo(store, rank, size, options)
+def _portable(module: torch.nn.Module) -> torch.nn.Module:
+    """The module as the setup pickles it: on the CPU (a CUDA tensor unpickles onto the trainer's device index;
+    each worker moves its copy to its own device). A CPU module goes as it is."""
+    if all(p.device.type == "cpu" for p in module.parameters()):
+        return module
+    return copy.deepcopy(module).to("cpu")
 
 
 class WorkerPoolSource:
@@ -137,6 +159,7 @@ class WorkerPoolSource:
         log: Callable[[str, str], Any],
         metric: Callable[..., Any],
         report_memory: Callable[[int, str], None] = lambda step, phase: None,
+        placement: WorkerPlacement | None = None,
         total_steps: int = 0,
         first_step: int = 1,
         queued: list[ProducedBatch] | None = None,
@@ -144,12 +167,15 @@ class WorkerPoolSource:
         """`document`: the run's JSON document, which each worker rebuilds its environments and rewards from (their
         builders read it); what the pool itself reads comes typed: `rollout.workers`, the algorithm section and the
         run's seed. With `algorithm.async`: `total_steps` (trainer.steps), `first_step` and the batches a
-        checkpoint saved in flight (`queued`, from step `first_step` on)."""
+        checkpoint saved in flight (`queued`, from step `first_step` on). `placement`: each worker's device and the
+        weight group's backend (placement.py; default: `rollout.workers`' own)."""
+        self.placement = placement or placement_of(workers)
+        self.told: dict[int, str] = {}  # worker -> the device it was told to use (it says so when it starts)
         self.environments, self.prompts_per_env, self.actors = environments, prompts_per_env, actors
         self.places, self.log, self.metric, self.report_memory = places, log, metric, report_memory
         self.count = workers.count
         sampled = {a for e, n in zip(environments, prompts_per_env) if n > 0 for a in e.actors}
-        models = {name: (a.index, a.spec, a.section, a.loaded.model, a.loaded.tokenizer, a.loaded.description) for name, a in actors.items() if name in sampled}
+        models = {name: (a.index, a.spec, a.section, _portable(a.loaded.model), a.loaded.tokenizer, a.loaded.description) for name, a in actors.items() if name in sampled}
         # What a worker samples with and an update changes: broadcast after every update, in this order.
         self.table = [(name, param) for name in models if actors[name].trainable for param, p in _trained(actors[name].loaded.model).items() if p.numel() > 0]
         self.k = algorithm.async_.max_staleness if algorithm.async_ is not None else None
@@ -179,6 +205,8 @@ class WorkerPoolSource:
             "threads": max(1, torch.get_num_threads() // self.count),
             "table": self.table,
             "slots": {"table": self._slots.table, "names": self._slots.names} if self._slots is not None else None,
+            "placement": self.placement,
+            "chunk_bytes": CHUNK_BYTES,  # read now: a spawned worker imports this module afresh
         }
         try:
             payload = pickle.dumps(("setup", setup), protocol=pickle.HIGHEST_PROTOCOL)  # before any start: a failure leaves no process
@@ -187,6 +215,7 @@ class WorkerPoolSource:
                 self._slots.close(unlink=True)
             raise
         self._closed = False
+        self._chunk_bytes = CHUNK_BYTES
         self._processes: list[Any] = []
         self._commands: list[Any] = []
         self._group: Any = None
@@ -196,7 +225,7 @@ class WorkerPoolSource:
         try:
             for i in range(self.count):
                 commands = context.Queue()
-                process = context.Process(target=_worker_main, args=(i, self._store.port, self.count + 1, commands, self._results), name=f"troupe-rollout-worker-{i}", daemon=True)
+                process = context.Process(target=_worker_main, args=(i, self._store.port, self.count + 1, self.placement, commands, self._results), name=f"troupe-rollout-worker-{i}", daemon=True)
                 process.start()
                 self._commands.append(commands)
                 self._processes.append(process)
@@ -205,7 +234,7 @@ class WorkerPoolSource:
                 message = self._receive()
                 if message[0] == "started":
                     started.add(message[1])
-            self._group = _group(self._store, 0, self.count + 1)
+            self._group = weight_group(self.placement.backend, self._store, 0, self.count + 1, CONNECT_S)
             for commands in self._commands:
                 commands.put(payload)
             self._dispatch()  # async: the steps the base version samples
@@ -225,7 +254,8 @@ class WorkerPoolSource:
     def sync_words(self) -> str:
         """How the weights reach the workers, for the run's log."""
         if self.k is None:
-            return "weights broadcast over gloo after every update"
+            where = f"on {', '.join(self.placement.devices)}; " if self.placement.on_gpus else ""
+            return f"{where}weights broadcast over {self.placement.backend} after every update, one parameter at a time in chunks"
         return f"asynchronous, up to {self.k} updates behind; weights through {self.k + 1} shared-memory slots"
 
     # ------------------------------------------------------------------ messages
@@ -241,6 +271,8 @@ class WorkerPoolSource:
                 continue
             if message[0] == "log":
                 self.log(message[1], message[2])
+            elif message[0] == "placed":
+                self.told[message[1]] = message[2]
             elif message[0] == "error":
                 where = f"while sampling step {message[2]}" if message[2] is not None else "while starting"
                 raise RuntimeError(f"rollout worker {message[1]} failed {where}:\n{message[3]}")
@@ -385,7 +417,7 @@ class WorkerPoolSource:
                     tensor = dict(self.actors[name].loaded.model.named_parameters())[param].detach()
                     if not tensor.is_contiguous():
                         tensor = tensor.contiguous()
-                    for chunk in chunks(tensor):
+                    for chunk in chunked(tensor, self._chunk_bytes):
                         self._group.broadcast(chunk, 0).wait()
         except RuntimeError as e:  # gloo's word for a peer gone mid-broadcast: say which worker, if one died
             for i, process in enumerate(self._processes):
@@ -514,7 +546,18 @@ class _Log:
         _put(self.out, ("log", level, message))
 
 
-def _worker_main(index: int, port: int, size: int, commands: Any, out: Any) -> None:
+def _placed(samplers: dict[str, "Actor"], device: torch.device) -> dict[str, "Actor"]:
+    """The sampling copies (built on the CPU) on the worker's device, each with an engine there."""
+    if device.type == "cpu":
+        return samplers
+    out = {}
+    for name, actor in samplers.items():
+        module = actor.loaded.model.to(device)
+        out[name] = dataclasses.replace(actor, device=device, engine=HFEngine(module, actor.loaded.tokenizer, device))
+    return out
+
+
+def _worker_main(index: int, port: int, size: int, placement: WorkerPlacement, commands: Any, out: Any) -> None:
     # The trainer decides when the run stops and closes us; a Ctrl-C sent to the process group must not kill a
     # worker under a trainer that is about to stop cleanly.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -524,9 +567,11 @@ def _worker_main(index: int, port: int, size: int, commands: Any, out: Any) -> N
     closing: list[Any] = []
     attached: list[WeightSlots] = []
     try:
+        device = take_device(placement, index)  # before the group: NCCL binds the process's current device
+        _put(out, ("placed", index, placement.devices[index], str(device)))
         _put(out, ("started", index))
         store = dist.TCPStore(HOST, port, size, is_master=False, timeout=datetime.timedelta(seconds=CONNECT_S))
-        group = _group(store, index + 1, size)
+        group = weight_group(placement.backend, store, index + 1, size, CONNECT_S)
         setup = _next(commands, parent)
         if setup is None or setup[0] != "setup":
             return
@@ -536,7 +581,7 @@ def _worker_main(index: int, port: int, size: int, commands: Any, out: Any) -> N
         rewards = bind_rewards(document, Path(setup["work_dir"]), {}, _Log(out))
         closing.extend(rewards.values())
         environments = build_run_environments(document, Path(setup["work_dir"]), rewards, only=setup["sampled"])
-        samplers = _sampling_actors(setup["models"])
+        samplers = _placed(_sampling_actors(setup["models"]), device)
         params = {(name, param): dict(samplers[name].loaded.model.named_parameters())[param] for name, param in setup["table"]}
         if setup["slots"] is not None:  # async: the weights come through the trainer's shared-memory slots
             slots = WeightSlots.attach(setup["slots"]["table"], setup["slots"]["names"])
@@ -562,7 +607,7 @@ def _worker_main(index: int, port: int, size: int, commands: Any, out: Any) -> N
                     attached[0].read(command[2], modules)
                 elif command[0] == "weights":
                     for key in [k for k in params]:
-                        for chunk in chunks(params[key].data):
+                        for chunk in chunked(params[key].data, setup["chunk_bytes"]):
                             group.broadcast(chunk, 0).wait()
                 elif command[0] == "weights?":
                     _put(out, ("weights", index, {key: p.detach().clone() for key, p in params.items()}))
