@@ -1,4 +1,6 @@
-"""Rollout workers (`rollout.workers: {count, processes: true}`): a pool of processes that sample, the trainer trains.
+"""Rollout workers (`rollout.workers: {count, processes: true | gpus: [ids]}`): a pool of processes that sample, the
+trainer trains. Where each worker samples and the weight group's backend come from placement.py: CPU workers and a
+gloo group, or worker i on GPU ids[i] (its sampling copy moved there) and an NCCL group, the same code otherwise.
 
     trainer (this process, rank 0 of a gloo group)        worker i (spawned, rank i + 1)
     start: spawn N workers, wait until each has            connects to the group; builds its environments and
