@@ -29,7 +29,19 @@ Workers arm (load 5.8 falling to 3.4 on the 2 cores; 60 SFT + 8 GRPO steps, seed
   part per environment, measured 1.60x at load 5.7-7.1 (trainer busy 1.51 s). On policy the workers only split
   the sampling (the trainer waits for it, the workers wait for the update): on 2 cores the pool can win at most
   part of the sampling's share, and pays the process hand-over. Worth measuring again on an idle host, and with
-  the workers feeding asynchronous rollouts (not built yet).
+  the workers feeding asynchronous rollouts (below).
+Async + workers arm (`--arms async-workers`: `algorithm.async.maxStaleness: 1` + `rollout.workers: {count: 1,
+  processes: true}`; split: trainer `cpuThreads: 1` + one worker process with 1 thread, against sync with 2
+  threads in one process; the weights through 2 shared-memory slots). Host load 9.3 before, 9.6 after (4 other
+  helpers and this helper's own test run on the 2 cores); 60 SFT + 12 GRPO steps, seed 17: step time sync 4.32 s,
+  async-workers 8.11 s, ratio 1.88x (goal <= 0.6x not met); per step: rollout busy 4.63 s, rollout idle 3.51
+  worker-s, trainer busy 7.87 s, trainer idle 0.26 s (the batch was nearly always ready: the overlap works),
+  weight sync 0.010 s; staleness max 1. What explains it: the trainer's update on 1 thread took 7.9 s against the
+  whole sync step's 4.3 s on 2 threads; at load ~9 the scheduler shares the cores per thread, so a process with
+  one thread gets about half the CPU the 2-thread sync process gets, and the overlap cannot make that up. Reward
+  0 in both arms after 12 steps (steps to the 0.6 bar: neither reached it), so "no worse" cannot be told from
+  this run; tool success 10-step means sync [0.14, 0.08], async-workers [0.19, 0.25]. To be measured again on an
+  idle host, with more steps and seeds.
 With no idle core the producer cannot overlap anything and the trainer loses its second thread; the ratio has
 to be measured again on an idle host before anything is concluded about the goal.
 """
