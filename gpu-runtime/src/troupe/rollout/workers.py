@@ -90,7 +90,7 @@ CONNECT_S = 120  # the weight group's connect and collective timeout
 
 # What a worker process cannot carry (copy_blockers.py: the process producer's three refusals, in our words).
 REFUSALS = CopyRefusals(
-    gpu="rollout.workers.processes: CPU rollout workers need a CPU trainer (GPU workers, rollout.workers.gpus, are not built yet)",
+    gpu="rollout.workers.processes: CPU rollout workers need a CPU trainer (for a CUDA trainer: GPU workers, rollout.workers.gpus)",
     in_process_rewards="rollout.workers: rewards passed in as Python objects cannot be rebuilt in a worker process",
     shared_base="rollout.workers: LoRA actors sharing one base module cannot be copied to a worker",
 )
