@@ -29,7 +29,19 @@ Workers arm (load 5.8 falling to 3.4 on the 2 cores; 60 SFT + 8 GRPO steps, seed
   part per environment, measured 1.60x at load 5.7-7.1 (trainer busy 1.51 s). On policy the workers only split
   the sampling (the trainer waits for it, the workers wait for the update): on 2 cores the pool can win at most
   part of the sampling's share, and pays the process hand-over. Worth measuring again on an idle host, and with
-  the workers feeding asynchronous rollouts (not built yet).
+  the workers feeding asynchronous rollouts (below).
+Async + workers arm (`--arms async-workers`: `algorithm.async.maxStaleness: 1` + `rollout.workers: {count: 1,
+  processes: true}`; split: trainer `cpuThreads: 1` + one worker process with 1 thread, against sync with 2
+  threads in one process; the weights through 2 shared-memory slots). Host load 9.3 before, 9.6 after (4 other
+  helpers and this helper's own test run on the 2 cores); 60 SFT + 12 GRPO steps, seed 17: step time sync 4.32 s,
+  async-workers 8.11 s, ratio 1.88x (goal <= 0.6x not met); per step: rollout busy 4.63 s, rollout idle 3.51
+  worker-s, trainer busy 7.87 s, trainer idle 0.26 s (the batch was nearly always ready: the overlap works),
+  weight sync 0.010 s; staleness max 1. What explains it: the trainer's update on 1 thread took 7.9 s against the
+  whole sync step's 4.3 s on 2 threads; at load ~9 the scheduler shares the cores per thread, so a process with
+  one thread gets about half the CPU the 2-thread sync process gets, and the overlap cannot make that up. Reward
+  0 in both arms after 12 steps (steps to the 0.6 bar: neither reached it), so "no worse" cannot be told from
+  this run; tool success 10-step means sync [0.14, 0.08], async-workers [0.19, 0.25]. To be measured again on an
+  idle host, with more steps and seeds.
 With no idle core the producer cannot overlap anything and the trainer loses its second thread; the ratio has
 to be measured again on an idle host before anything is concluded about the goal.
 """
@@ -66,7 +78,7 @@ def warm_up(root: Path, seed: int, sft_steps: int) -> None:
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=warmup)
     if result.state != "succeeded":
         raise SystemExit(f"warm-up failed: {result.message}")
-    for arm in ("sync", "async", "workers"):
+    for arm in ARMS:
         (root / arm).mkdir()
         write_rl_rows(root / arm / "products.jsonl", questions(200, seed=3, exclude=frozenset(seen)))
 
@@ -79,11 +91,13 @@ def arm(root: Path, name: str, seed: int, steps: int, sft_steps: int) -> dict[st
     spec = rl_spec("warmup")
     spec["seed"] = seed
     spec["actors"][0]["model"]["step"] = sft_steps
-    spec["trainer"].update(steps=steps, cpuThreads=1 if name == "async" else 2)
-    if name == "async":
+    spec["trainer"].update(steps=steps, cpuThreads=1 if name in ("async", "async-workers") else 2)
+    if name in ("async", "async-workers"):
         spec["algorithm"]["async"] = {"maxStaleness": 1}
     if name == "workers":
         spec["rollout"] = {"workers": {"count": 2, "processes": True}}
+    if name == "async-workers":  # one worker with the trainer's one thread (workers.py: the trainer's count / workers)
+        spec["rollout"] = {"workers": {"count": 1, "processes": True}}
     started = time.monotonic()
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=root / name)
     seconds = time.monotonic() - started
@@ -101,7 +115,16 @@ def arm(root: Path, name: str, seed: int, steps: int, sft_steps: int) -> dict[st
     }
 
 
-POOL = ("time/rollout_busy_s", "time/rollout_idle_s", "time/trainer_busy_s", "time/trainer_idle_s", "time/weight_sync_s")  # workers arm
+POOL = ("time/rollout_busy_s", "time/rollout_idle_s", "time/trainer_busy_s", "time/trainer_idle_s", "time/weight_sync_s")  # workers arms
+ARMS = ("sync", "async", "workers", "async-workers")
+
+
+def steps_to_bar(rewards: list[float], bar: float, window: int = 5) -> int | None:
+    """The first step whose trailing `window`-step mean reward reaches `bar` (None: never in the run)."""
+    for i in range(window, len(rewards) + 1):
+        if sum(rewards[i - window : i]) / window >= bar:
+            return i
+    return None
 
 
 def means(xs: list[float], n: int = 10) -> list[float]:
@@ -114,10 +137,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--sft-steps", type=int, default=250)
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--arms", nargs="+", default=["async", "workers"], choices=["async", "workers"], help="compared with sync")
+    parser.add_argument("--arms", nargs="+", default=["async", "workers", "async-workers"], choices=ARMS[1:], help="compared with sync")
+    parser.add_argument("--bar", type=float, default=0.6, help="the reward bar: steps until the 5-step mean reward reaches it")
     args = parser.parse_args()
     print(f"agentic: tools/calculator, GRPO {args.steps} steps after {args.sft_steps} SFT steps; sync: 1 process x 2 threads; "
-          f"async K=1: trainer 1 thread + producer process 1 thread; workers: trainer 2 threads, 2 workers x 1 thread; load average before {os.getloadavg()[0]:.2f}")
+          f"async K=1: trainer 1 thread + producer process 1 thread; workers: trainer 2 threads, 2 workers x 1 thread; "
+          f"async-workers (async K=1 + rollout.workers count 1): trainer 1 thread + 1 worker process x 1 thread; load average before {os.getloadavg()[0]:.2f}")
     ratios: dict[str, list[float]] = {name: [] for name in args.arms}
     for seed in args.seeds:
         with tempfile.TemporaryDirectory() as tmp:
@@ -129,10 +154,11 @@ def main() -> None:
             ratio = other["mean_step_time_s"] / sync["mean_step_time_s"]
             ratios[name].append(ratio)
             print(f"seed {seed}: step time sync {sync['mean_step_time_s']:.3f}s, {name} {other['mean_step_time_s']:.3f}s, ratio {ratio:.2f}x "
-                  f"(goal <= 0.6x); staleness max {other['staleness_max']:.0f}")
+                  f"(goal <= 0.6x); staleness max {other['staleness_max']:.0f}; steps to reward bar {args.bar}: "
+                  f"sync {steps_to_bar(sync['reward'], args.bar)}, {name} {steps_to_bar(other['reward'], args.bar)}")
             print(f"  reward (10-step means)  sync  {means(sync['reward'])}\n                          {name} {means(other['reward'])}")
             print(f"  tool success            sync  {means(sync['tool_success'])}\n                          {name} {means(other['tool_success'])}")
-            if name == "workers":
+            if name in ("workers", "async-workers"):
                 print("  per step (mean): " + ", ".join(f"{key} {other[key]:.3f}" for key in POOL if key in other))
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)

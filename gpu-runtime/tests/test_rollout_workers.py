@@ -194,8 +194,9 @@ def test_split_and_chunks():
 @pytest.mark.parametrize(
     "change, path",
     [
-        (lambda w, s: w.update(gpus=[0, 1]) or w.pop("processes"), "rollout.workers.gpus"),
-        (lambda w, s: s["algorithm"].update({"async": {"maxStaleness": 1}}), "algorithm.async"),
+        (lambda w, s: w.update(gpus=[0, 1]) or w.pop("processes"), "rollout.workers.gpus"),  # no CUDA on this runner
+        (lambda w, s: (w.update(gpus=[0, 1]), w.pop("processes"), s["trainer"].update(device="cpu")), "trainer.device"),
+        (lambda w, s: (w.update(gpus=[0, 1]), w.pop("processes"), s["algorithm"].update({"async": {"maxStaleness": 1}})), "algorithm.async"),
         (lambda w, s: s["algorithm"].update(dynamicSampling={"enabled": True, "maxRounds": 2}), "algorithm.dynamicSampling.enabled"),
         (lambda w, s: s["trainer"].update(device="cuda"), "trainer.device"),
         (lambda w, s: s["algorithm"].update(name="sft"), "rollout.workers"),
@@ -210,6 +211,14 @@ def test_what_the_pool_cannot_honour_is_refused_by_field(change, path):
 
 def test_a_spec_with_workers_passes_the_rules_and_one_placement_is_wanted():
     assert rollout_issues(validate_spec(spec()), cuda_available=False) == []
+    ahead = spec()
+    ahead["algorithm"]["async"] = {"maxStaleness": 1}  # workers feed asynchronous rollouts (test_rollout_workers_async.py)
+    assert rollout_issues(validate_spec(ahead), cuda_available=False) == []
+    on_gpus = spec()
+    on_gpus["rollout"]["workers"] = {"count": 2, "gpus": [1, 2]}
+    on_gpus["trainer"]["device"] = "cuda"
+    assert rollout_issues(validate_spec(on_gpus), cuda_available=True) == []  # GPU workers on a CUDA host
+    assert [i.path for i in rollout_issues(validate_spec(on_gpus), cuda_available=False)] == ["rollout.workers.gpus"]
     for workers, path in (({"count": 2}, "rollout.workers.processes"), ({"count": 2, "processes": True, "gpus": [0, 1]}, "rollout.workers.processes"), ({"count": 2, "gpus": [0]}, "rollout.workers.gpus")):
         s = spec()
         s["rollout"]["workers"] = workers

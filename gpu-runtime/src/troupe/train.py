@@ -151,7 +151,7 @@ def open_rollout_source(
     the synchronous loop samples the step's batch (rank 0's is the one trained on, on_policy.py); `rank` names
     the in-flight file its producer saves and resumes from."""
     algorithm, steps = run.algorithm, run.trainer.steps
-    setup = SourceSetup(run.rollout, algorithm, run.seed, spec, environments, prompts_per_env, actors, rewards, places, work_dir, events, memory)
+    setup = SourceSetup(run.rollout, algorithm, run.seed, spec, environments, prompts_per_env, actors, rewards, places, work_dir, events, memory, steps, first_step, resume_from)
     chosen = open_rollout_section(setup)
     if chosen is not None:  # the spec's `rollout` section names its source (rollout/sections.py)
         return chosen

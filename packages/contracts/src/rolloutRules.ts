@@ -1,6 +1,7 @@
 /**
  * What rollout workers (`rollout.workers`) can run with, each refusal on the field that conflicts. The pool
- * (gpu-runtime/src/troupe/rollout/workers.py) samples on policy in CPU processes for a GRPO-family run whose
+ * (gpu-runtime/src/troupe/rollout/workers.py) samples in CPU processes, on policy or ahead (algorithm.async), or on
+ * GPUs on policy (weights by NCCL), for a GRPO-family run whose
  * actors are one-rank transformers models trained with torch. Mirrored by the runtime's spec/rollout_rules.py
  * (same paths, same messages), so the designer, the REST API and the CLI refuse before anything is queued.
  * The gpus/processes choice itself is RolloutWorkersSpec's refinement in runSpec.ts.
@@ -19,22 +20,31 @@ export interface RolloutRuleInput {
 
 const WHY = "rollout workers (rollout.workers)";
 
-export function rolloutIssues(spec: RolloutRuleInput): ActorRuleIssue[] {
+/**
+ * `host.cudaAvailable`: whether the runner has CUDA; unknown (the schema's own check, before a runner is chosen):
+ * GPU workers are not refused for it here, the runner refuses them when it has none.
+ */
+export function rolloutIssues(spec: RolloutRuleInput, host: { cudaAvailable?: boolean } = {}): ActorRuleIssue[] {
   const workers = spec.rollout?.workers;
   if (!workers) return [];
   const issues: ActorRuleIssue[] = [];
   const add = (path: (string | number)[], message: string) => issues.push({ path, message });
   if (workers.gpus !== undefined) {
-    add(["rollout", "workers", "gpus"], `GPU ${WHY} are not supported yet (the NCCL weight broadcast is not built yet): use processes: true (CPU workers, gloo)`);
-  }
-  if (spec.trainer.device === "cuda") {
+    // GPU workers take the weights by an NCCL broadcast from a CUDA trainer (spec/rollout_rules.py says the same).
+    if (host.cudaAvailable === false) {
+      add(["rollout", "workers", "gpus"], `GPU ${WHY} need a CUDA host and this runner has none: use processes: true (CPU workers)`);
+    }
+    if (spec.trainer.device === "cpu") {
+      add(["trainer", "device"], `GPU ${WHY} take their weights from a CUDA trainer (NCCL): set trainer.device to cuda or auto`);
+    }
+    if (spec.algorithm.async) {
+      add(["algorithm", "async"], `GPU ${WHY} sample on policy (the NCCL broadcast is a collective the trainer would wait in); asynchronous rollouts with them are not built yet: use processes: true, or remove algorithm.async`);
+    }
+  } else if (spec.trainer.device === "cuda") {
     add(["trainer", "device"], `CPU ${WHY} serve a CPU trainer: set trainer.device to cpu, or remove rollout.workers`);
   }
   if (!(ASYNC_ALGORITHMS as readonly string[]).includes(spec.algorithm.name)) {
     add(["rollout", "workers"], `${WHY} sample for the GRPO family (${ASYNC_ALGORITHMS.join(", ")}), not "${spec.algorithm.name}": remove rollout.workers`);
-  }
-  if (spec.algorithm.async) {
-    add(["algorithm", "async"], `${WHY} with asynchronous rollouts are not built yet: remove algorithm.async or rollout.workers`);
   }
   if (spec.algorithm.dynamicSampling.enabled) {
     add(["algorithm", "dynamicSampling", "enabled"], `${WHY} sample the rows the trainer drew; dynamic sampling's refills draw more: turn it off, or remove rollout.workers`);

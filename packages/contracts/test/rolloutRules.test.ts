@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RunSpec, fieldIssues } from "../src/index";
 import { DEMO_SPEC_INPUT } from "../src/demo";
+import { rolloutIssues } from "../src/rolloutRules";
 
 /** rollout.workers through RunSpec: what the pool cannot honour is refused by field before anything is queued
  * (the same paths and messages as the runtime's spec/rollout_rules.py). */
@@ -19,19 +20,33 @@ describe("rollout.workers", () => {
     expect(issues((s) => s)).toEqual([]);
   });
 
-  it("refuses GPU workers, naming what is not built", () => {
-    const found = issues((s) => ({ ...s, rollout: { workers: { count: 1, gpus: [0] } } }));
-    expect(found.map((i) => i.path)).toEqual(["rollout.workers.gpus"]);
-    expect(found[0]!.message).toMatch(/NCCL weight broadcast is not built yet/);
+  it("accepts GPU workers with a CUDA trainer while the runner is unknown, and refuses them on a CPU trainer or with async", () => {
+    expect(issues((s) => ({ ...s, trainer: { ...s.trainer, device: "cuda" }, rollout: { workers: { count: 1, gpus: [1] } } }))).toEqual([]);
+    const found = issues((s) => ({ ...s, algorithm: { ...s.algorithm, async: { maxStaleness: 1 } }, trainer: { ...s.trainer, device: "cpu" }, rollout: { workers: { count: 1, gpus: [1] } } }));
+    expect(found.map((i) => i.path).sort()).toEqual(["algorithm.async", "trainer.device"]);
+    expect(found.find((i) => i.path === "trainer.device")!.message).toMatch(/CUDA trainer \(NCCL\)/);
   });
 
-  it("refuses async rollouts, dynamic sampling and a CUDA trainer on their own fields", () => {
+  it("refuses GPU workers by field on a runner without CUDA", () => {
+    const spec = { ...DEMO_SPEC_INPUT, trainer: { ...DEMO_SPEC_INPUT.trainer, device: "auto" }, rollout: { workers: { count: 1, gpus: [1] } } };
+    const parsed = RunSpec.parse(spec);
+    const onCpu = rolloutIssues(parsed, { cudaAvailable: false });
+    expect(onCpu.map((i) => i.path.join("."))).toEqual(["rollout.workers.gpus"]);
+    expect(onCpu[0]!.message).toMatch(/need a CUDA host/);
+    expect(rolloutIssues(parsed, { cudaAvailable: true })).toEqual([]);
+  });
+
+  it("accepts workers feeding async rollouts (algorithm.async)", () => {
+    expect(issues((s) => ({ ...s, algorithm: { ...s.algorithm, async: { maxStaleness: 1 } } }))).toEqual([]);
+  });
+
+  it("refuses dynamic sampling and a CUDA trainer on their own fields", () => {
     const found = issues((s) => ({
       ...s,
       algorithm: { ...s.algorithm, async: { maxStaleness: 1 }, dynamicSampling: { enabled: true } },
       trainer: { ...s.trainer, device: "cuda" },
     }));
-    expect(found.map((i) => i.path).sort()).toEqual(["algorithm.async", "algorithm.dynamicSampling.enabled", "trainer.device"]);
+    expect(found.map((i) => i.path).sort()).toEqual(["algorithm.dynamicSampling.enabled", "trainer.device"]);
   });
 
   it("refuses a learner outside the GRPO family at rollout.workers, and a sharded or multi-rank actor at its field", () => {

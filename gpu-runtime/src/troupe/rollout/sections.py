@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..spec.runspec_types import Algorithm, Rollout
+from .async_rollout import load_in_flight
 from .source import RolloutSource, SamplingPlaces
+from .placement import placement_of
 from .workers import WorkerPoolSource, workers_ok
 
 
@@ -32,6 +34,9 @@ class SourceSetup:
     work_dir: Path
     events: Any
     report_memory: Callable[[int, str], None]
+    total_steps: int = 0  # trainer.steps (a source sampling ahead stops there)
+    first_step: int = 1  # the step the run (re)starts at
+    resume_from: Path | None = None  # the checkpoint folder a resumed run starts from (its batches in flight)
 
 
 _SECTIONS: dict[str, Callable[[SourceSetup], RolloutSource]] = {}
@@ -51,15 +56,18 @@ def open_rollout_section(setup: SourceSetup) -> RolloutSource | None:
 
 
 def _open_workers(setup: SourceSetup) -> RolloutSource:
-    why_not = workers_ok(setup.actors, setup.rewards)
+    assert setup.rollout is not None and setup.rollout.workers is not None  # chosen by its key
+    placement = placement_of(setup.rollout.workers)
+    why_not = workers_ok(setup.actors, setup.rewards, placement)
     if why_not is not None:
         raise ValueError(why_not)
-    assert setup.rollout is not None and setup.rollout.workers is not None  # chosen by its key
+    queued, _ = load_in_flight(setup.resume_from, setup.environments) if setup.resume_from is not None else ([], None)
     pool = WorkerPoolSource(
         setup.document, setup.rollout.workers, setup.algorithm, setup.seed, setup.environments, setup.prompts_per_env, setup.actors,
-        setup.places, setup.work_dir, setup.events.log, setup.events.metric, setup.report_memory,
+        setup.places, setup.work_dir, setup.events.log, setup.events.metric, setup.report_memory, placement,
+        total_steps=setup.total_steps, first_step=setup.first_step, queued=queued,
     )
-    setup.events.log("info", f"rollout workers: {pool.count} processes (pids {', '.join(map(str, pool.pids))}) sample; weights broadcast over gloo after every update")
+    setup.events.log("info", f"rollout workers: {pool.count} processes (pids {', '.join(map(str, pool.pids))}) sample; {pool.sync_words}")
     return pool
 
 

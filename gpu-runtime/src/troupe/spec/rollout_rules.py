@@ -1,8 +1,8 @@
 """What `rollout.workers` (rollout/workers.py) can honour today, refused by field path otherwise.
 
 Built: CPU worker processes (`processes: true`) sampling on policy for a GRPO-family run whose actors are one-rank
-transformers models trained with torch. Not built yet: GPU workers (`gpus`, NCCL), workers feeding asynchronous
-rollouts, DAPO dynamic sampling (its refills draw rows a worker was not given), vLLM engines, sharded backends,
+transformers models trained with torch. Workers feed asynchronous rollouts too
+(`algorithm.async`: they sample ahead, weights through shared memory). GPU workers (`gpus`: NCCL broadcast) on a CUDA host, on policy. Not built yet: GPU workers feeding async rollouts, DAPO dynamic sampling (its refills draw rows a worker was not given), vLLM engines, sharded backends,
 several trainer ranks, offline learners (nothing to sample)."""
 
 from __future__ import annotations
@@ -26,15 +26,19 @@ def rollout_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
         issues.append(FieldIssue("rollout.workers.processes", "give the workers either gpus (device ids) or processes: true, not both or neither"))
     elif workers.get("gpus") is not None and len(workers["gpus"]) != workers["count"]:
         issues.append(FieldIssue("rollout.workers.gpus", f'one GPU per worker: {workers["count"]} workers, {len(workers["gpus"])} GPUs'))
-    if workers.get("gpus") is not None:  # on any host: the NCCL broadcast they need is not built (rolloutRules.ts says the same)
-        issues.append(FieldIssue("rollout.workers.gpus", f"GPU {WHY} are not supported yet (the NCCL weight broadcast is not built yet): use processes: true (CPU workers, gloo)"))
-    if spec["trainer"].get("device") == "cuda":
-        issues.append(FieldIssue("trainer.device", f"CPU {WHY} serve a CPU trainer: set trainer.device to cpu, or remove rollout.workers"))
     algorithm = spec["algorithm"]
+    if workers.get("gpus") is not None:
+        # GPU workers take the weights by an NCCL broadcast from a CUDA trainer (rolloutRules.ts says the same).
+        if not cuda_available:
+            issues.append(FieldIssue("rollout.workers.gpus", f"GPU {WHY} need a CUDA host and this runner has none: use processes: true (CPU workers)"))
+        if spec["trainer"].get("device") == "cpu":
+            issues.append(FieldIssue("trainer.device", f"GPU {WHY} take their weights from a CUDA trainer (NCCL): set trainer.device to cuda or auto"))
+        if algorithm.get("async") is not None:
+            issues.append(FieldIssue("algorithm.async", f"GPU {WHY} sample on policy (the NCCL broadcast is a collective the trainer would wait in); asynchronous rollouts with them are not built yet: use processes: true, or remove algorithm.async"))
+    elif spec["trainer"].get("device") == "cuda":
+        issues.append(FieldIssue("trainer.device", f"CPU {WHY} serve a CPU trainer: set trainer.device to cpu, or remove rollout.workers"))
     if algorithm["name"] not in ASYNC_ALGORITHMS:
         issues.append(FieldIssue("rollout.workers", f'{WHY} sample for the GRPO family ({", ".join(ASYNC_ALGORITHMS)}), not "{algorithm["name"]}": remove rollout.workers'))
-    if algorithm.get("async") is not None:
-        issues.append(FieldIssue("algorithm.async", f"{WHY} with asynchronous rollouts are not built yet: remove algorithm.async or rollout.workers"))
     if algorithm["dynamicSampling"]["enabled"]:
         issues.append(FieldIssue("algorithm.dynamicSampling.enabled", f"{WHY} sample the rows the trainer drew; dynamic sampling's refills draw more: turn it off, or remove rollout.workers"))
     issues.extend(copy_issues(spec, WHY, "rollout.workers"))
