@@ -14,6 +14,13 @@ Measured beforehand with bench/runtime/multi_agent.py on the shared 2-core machi
 - at default settings (no entropy bonus) happo, vdn and mappo all sat at chance (0.23-0.27 over steps 21-104) and
   from step 83 their rewards were identical step by step: both tiny policies had collapsed onto fixed answers
   before Alice's message carried the digit. The issue's "at default settings" is not met by any of them here.
+  Seeds 1 and 2 (100 steps each, bench/README.md "Why the team learners collapse at default settings"): Bob at
+  chance over steps 81-100 for all three (0.231-0.269). No bug was found in their advantages (hand-checked on real
+  batches); a blind Bob's answer random-walks onto one digit before Alice's message carries hers, and nothing in
+  the learners pulls it back (GRPO's per-group std normalisation does; patched into happo it kept Bob's entropy at
+  seeds 1 and 2 but Alice then settled on 3 of the 4 digits: 0.750 at seed 2, 400 steps).
+  Run to 400 steps at defaults, mappo reached the bar at seed 2 (by step 280, last 20: 1.000: Alice named her digit
+  while Bob still explored) and stayed at chance at seed 1 (last 20: 0.257): 1 of 3 seeds, so not checked here.
 The scheduler is constant, so this run's 140 steps are the bench's first 140 (the same floats on one thread).
 """
 
