@@ -42,6 +42,18 @@ Async + workers arm (`--arms async-workers`: `algorithm.async.maxStaleness: 1` +
   0 in both arms after 12 steps (steps to the 0.6 bar: neither reached it), so "no worse" cannot be told from
   this run; tool success 10-step means sync [0.14, 0.08], async-workers [0.19, 0.25]. To be measured again on an
   idle host, with more steps and seeds.
+Idle host (load 0.1 before, 2026-11-28 22:38 UTC, this 2-core Xeon), seed 17, 250 SFT + 30 GRPO steps:
+  --async-threads 1 (one core each): sync 1.115 s/step; async 0.961 s (0.86x); async-workers 1.127 s (1.01x); per
+  step rollout busy 0.399 s, rollout idle 0.736 worker-s, trainer busy 1.106 s, trainer idle 0.023 s, weight sync
+  0.000 s. Steps to the 0.6 reward bar: sync 12, async 12, async-workers 11 (no worse); last-10 reward sync 0.78,
+  async 0.69, async-workers 0.68 (one seed: within noise is not established).
+  --async-threads 2 (trainer and sampler 2 threads each, oversubscribed): sync 1.003 s; async 1.20x;
+  async-workers 1.07x (rollout busy 0.857 s, trainer busy 1.042 s).
+  Why the goal (<= 0.6x) is out of reach for this task on this host: the update on one core (1.1 s) takes as long
+  as the whole synchronous step on two (sampling ~0.3 s + update ~0.8 s), so even a perfect overlap at the 1 + 1
+  split is ~1.0x (the bench prints that bound); the overlap itself works (trainer idle 0.02-0.03 s a step). The
+  split pays off where sampling is the larger phase (long multi-turn generations on GPUs), not with a tiny model
+  whose update dominates.
 With no idle core the producer cannot overlap anything and the trainer loses its second thread; the ratio has
 to be measured again on an idle host before anything is concluded about the goal.
 """
@@ -83,7 +95,7 @@ def warm_up(root: Path, seed: int, sft_steps: int) -> None:
         write_rl_rows(root / arm / "products.jsonl", questions(200, seed=3, exclude=frozenset(seen)))
 
 
-def arm(root: Path, name: str, seed: int, steps: int, sft_steps: int) -> dict[str, Any]:
+def arm(root: Path, name: str, seed: int, steps: int, sft_steps: int, async_threads: int = 1) -> dict[str, Any]:
     from test_tools_learning import rl_spec
 
     from troupe import EventWriter, run_spec
@@ -91,12 +103,12 @@ def arm(root: Path, name: str, seed: int, steps: int, sft_steps: int) -> dict[st
     spec = rl_spec("warmup")
     spec["seed"] = seed
     spec["actors"][0]["model"]["step"] = sft_steps
-    spec["trainer"].update(steps=steps, cpuThreads=1 if name in ("async", "async-workers") else 2)
+    spec["trainer"].update(steps=steps, cpuThreads=async_threads if name in ("async", "async-workers") else 2)
     if name in ("async", "async-workers"):
         spec["algorithm"]["async"] = {"maxStaleness": 1}
     if name == "workers":
         spec["rollout"] = {"workers": {"count": 2, "processes": True}}
-    if name == "async-workers":  # one worker with the trainer's one thread (workers.py: the trainer's count / workers)
+    if name == "async-workers":  # one worker (workers.py: it takes the trainer's thread count / workers)
         spec["rollout"] = {"workers": {"count": 1, "processes": True}}
     started = time.monotonic()
     result = run_spec(spec, events=EventWriter(keep=True), work_dir=root / name)
@@ -139,17 +151,18 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--arms", nargs="+", default=["async", "workers", "async-workers"], choices=ARMS[1:], help="compared with sync")
     parser.add_argument("--bar", type=float, default=0.6, help="the reward bar: steps until the 5-step mean reward reaches it")
+    parser.add_argument("--async-threads", type=int, default=1, help="the async arms' trainer.cpuThreads (1: one core each for trainer and sampler; 2: the trainer also uses the core the sampler leaves idle)")
     args = parser.parse_args()
     print(f"agentic: tools/calculator, GRPO {args.steps} steps after {args.sft_steps} SFT steps; sync: 1 process x 2 threads; "
-          f"async K=1: trainer 1 thread + producer process 1 thread; workers: trainer 2 threads, 2 workers x 1 thread; "
-          f"async-workers (async K=1 + rollout.workers count 1): trainer 1 thread + 1 worker process x 1 thread; load average before {os.getloadavg()[0]:.2f}")
+          f"async K=1: trainer {args.async_threads} thread(s) + producer process with the same count; workers: trainer 2 threads, 2 workers x 1 thread; "
+          f"async-workers (async K=1 + rollout.workers count 1): trainer {args.async_threads} thread(s) + 1 worker process with the same count; load average before {os.getloadavg()[0]:.2f}")
     ratios: dict[str, list[float]] = {name: [] for name in args.arms}
     for seed in args.seeds:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp) / "runs"
             warm_up(root, seed, args.sft_steps)
             sync = arm(root, "sync", seed, args.steps, args.sft_steps)
-            others = {name: arm(root, name, seed, args.steps, args.sft_steps) for name in args.arms}
+            others = {name: arm(root, name, seed, args.steps, args.sft_steps, args.async_threads) for name in args.arms}
         for name, other in others.items():
             ratio = other["mean_step_time_s"] / sync["mean_step_time_s"]
             ratios[name].append(ratio)
@@ -160,6 +173,10 @@ def main() -> None:
             print(f"  tool success            sync  {means(sync['tool_success'])}\n                          {name} {means(other['tool_success'])}")
             if name in ("workers", "async-workers"):
                 print("  per step (mean): " + ", ".join(f"{key} {other[key]:.3f}" for key in POOL if key in other))
+            if name == "async-workers":
+                # Perfect overlap at this split: a step takes the longer of the two pools' busy seconds.
+                bound = max(other["time/rollout_busy_s"], other["time/trainer_busy_s"]) / sync["mean_step_time_s"]
+                print(f"  perfect overlap at this split would be {bound:.2f}x sync: max(rollout busy, trainer busy) / sync step")
         if args.out:
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / f"agentic-seed{seed}.json").write_text(json.dumps({"seed": seed, "steps": args.steps, "sync": sync, **others}))

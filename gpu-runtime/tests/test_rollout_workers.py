@@ -196,7 +196,6 @@ def test_split_and_chunks():
     [
         (lambda w, s: w.update(gpus=[0, 1]) or w.pop("processes"), "rollout.workers.gpus"),  # no CUDA on this runner
         (lambda w, s: (w.update(gpus=[0, 1]), w.pop("processes"), s["trainer"].update(device="cpu")), "trainer.device"),
-        (lambda w, s: (w.update(gpus=[0, 1]), w.pop("processes"), s["algorithm"].update({"async": {"maxStaleness": 1}})), "algorithm.async"),
         (lambda w, s: s["algorithm"].update(dynamicSampling={"enabled": True, "maxRounds": 2}), "algorithm.dynamicSampling.enabled"),
         (lambda w, s: s["trainer"].update(device="cuda"), "trainer.device"),
         (lambda w, s: s["algorithm"].update(name="sft"), "rollout.workers"),
@@ -218,6 +217,9 @@ def test_a_spec_with_workers_passes_the_rules_and_one_placement_is_wanted():
     on_gpus["rollout"]["workers"] = {"count": 2, "gpus": [1, 2]}
     on_gpus["trainer"]["device"] = "cuda"
     assert rollout_issues(validate_spec(on_gpus), cuda_available=True) == []  # GPU workers on a CUDA host
+    on_gpus["algorithm"]["async"] = {"maxStaleness": 1}  # feeding async rollouts (test_rollout_workers_gpu.py)
+    assert rollout_issues(validate_spec(on_gpus), cuda_available=True) == []
+    del on_gpus["algorithm"]["async"]
     assert [i.path for i in rollout_issues(validate_spec(on_gpus), cuda_available=False)] == ["rollout.workers.gpus"]
     for workers, path in (({"count": 2}, "rollout.workers.processes"), ({"count": 2, "processes": True, "gpus": [0, 1]}, "rollout.workers.processes"), ({"count": 2, "gpus": [0]}, "rollout.workers.gpus")):
         s = spec()

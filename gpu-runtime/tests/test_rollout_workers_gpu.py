@@ -67,3 +67,35 @@ class _Counting:
     def broadcast(self, tensor, root):
         self.calls.append(tensor.numel())
         return self.inner.broadcast(tensor, root)
+
+
+def test_gpu_workers_feeding_async_stand_in_take_the_weights_through_the_slots_not_a_collective(tmp_path: Path, monkeypatch):
+    """GPU workers with `algorithm.async` (stand-in: the GPU placement, tensors on the CPU): the weights go through the
+    host shared-memory slots, never the group's broadcast (a collective the trainer would wait in for workers still
+    sampling); each worker was told its GPU and samples with exactly the schedule's version."""
+    from test_rollout_workers_async import _VersionSpy, spec as async_spec
+
+    stand_in = WorkerPlacement(("cuda:3", "cuda:1"), "gloo", stand_in="cpu")
+    monkeypatch.setattr(sections, "placement_of", lambda workers: stand_in)
+    told: list[dict[int, str]] = []
+
+    def no_broadcast(pool, step):
+        raise AssertionError("async GPU workers must not take the weights by a broadcast")
+
+    monkeypatch.setattr(WorkerPoolSource, "_broadcast", no_broadcast)
+    spy = _VersionSpy(monkeypatch)
+    original = WorkerPoolSource.publish
+
+    def publish(pool, step):
+        original(pool, step)
+        told.append(dict(pool.told))
+
+    monkeypatch.setattr(WorkerPoolSource, "publish", publish)
+    run = run_spec(async_spec(steps=4, k=1), events=EventWriter(keep=True), work_dir=wd(tmp_path))
+    assert run.state == "succeeded", run.message
+    assert spy.checked == [1, 2]  # bitwise at the schedule's version after each update that something samples with
+    assert told and all(t == {0: "cuda:3", 1: "cuda:1"} for t in told)
+    lags = [e["values"]["staleness/max"] for e in run.events if e["type"] == "metric" and "staleness/max" in e["values"]]
+    assert lags == [0.0, 1.0, 1.0, 1.0]
+    assert any("on cuda:3, cuda:1; asynchronous, up to 1 updates behind" in e.get("message", "") for e in run.events)
+    assert not any(_alive(p) for p in spy.pids) and multiprocessing.active_children() == []

@@ -1,7 +1,8 @@
 /**
  * What rollout workers (`rollout.workers`) can run with, each refusal on the field that conflicts. The pool
  * (gpu-runtime/src/troupe/rollout/workers.py) samples in CPU processes, on policy or ahead (algorithm.async), or on
- * GPUs on policy (weights by NCCL), for a GRPO-family run whose
+ * GPUs (on policy: the weights by an NCCL broadcast; ahead: through the same host shared-memory slots as CPU
+ * workers, so the trainer never waits in a collective), for a GRPO-family run whose
  * actors are one-rank transformers models trained with torch. Mirrored by the runtime's spec/rollout_rules.py
  * (same paths, same messages), so the designer, the REST API and the CLI refuse before anything is queued.
  * The gpus/processes choice itself is RolloutWorkersSpec's refinement in runSpec.ts.
@@ -36,9 +37,6 @@ export function rolloutIssues(spec: RolloutRuleInput, host: { cudaAvailable?: bo
     }
     if (spec.trainer.device === "cpu") {
       add(["trainer", "device"], `GPU ${WHY} take their weights from a CUDA trainer (NCCL): set trainer.device to cuda or auto`);
-    }
-    if (spec.algorithm.async) {
-      add(["algorithm", "async"], `GPU ${WHY} sample on policy (the NCCL broadcast is a collective the trainer would wait in); asynchronous rollouts with them are not built yet: use processes: true, or remove algorithm.async`);
     }
   } else if (spec.trainer.device === "cuda") {
     add(["trainer", "device"], `CPU ${WHY} serve a CPU trainer: set trainer.device to cpu, or remove rollout.workers`);

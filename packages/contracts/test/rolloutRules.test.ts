@@ -20,10 +20,11 @@ describe("rollout.workers", () => {
     expect(issues((s) => s)).toEqual([]);
   });
 
-  it("accepts GPU workers with a CUDA trainer while the runner is unknown, and refuses them on a CPU trainer or with async", () => {
+  it("accepts GPU workers with a CUDA trainer while the runner is unknown, on policy or feeding async, and refuses them on a CPU trainer", () => {
     expect(issues((s) => ({ ...s, trainer: { ...s.trainer, device: "cuda" }, rollout: { workers: { count: 1, gpus: [1] } } }))).toEqual([]);
+    expect(issues((s) => ({ ...s, algorithm: { ...s.algorithm, async: { maxStaleness: 1 } }, trainer: { ...s.trainer, device: "cuda" }, rollout: { workers: { count: 1, gpus: [1] } } }))).toEqual([]);
     const found = issues((s) => ({ ...s, algorithm: { ...s.algorithm, async: { maxStaleness: 1 } }, trainer: { ...s.trainer, device: "cpu" }, rollout: { workers: { count: 1, gpus: [1] } } }));
-    expect(found.map((i) => i.path).sort()).toEqual(["algorithm.async", "trainer.device"]);
+    expect(found.map((i) => i.path).sort()).toEqual(["trainer.device"]);
     expect(found.find((i) => i.path === "trainer.device")!.message).toMatch(/CUDA trainer \(NCCL\)/);
   });
 

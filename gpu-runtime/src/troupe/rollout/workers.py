@@ -26,7 +26,10 @@ version is published (at start: the first K + 1 steps' rows at once; after updat
 The weights go through the producer process's K + 1 shared-memory slots (async_process.WeightSlots), not the gloo
 broadcast: a broadcast is a collective, so the trainer would wait in it for every worker to finish the batch it is
 sampling, which is the overlap we want; writing a slot waits for nobody (a memcpy per parameter), and each worker
-copies the version out when its queue reaches the word of it, which is before the rows that need it. K + 1 slots
+copies the version out when its queue reaches the word of it, which is before the rows that need it. GPU workers
+(`gpus`) feeding async take the same path: the trainer copies its device's parameters into the host slot, each
+worker copies the slot onto its own GPU (`Tensor.copy_` across devices; two PCIe/NVLink copies of the weights per
+update instead of one NCCL broadcast, and no collective for the trainer to wait in). K + 1 slots
 need no acknowledgement, for the producer's reason (`publish`). The rows still come from the run's samplers, in
 step order, so a checkpoint (taken once every batch handed out has come back) saves the data position after the
 batches in flight, and the batches themselves (`in_flight.pt`); the workers' RNGs stay (seed, step, worker). The rows are the synchronous loop's own (the trainer draws them
@@ -256,10 +259,10 @@ class WorkerPoolSource:
     @property
     def sync_words(self) -> str:
         """How the weights reach the workers, for the run's log."""
+        where = f"on {', '.join(self.placement.devices)}; " if self.placement.on_gpus else ""
         if self.k is None:
-            where = f"on {', '.join(self.placement.devices)}; " if self.placement.on_gpus else ""
             return f"{where}weights broadcast over {self.placement.backend} after every update, one parameter at a time in chunks"
-        return f"asynchronous, up to {self.k} updates behind; weights through {self.k + 1} shared-memory slots"
+        return f"{where}asynchronous, up to {self.k} updates behind; weights through {self.k + 1} shared-memory slots"
 
     # ------------------------------------------------------------------ messages
     def _receive(self) -> tuple[Any, ...]:

@@ -2,7 +2,9 @@
 
 Built: CPU worker processes (`processes: true`) sampling on policy for a GRPO-family run whose actors are one-rank
 transformers models trained with torch. Workers feed asynchronous rollouts too
-(`algorithm.async`: they sample ahead, weights through shared memory). GPU workers (`gpus`: NCCL broadcast) on a CUDA host, on policy. Not built yet: GPU workers feeding async rollouts, DAPO dynamic sampling (its refills draw rows a worker was not given), vLLM engines, sharded backends,
+(`algorithm.async`: they sample ahead, weights through shared memory). GPU workers (`gpus`) on a CUDA host: on policy the
+weights come by an NCCL broadcast; feeding async rollouts, through the same host shared-memory slots (a collective
+would make the trainer wait for workers still sampling). Not built yet: DAPO dynamic sampling (its refills draw rows a worker was not given), vLLM engines, sharded backends,
 several trainer ranks, offline learners (nothing to sample)."""
 
 from __future__ import annotations
@@ -33,8 +35,6 @@ def rollout_issues(spec: dict[str, Any], cuda_available: bool) -> list[FieldIssu
             issues.append(FieldIssue("rollout.workers.gpus", f"GPU {WHY} need a CUDA host and this runner has none: use processes: true (CPU workers)"))
         if spec["trainer"].get("device") == "cpu":
             issues.append(FieldIssue("trainer.device", f"GPU {WHY} take their weights from a CUDA trainer (NCCL): set trainer.device to cuda or auto"))
-        if algorithm.get("async") is not None:
-            issues.append(FieldIssue("algorithm.async", f"GPU {WHY} sample on policy (the NCCL broadcast is a collective the trainer would wait in); asynchronous rollouts with them are not built yet: use processes: true, or remove algorithm.async"))
     elif spec["trainer"].get("device") == "cuda":
         issues.append(FieldIssue("trainer.device", f"CPU {WHY} serve a CPU trainer: set trainer.device to cpu, or remove rollout.workers"))
     if algorithm["name"] not in ASYNC_ALGORITHMS:
