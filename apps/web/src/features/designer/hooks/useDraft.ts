@@ -24,6 +24,16 @@ export function forgetDraft(storage: Pick<Storage, "getItem" | "removeItem">, ke
   return had;
 }
 
+/**
+ * JSON with every object's keys sorted: the server stores specs as Postgres jsonb, which reorders keys, so a draft
+ * whose keys were written in another order (a field emptied, then typed again) is the same spec, not an edit.
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
 export function useDraft<T>(key: string, saved: T) {
   const storageKey = draftStorageKey(key);
   const [state, setState] = useState<{ key: string; value: T; restored: boolean }>(() => ({ key, value: saved, restored: false }));
@@ -36,7 +46,7 @@ export function useDraft<T>(key: string, saved: T) {
       const raw = sessionStorage.getItem(storageKey);
       if (raw !== null) {
         value = JSON.parse(raw) as T;
-        restored = JSON.stringify(value) !== JSON.stringify(saved);
+        restored = canonicalJson(value) !== canonicalJson(saved);
       }
     } catch {
       /* a corrupt draft is dropped */
@@ -47,7 +57,7 @@ export function useDraft<T>(key: string, saved: T) {
   }, [storageKey]);
 
   const value = state.key === key ? state.value : saved;
-  const dirty = JSON.stringify(value) !== JSON.stringify(saved);
+  const dirty = canonicalJson(value) !== canonicalJson(saved);
 
   const setValue = useCallback(
     (next: T | ((prev: T) => T)) => {
