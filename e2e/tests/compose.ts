@@ -48,3 +48,12 @@ export async function composeEchoExperiment(page: Page, request: APIRequestConte
   await page.getByLabel("Device", { exact: true }).selectOption("cpu");
   return { student, env };
 }
+
+/** Empties the field labelled `label` and types `text` into it key by key, as a person would. */
+export async function typeInto(page: Page, label: string, text: string) {
+  const field = page.getByLabel(label, { exact: true });
+  await field.click();
+  await field.press("ControlOrMeta+a");
+  await field.press("Backspace");
+  await field.pressSequentially(text);
+}

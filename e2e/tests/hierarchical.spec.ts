@@ -1,4 +1,6 @@
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
+import { typeInto } from "./compose";
+import { shot } from "./runs";
 
 /**
  * #27's `algorithm.advantage: "hierarchical"` in the designer: the Proposer–solver template, the advantage picker's
@@ -7,19 +9,6 @@ import { expect, test, type Page } from "@playwright/test";
  */
 
 const suffix = Date.now().toString(36);
-
-async function shot(page: Page, name: string) {
-  const dir = process.env.TROUPE_E2E_SCREENSHOTS;
-  if (dir) await page.screenshot({ path: `${dir}/${name}.png`, fullPage: true });
-}
-
-async function typeInto(page: Page, label: string, text: string) {
-  const field = page.getByLabel(label, { exact: true });
-  await field.click();
-  await field.press("ControlOrMeta+a");
-  await field.press("Backspace");
-  await field.pressSequentially(text);
-}
 
 test("hierarchical: the proposer–solver template, its settings typed key by key, saves as algorithm.hierarchical", async ({ page, request }) => {
   await page.goto("/designer/experiments");

@@ -1,4 +1,6 @@
-import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { expect, test, type APIRequestContext } from "@playwright/test";
+import { typeInto } from "./compose";
+import { shot } from "./runs";
 
 /**
  * #27 in the designer: one policy in two seats through the Roles editor (self-play: X and O are one actor), and the
@@ -6,19 +8,6 @@ import { expect, test, type APIRequestContext, type Page } from "@playwright/tes
  */
 
 const suffix = Date.now().toString(36);
-
-async function shot(page: Page, name: string) {
-  const dir = process.env.TROUPE_E2E_SCREENSHOTS;
-  if (dir) await page.screenshot({ path: `${dir}/${name}.png`, fullPage: true });
-}
-
-async function typeInto(page: Page, label: string, text: string) {
-  const field = page.getByLabel(label, { exact: true });
-  await field.click();
-  await field.press("ControlOrMeta+a");
-  await field.press("Backspace");
-  await field.pressSequentially(text);
-}
 
 async function environments(request: APIRequestContext): Promise<{ name: string; spec: Record<string, unknown> }[]> {
   const list = await request.get(`/api/trpc/part.list?input=${encodeURIComponent(JSON.stringify({ json: { kind: "environment" } }))}`);
@@ -44,8 +33,7 @@ test("roles: one actor plays X and O of a tic-tac-toe environment, named key by 
   await typeInto(page, "Name of role 1", "X");
   await page.getByTestId("role-add").click();
   await typeInto(page, "Name of role 2", "O");
-  // A new role starts with the first actor listed (other tests' actors are there too): the same actor plays O.
-  await page.getByLabel("Actor playing O", { exact: true }).selectOption(player);
+  // A new role starts with an actor the environment already uses (not the first of every test's actors): self-play.
   await expect(page.getByLabel("Actor playing O", { exact: true })).toHaveValue(player);
   await expect(page.getByTestId("env-local-issues")).toHaveCount(0);
   await shot(page, "roles-selfplay");
