@@ -28,9 +28,11 @@ class CopyRefusals:
     own_engine: str
 
 
-def copy_blockers(actors: Mapping[str, "Actor"], rewards: Mapping[str, Any], refusals: CopyRefusals) -> str | None:
-    """None when the actors and rewards can be rebuilt in a CPU process; else the first refusal that applies."""
-    if any(a.device.type != "cpu" for a in actors.values()):
+def copy_blockers(actors: Mapping[str, "Actor"], rewards: Mapping[str, Any], refusals: CopyRefusals, on_cpu: bool = True) -> str | None:
+    """None when the actors and rewards can be rebuilt in another process; else the first refusal that applies.
+    `on_cpu`: the copy is a CPU process, so an actor on a GPU is refused (GPU rollout workers check their devices
+    themselves, workers.py, and pass False)."""
+    if on_cpu and any(a.device.type != "cpu" for a in actors.values()):
         return refusals.gpu
     if any(a.engine is not None and a.engine.holds_own_weights for a in actors.values()):
         return refusals.own_engine

@@ -32,9 +32,11 @@ worker copies the slot onto its own GPU (`Tensor.copy_` across devices; two PCIe
 update instead of one NCCL broadcast, and no collective for the trainer to wait in). K + 1 slots
 need no acknowledgement, for the producer's reason (`publish`). The rows still come from the run's samplers, in
 step order, so a checkpoint (taken once every batch handed out has come back) saves the data position after the
-batches in flight, and the batches themselves (`in_flight.pt`); the workers' RNGs stay (seed, step, worker). The rows are the synchronous loop's own (the trainer draws them
-from its samplers, so checkpoints keep the data position); the sampling RNG is each worker's, seeded per step
-from (seed, step, worker), so a run is the same run however the workers' timing falls, and resume is exact.
+batches in flight, and the batches themselves (`in_flight.pt`).
+
+Either way the rows are the synchronous loop's own (the trainer draws them from its samplers, so checkpoints keep
+the data position); the sampling RNG is each worker's, seeded per step from (seed, step, worker), so a run is the
+same run however the workers' timing falls, and resume is exact.
 
 Failure: a worker that raises sends its traceback and the run fails with it; a worker that dies without a word
 (killed) fails the run with its exit code or signal. A failed worker is not replaced: the run stops, honestly, at
@@ -74,7 +76,6 @@ from ..envs.single_turn import EnvRollout
 from ..envs.environment_kinds import build_run_environments
 from ..engines.rollout import HFEngine
 from ..rewards.binding import bind_rewards
-from ..rewards.reward_api import InProcessReward
 from ..spec.runspec_types import Algorithm, RolloutWorkers
 from ..host.system import seed_everything
 from .async_process import WeightSlots, _get, _put, _reimported_main, _sampling_actors, _trained
@@ -112,11 +113,7 @@ def workers_ok(actors: dict[str, "Actor"], rewards: dict[str, Any], placement: W
     trainer_gpus = {f"cuda:{torch.cuda.current_device() if a.device.index is None else a.device.index}" for a in actors.values() if a.device.type == "cuda"}
     if placement.stand_in is None and trainer_gpus & set(placement.devices):
         return f"rollout.workers.gpus: a worker's GPU is the trainer's ({', '.join(sorted(trainer_gpus & set(placement.devices)))}): NCCL needs one GPU per rank"
-    if any(isinstance(r, InProcessReward) for r in rewards.values()):
-        return REFUSALS.in_process_rewards
-    if any(a.shares_base for a in actors.values()):
-        return REFUSALS.shared_base
-    return None
+    return copy_blockers(actors, rewards, REFUSALS, on_cpu=False)
 
 
 def split(n: int, count: int) -> list[int]:
