@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterator, Protocol
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Protocol
 
 from ..engines.rollout.colocate import sleep_for_training, wake_for_rollout
 from ..envs.protocol import EnvironmentKind
@@ -77,6 +77,18 @@ class SamplingPlaces:
                     gathered.enter_context(actor.backend.sampling())
             yield
 
+    def without(self, names: Iterable[str]) -> SamplingPlaces:
+        """These places less the named actors: their engines are someone else's to wake, push to and sleep."""
+        gone = set(names)
+        return dataclasses.replace(self, actors={n: a for n, a in self.actors.items() if n not in gone})
+
+    def handed_over(self, step: int, report_memory: Callable[[int, str], None]) -> None:
+        """A batch sampled elsewhere (a producer, rollout workers) arrived: the rollout and reward phases' memory is
+        reported as the synchronous loop reports it, and colocated engines free their memory while the actors train."""
+        report_memory(step, "rollout")
+        report_memory(step, "reward")
+        sleep_for_training(self.actors)
+
 
 class ProducerSource:
     """The thread or process producer as a `RolloutSource`: its batch was made ahead; here only the places move."""
@@ -85,16 +97,13 @@ class ProducerSource:
         self.producer, self.report_memory = producer, report_memory
         # Engines the producer samples with (vLLM) are its own to push to, and stay awake: the trainer's phases
         # neither push to them (that would race the producer's generate, with the wrong weights) nor sleep them.
-        lent = producer.lent
-        self.places = dataclasses.replace(places, actors={n: a for n, a in places.actors.items() if n not in lent})
+        self.places = places.without(producer.lent)
 
     def take(self, step: int) -> StepBatch:
         produced = self.producer.take(step)
         with self.places.sampling(step):
             pass
-        self.report_memory(step, "rollout")
-        self.report_memory(step, "reward")
-        sleep_for_training(self.places.actors)  # colocated engines free their memory while the actors train
+        self.places.handed_over(step, self.report_memory)
         return StepBatch(produced.parts, produced.conversations, produced.rollout_seconds, produced.resampling, produced.staleness)
 
     def quiesce(self) -> ContextManager[None]:

@@ -70,7 +70,6 @@ import torch
 import torch.distributed as dist
 
 from ..algorithms.training_shares import ConversationPart
-from ..engines.rollout.colocate import sleep_for_training
 from ..engines.rollout.sampling import concat_rollouts
 from ..envs.single_turn import EnvRollout
 from ..envs.environment_kinds import build_run_environments
@@ -348,9 +347,7 @@ class WorkerPoolSource:
                     raise RuntimeError(f"rollout worker answered {message[0]!r} while step {step} was awaited")
                 batches[message[1]] = batch_from_state(message[2], self.environments)
                 busy[message[1]] = message[3]
-        self.report_memory(step, "rollout")
-        self.report_memory(step, "reward")
-        sleep_for_training(self.places.actors)
+        self.places.handed_over(step, self.report_memory)
         self._taken_at, self._waited, self._busy = started, time.monotonic() - started, [busy[i] for i in range(self.count)]
         return merge([batches[i] for i in range(self.count)], self._pad_ids())
 
@@ -363,9 +360,7 @@ class WorkerPoolSource:
         batch = self._ready.pop(step)
         self._last_taken = step
         assert 0 <= step - 1 - batch.version <= (self.k or 0), (step, batch.version)
-        self.report_memory(step, "rollout")
-        self.report_memory(step, "reward")
-        sleep_for_training(self.places.actors)
+        self.places.handed_over(step, self.report_memory)
         self._taken_at, self._waited = started, time.monotonic() - started
         self._busy = self._busy_by_step.pop(step, [0.0] * self.count)  # a batch from a checkpoint was sampled before
         return StepBatch(batch.parts, batch.conversations, batch.rollout_seconds, batch.resampling, batch.staleness)
