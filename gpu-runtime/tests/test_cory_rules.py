@@ -1,40 +1,22 @@
 """The runtime's mirror of cory's rules (coryRules.ts): the cases of fixtures/cory_rules.cases.json, which
 packages/contracts/test/coryRules.test.ts runs too; and the role exchange's schedule (envs/roles.py)."""
 
-import copy
-import json
-from pathlib import Path
-
 import pytest
+from rule_cases import all_issue_paths, case_applied, load_fixture
 
 from troupe.algorithms.learners.cory import collective_rewards
 from troupe.envs.roles import RoleExchange
-from troupe.spec import SpecError, validate_spec
+from troupe.spec import validate_spec
 from troupe.spec.cory_rules import cory_rule_issues
-from troupe.spec.support import support_issues
 
-FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "cory_rules.cases.json").read_text())
+FIXTURE = load_fixture("cory_rules")
 CASES = FIXTURE["cases"]
 
 
 def apply_case(case: dict) -> dict:
-    doc = copy.deepcopy(FIXTURE["pair"])
-    env = doc["environments"][0]
-    env.update(case.get("environment", {}))
-    for key in [k for k, v in env.items() if v is None]:
-        del env[key]
-    doc["algorithm"].update(case.get("algorithm", {}))
+    doc = case_applied(FIXTURE["pair"], case)
     doc["actors"][1].update(case.get("secondActor", {}))
     return doc
-
-
-def all_issue_paths(doc: dict) -> list[str]:
-    """Every refusal before anything runs: the schema's (by field), then the support rules."""
-    try:
-        spec = validate_spec(doc)
-    except SpecError as e:
-        return sorted(i.path for i in e.issues)
-    return sorted(i.path for i in support_issues(spec, cuda_available=False))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

@@ -1,37 +1,18 @@
 """The runtime's mirror of hierarchical's rules (hierarchicalRules.ts): the cases of
 fixtures/hierarchical_rules.cases.json, which packages/contracts/test/hierarchicalRules.test.ts runs too."""
 
-import copy
-import json
-from pathlib import Path
-
 import pytest
+from rule_cases import all_issue_paths, case_applied, load_fixture
 
-from troupe.spec import SpecError, validate_spec
+from troupe.spec import validate_spec
 from troupe.spec.hierarchical_rules import hierarchical_rule_issues
-from troupe.spec.support import support_issues
 
-FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "hierarchical_rules.cases.json").read_text())
+FIXTURE = load_fixture("hierarchical_rules")
 CASES = FIXTURE["cases"]
 
 
 def apply_case(case: dict) -> dict:
-    doc = copy.deepcopy(FIXTURE["base"])
-    env = doc["environments"][0]
-    env.update(case.get("environment", {}))
-    for key in [k for k, v in env.items() if v is None]:
-        del env[key]
-    doc["algorithm"].update(case.get("algorithm", {}))
-    return doc
-
-
-def all_issue_paths(doc: dict) -> list[str]:
-    """Every refusal before anything runs: the schema's (by field), then the support rules."""
-    try:
-        spec = validate_spec(doc)
-    except SpecError as e:
-        return sorted(i.path for i in e.issues)
-    return sorted(i.path for i in support_issues(spec, cuda_available=False))
+    return case_applied(FIXTURE["base"], case)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

@@ -2,26 +2,21 @@
 which packages/contracts/test/roleRules.test.ts runs too."""
 
 import copy
-import json
-from pathlib import Path
 
 import pytest
+from rule_cases import case_applied, load_fixture
 
 from troupe.spec import validate_spec
 from troupe.spec.role_rules import role_rule_issues
 from troupe.spec.support import support_issues
 
-FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "role_rules.cases.json").read_text())
+FIXTURE = load_fixture("role_rules")
 CASES = FIXTURE["cases"]
 
 
 def apply_case(case: dict) -> dict:
-    doc = copy.deepcopy(FIXTURE["selfplay"])
+    doc = case_applied(FIXTURE["selfplay"], case)
     env = doc["environments"][0]
-    env.update(case.get("environment", {}))
-    for key in [k for k, v in env.items() if v is None]:
-        del env[key]
-    doc["algorithm"].update(case.get("algorithm", {}))
     doc["trainer"].update(case.get("trainer", {}))
     for name in case.get("extraActors", []):
         doc["actors"].append({**doc["actors"][0], "name": name})
