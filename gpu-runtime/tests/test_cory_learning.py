@@ -32,7 +32,12 @@ from statistics import mean
 import pytest
 from cory_helpers import cory_spec
 
+import torch
+from types import SimpleNamespace
+
 from troupe import EventWriter, run_spec
+from troupe.algorithms.learners.cory import one_base
+from troupe.models.loading import build_tiny
 
 CHANCE_MODAL = 1 / 3  # always "2"
 EARLY = 40  # two whole exchange cycles at swapEvery 10
@@ -60,6 +65,28 @@ def _steps(result, first: int) -> list[tuple[int, str, dict]]:
         for e in result.events
         if e["type"] == "metric" and e["step"] >= first
     ]
+
+
+def _tiny_actor(name: str, source: str = "tiny") -> SimpleNamespace:
+    loaded = build_tiny("tiny-char-2l")
+    return SimpleNamespace(name=name, spec={"model": {"source": source}}, loaded=loaded, reference=build_tiny("tiny-char-2l").model, engine_stale=False)
+
+
+def test_a_tiny_pair_starts_from_one_base():
+    """Two actors of one tiny preset are two random initialisations; CORY's pair are copies of one base, so the
+    observer (and its KL reference) starts from the pioneer's weights. A pair loaded from a model is left alone."""
+    torch.manual_seed(0)
+    alice, bob = _tiny_actor("alice"), _tiny_actor("bob")
+    pair = SimpleNamespace(role_actor={"pioneer": "alice", "observer": "bob"}, actors=["alice", "bob"])
+    before = [p.clone() for p in alice.loaded.model.parameters()]
+    assert any(not torch.equal(a, b) for a, b in zip(before, bob.loaded.model.parameters()))
+    assert one_base({"alice": alice, "bob": bob}, [pair]) == [("alice", "bob")]
+    assert all(torch.equal(a, b) for a, b in zip(alice.loaded.model.parameters(), bob.loaded.model.parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(before, alice.loaded.model.parameters()))  # the pioneer unchanged
+    assert all(torch.equal(a, b) for a, b in zip(alice.reference.parameters(), bob.reference.parameters()))
+    assert bob.engine_stale
+    loaded = {"alice": _tiny_actor("alice", "hf"), "bob": _tiny_actor("bob", "hf")}
+    assert one_base(loaded, [pair]) == []
 
 
 def test_a_resumed_run_exchanges_roles_where_the_whole_run_did(tmp_path):
