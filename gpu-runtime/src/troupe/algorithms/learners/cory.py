@@ -48,7 +48,8 @@ def one_base(actors: dict[str, Any], environments: Sequence[Any]) -> list[tuple[
         pioneer, observer = (actors.get(mapped.get(role, "")) for role in CORY_ROLES)
         if pioneer is None or observer is None or pioneer is observer:
             continue
-        if all(a.spec["model"].get("source") == "tiny" and not has_lora(a.loaded.model) for a in (pioneer, observer)):
+        tiny = all(a.spec["model"].get("source") == "tiny" and not has_lora(a.loaded.model) for a in (pioneer, observer))
+        if tiny and pioneer.spec["model"] == observer.spec["model"]:  # one preset (the rules refuse two)
             share_initial_weights(pioneer, observer)
             copied.append((pioneer.name, observer.name))
     return copied
