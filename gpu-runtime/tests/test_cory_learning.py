@@ -18,7 +18,7 @@ Measured (150 steps, entropyCoef 0.05, swapEvery 10; the pair from one base, `on
 host's load average at 4-5 on 2 cores). "lead" is observer minus pioneer over the first 40 steps, SE that of the
 40 per-step differences; "copy" is how often the observer says what the pioneer said:
     seed   first 40: pioneer / observer, lead   first 20 -> last 20: pioneer, observer   copy, first 40 -> steps 101-150
-    7      0.111 / 0.132, +0.021                0.027 -> 0.260, 0.044 -> 0.274           <= 0.21 -> <= 0.01
+    7      0.111 / 0.132, +0.021 (SE 0.028)     0.027 -> 0.260, 0.044 -> 0.274           <= 0.21 -> <= 0.01
     8      0.153 / 0.165, +0.012                0.073 -> 0.309, 0.081 -> 0.312           <= 0.06 -> 0.59-1.00
     9      0.121 / 0.102, -0.019 (SE 0.019)     0.058 -> 0.767, 0.046 -> 0.741           <= 0.07 -> 0.26-0.75
 The observers do learn to copy (seed 8 copies every answer from step 111), but a copy of an equally able pioneer
