@@ -7,32 +7,55 @@ Chance: an untrained actor draws the one right character out of a ~100-character
 always answers the modal sum "2" (0+2, 1+1, 2+0: 3 of the 9 problems) 0.33. So a role has learned the task only
 above 1/3, and the bar for "both rise" is each role's last-20-step accuracy above 1/3 and at least 0.2 over its
 first 20 steps. "Early in training" is the first 40 steps: two whole exchange cycles, so each actor played each
-role for 20 of them and the comparison is of the roles, not of which actor happens to be ahead.
+role for 20 of them and the comparison is of the roles, not of which actor happens to be ahead. A lead counts when it
+exceeds twice the standard error of the 40 per-step differences (observer minus pioneer).
 
-Measured before this check was written (150 steps, entropyCoef 0.05, swapEvery 10; about 2 min each here):
-    seed   first 40 steps: pioneer / observer   first 20 -> last 20: pioneer, observer
-    7      0.159 / 0.176                        0.095 -> 0.370, 0.059 -> 0.274
-    8      0.125 / 0.157                        0.051 -> 0.388, 0.086 -> 0.362
-    9      0.116 / 0.097                        0.041 -> 0.562, 0.033 -> 0.545
-The 10-step means alternate with the exchange: they follow the actor, not the role (seed 9: one actor is right
-0.68-0.81 in both roles from step 70, the other 0.30-0.36 as pioneer and 0.30-0.48 as observer: it barely copies the
-strong pioneer's right answer). The tiny models learn to answer from the prompt and never, in 150 steps, from the other's
-answer, so the observer has no real lead: +0.017, +0.032 and -0.019 over the first 40 steps, within noise. The
-same pair under grpo (own rewards, no exchange, seed 7): pioneer 0.033 -> 0.647, the observer stuck on the modal
-answer from step 30; without entropyCoef both collapse onto one answer within 40 steps (0.2 and 0.33).
-So the check does not pass honestly (seed 7: the observer ends below 1/3 and its early lead is noise; seed 9:
-no lead): it runs only with TROUPE_CORY_CHECK=1, on seed 7.
+What the observer reads (printed token by token, seed 7): the pioneer's context is `2+1=` `\n` `pioneer:`, the
+observer's `2+1=` `\n` `pioneer:` `4` `\n` `observer:`: the pioneer's answer, then the observer answers. Both
+headers end in `r:`, so copying is the plainest induction pattern, at a fixed distance (every prompt is 4 characters).
+
+Measured (150 steps, entropyCoef 0.05, swapEvery 10; the pair from one base, `one_base`; about 3 min each with the
+host's load average at 4-5 on 2 cores). "lead" is observer minus pioneer over the first 40 steps, SE that of the
+40 per-step differences; "copy" is how often the observer says what the pioneer said:
+    seed   first 40: pioneer / observer, lead   first 20 -> last 20: pioneer, observer   copy, first 40 -> steps 101-150
+    7      0.111 / 0.132, +0.021 (SE 0.028)     0.027 -> 0.260, 0.044 -> 0.274           <= 0.21 -> <= 0.01
+    8      0.153 / 0.165, +0.012                0.073 -> 0.309, 0.081 -> 0.312           <= 0.06 -> 0.59-1.00
+    9      0.121 / 0.102, -0.019 (SE 0.019)     0.058 -> 0.767, 0.046 -> 0.741           <= 0.07 -> 0.26-0.75
+The observers do learn to copy (seed 8 copies every answer from step 111), but a copy of an equally able pioneer
+is worth exactly the pioneer's accuracy: the observer only leads where it could tell a right answer from a wrong
+one, which on 9 problems is the arithmetic itself. The 10-step means alternate with the exchange: they follow the
+actor, not the role. Two presentations that make reading the pioneer learnable early, measured on the same seeds:
+- a pretrained base (the paper fine-tunes one): 40 steps of single-turn grpo on `a+b=` (the base then answers
+  0.34 and 0.73 over its last 10 steps on seeds 8 and 9), both actors loaded from its checkpoint (model source
+  "run"). The observer copies within 20 steps (copy 0.26 -> 0.65 on seed 7), and both roles rise (pioneer 0.396 ->
+  0.594, 0.226 -> 0.795, 0.426 -> 0.887; observer 0.385 -> 0.572, 0.232 -> 0.759, 0.499 -> 0.812), but it copies
+  wrong answers too (observer right 0.70 / 0.51 / 0.60 when the pioneer is right, 0.18 / 0.16 / 0.37 when wrong),
+  and the lead is -0.012 (SE 0.034), -0.036 (0.034), -0.006 (0.039) on seeds 7, 8, 9;
+- a base pretrained on the transcript itself: 40 steps of grpo, one policy in both roles on its own reward, then
+  CORY from it (its pioneer right 0.53, 0.40, 0.49 over the first 10 steps). The observer copies from the start
+  (0.45-0.80 over the first 10 steps), right 0.92 / 0.81 / 0.80 when the pioneer is right and 0.37 / 0.40 / 0.08
+  when wrong; lead -0.011 (SE 0.028), -0.002 (0.028), -0.046 (0.015); first 20 -> last 20 pioneer 0.636 -> 0.755,
+  0.521 -> 0.651, 0.542 -> 0.692, observer 0.548 -> 0.652, 0.478 -> 0.695, 0.534 -> 0.613 (under the +0.2 bar).
+In every presentation the observer reads and copies the pioneer, and copying gives it the pioneer's accuracy, not
+more (and the collective reward pays its tokens for the pioneer's answer, so it copies wrong answers as readily).
+So the check does not pass honestly (no seed of any presentation shows an early lead beyond noise: 9 runs, leads
+-0.046 to +0.021; seed 7's last 20 steps are below the modal answer's 0.333): it runs only with TROUPE_CORY_CHECK=1,
+on seed 7 of the plain presentation.
 """
 
 import copy
 import os
 from pathlib import Path
-from statistics import mean
+from statistics import mean, pstdev
+from types import SimpleNamespace
 
 import pytest
+import torch
 from cory_helpers import cory_spec
 
 from troupe import EventWriter, run_spec
+from troupe.algorithms.learners.cory import one_base
+from troupe.models.loading import build_tiny
 
 CHANCE_MODAL = 1 / 3  # always "2"
 EARLY = 40  # two whole exchange cycles at swapEvery 10
@@ -40,8 +63,9 @@ STEPS = 150
 CHECK = os.environ.get("TROUPE_CORY_CHECK") == "1"
 SKIP_REASON = (
     "CORY learning check not reached on tiny models (150 steps, measured): observer minus pioneer over the first 40 "
-    "steps +0.017, +0.032, -0.019 on seeds 7, 8, 9 (noise: the tiny observers barely learn to read the pioneer's answer); "
-    "seed 7's last 20 steps pioneer 0.370, observer 0.274 (below the modal answer's 0.333). TROUPE_CORY_CHECK=1 runs it"
+    "steps +0.021, +0.012, -0.019 on seeds 7, 8, 9 (noise: the observers learn to copy, and a copy of an equal pioneer "
+    "ties it; from a pretrained base -0.012, -0.036, -0.006); seed 7's last 20 steps pioneer 0.260, observer 0.274 "
+    "(below the modal answer's 0.333). TROUPE_CORY_CHECK=1 runs it"
 )
 
 
@@ -60,6 +84,28 @@ def _steps(result, first: int) -> list[tuple[int, str, dict]]:
         for e in result.events
         if e["type"] == "metric" and e["step"] >= first
     ]
+
+
+def _tiny_actor(name: str, source: str = "tiny") -> SimpleNamespace:
+    loaded = build_tiny("tiny-char-2l")
+    return SimpleNamespace(name=name, spec={"model": {"source": source}}, loaded=loaded, reference=build_tiny("tiny-char-2l").model, engine_stale=False)
+
+
+def test_a_tiny_pair_starts_from_one_base():
+    """Two actors of one tiny preset are two random initialisations; CORY's pair are copies of one base, so the
+    observer (and its KL reference) starts from the pioneer's weights. A pair loaded from a model is left alone."""
+    torch.manual_seed(0)
+    alice, bob = _tiny_actor("alice"), _tiny_actor("bob")
+    pair = SimpleNamespace(role_actor={"pioneer": "alice", "observer": "bob"}, actors=["alice", "bob"])
+    before = [p.clone() for p in alice.loaded.model.parameters()]
+    assert any(not torch.equal(a, b) for a, b in zip(before, bob.loaded.model.parameters()))
+    assert one_base({"alice": alice, "bob": bob}, [pair]) == [("alice", "bob")]
+    assert all(torch.equal(a, b) for a, b in zip(alice.loaded.model.parameters(), bob.loaded.model.parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(before, alice.loaded.model.parameters()))  # the pioneer unchanged
+    assert all(torch.equal(a, b) for a, b in zip(alice.reference.parameters(), bob.reference.parameters()))
+    assert bob.engine_stale
+    loaded = {"alice": _tiny_actor("alice", "hf"), "bob": _tiny_actor("bob", "hf")}
+    assert one_base(loaded, [pair]) == []
 
 
 def test_a_resumed_run_exchanges_roles_where_the_whole_run_did(tmp_path):
@@ -111,7 +157,9 @@ def test_cory_observer_leads_early_and_both_roles_rise(tmp_path):
         f"\nfirst {EARLY}: pioneer {mean(pioneer[:EARLY]):.3f} observer {mean(observer[:EARLY]):.3f}; "
         f"first 20 -> last 20: pioneer {mean(pioneer[:20]):.3f} -> {mean(pioneer[-20:]):.3f}, observer {mean(observer[:20]):.3f} -> {mean(observer[-20:]):.3f}"
     )
-    assert mean(observer[:EARLY]) > mean(pioneer[:EARLY])
+    # The lead must be clear of noise: twice the standard error of the per-step differences (seed 9's SE was 0.019).
+    lead = [o - p for p, o in zip(pioneer[:EARLY], observer[:EARLY])]
+    assert mean(lead) > 2 * pstdev(lead) / len(lead) ** 0.5
     for accuracy in (pioneer, observer):
         assert mean(accuracy[-20:]) - mean(accuracy[:20]) >= 0.2
         assert mean(accuracy[-20:]) > CHANCE_MODAL

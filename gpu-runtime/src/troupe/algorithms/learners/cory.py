@@ -21,10 +21,38 @@ from typing import Any, Sequence
 import torch
 
 from ...envs.roles import RoleExchange, as_played, play_roles_at, roles_of
+from ...models.lora import has_lora
 from ..learner_base import LearnerSetup, Updates, register_learner
 from ..names import CORY_ROLES
 from ..on_policy import OnPolicyLearner, seats
 from ..training_shares import Share
+
+
+def share_initial_weights(source: Any, target: Any) -> None:
+    """`target`'s parameters (and its KL reference's) set to `source`'s, in place (optimizers keep their tensors)."""
+    with torch.no_grad():
+        for dst, src in zip(target.loaded.model.parameters(), source.loaded.model.parameters(), strict=True):
+            dst.copy_(src)
+        if target.reference is not None and source.reference is not None:
+            for dst, src in zip(target.reference.parameters(), source.reference.parameters(), strict=True):
+                dst.copy_(src)
+    target.engine_stale = True
+
+
+def one_base(actors: dict[str, Any], environments: Sequence[Any]) -> list[tuple[str, str]]:
+    """Each CORY pair whose actors are built from a `tiny` preset (random weights, not loaded ones): the observer's
+    actor starts from the pioneer's weights. Returns the (pioneer, observer) actors it copied."""
+    copied = []
+    for env in environments:
+        mapped = roles_of(env)
+        pioneer, observer = (actors.get(mapped.get(role, "")) for role in CORY_ROLES)
+        if pioneer is None or observer is None or pioneer is observer:
+            continue
+        tiny = all(a.spec["model"].get("source") == "tiny" and not has_lora(a.loaded.model) for a in (pioneer, observer))
+        if tiny and pioneer.spec["model"] == observer.spec["model"]:  # one preset (the rules refuse two)
+            share_initial_weights(pioneer, observer)
+            copied.append((pioneer.name, observer.name))
+    return copied
 
 
 def collective_rewards(episodes: Sequence[Any], roles: Sequence[str]) -> list[float]:
@@ -40,6 +68,8 @@ class CoryLearner(OnPolicyLearner):
         self.pairs = [env for env in setup.environments if set(CORY_ROLES) <= set(roles_of(env))]
         self.next_step = 1  # the step the environments' roles are set for
         self.collective: dict[str, list[float]] = {}  # seat ("environment/role") -> this step's collective rewards
+        for pioneer, observer in one_base(setup.actors, self.pairs):
+            setup.log("info", f'cory: "{observer}" starts from the weights of "{pioneer}" (a tiny preset: one base for the pair)')
 
     # ------------------------------------------------------------------ state
     def state_dict(self) -> dict[str, Any]:
