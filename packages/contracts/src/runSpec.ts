@@ -408,7 +408,7 @@ export const GameEnvironmentSettings = z
     actorPlays: z.enum(["first", "second", "alternate"]).default("first"),
     /** Added per legal move (component `legal_moves`): shaping while a model learns what a move looks like. */
     legalMoveReward: z.number().min(0).max(100).default(0),
-    /** chess: list the legal moves (SAN) under every board, so a model can learn to pick one; absent: off. */
+    /** List the legal moves under every board the player to move reads (chess: SAN; tic_tac_toe, connect_four: their numbers), so a model can learn to pick one; absent: off. */
     showLegalMoves: z.boolean().optional(),
     /** chess: the board as its FEN line (compact) or chess.js's 8-line ASCII diagram; absent: fen. */
     board: z.enum(["fen", "ascii"]).optional(),
