@@ -967,6 +967,12 @@ export const RunSpec = z
         if (opponent === "actors" && seats !== 2) {
           ctx.addIssue({ code: "custom", path: seatPath, message: `a game between actors has exactly two ${byRole ? "roles " : ""}(the first plays X and moves first)` });
         }
+        // Against the random player a role named after a mark plays it (the random player sits in the other seat).
+        const onlyRole = byRole && opponent === "random" && seats === 1 ? Object.keys(env.roles ?? {})[0] : undefined;
+        const side = onlyRole === "X" ? "first" : onlyRole === "O" ? "second" : undefined;
+        if (side !== undefined && (env.game?.actorPlays ?? "first") !== side) {
+          ctx.addIssue({ code: "custom", path: seatPath, message: `the role "${onlyRole}" plays ${onlyRole}: against the random player it needs actorPlays "${side}" (the random player sits in the other mark's seat)` });
+        }
         if (opponent === "actors" && (env.game?.actorPlays ?? "first") !== "first") {
           ctx.addIssue({ code: "custom", path: ["environments", i, "game", "actorPlays"], message: 'only for opponent "random": between actors the first actor plays X' });
         }
