@@ -160,3 +160,75 @@ def test_win_draw_loss_and_forfeit_rates_per_actor():
     conv = SimpleNamespace(env=acting, episodes=games)
     assert environment_metrics([conv], "b")["game/forfeit"] == pytest.approx(1 / 3)
     assert environment_metrics([conv], "a")["game/win"] == pytest.approx(2 / 3)
+
+
+def seated(spec_game, role):
+    """A game against the random player whose one seat is a role (`roles: {<role>: policy}`)."""
+    e = GameEnvironment.from_spec({"name": "ttt", "actors": ["policy"], "roles": {role: "policy"}, "game": spec_game}, 0)
+    e.actors = [role]  # acting_build: the object sees the players by their role names
+    return e
+
+
+def read(opening, said):
+    """What a player's token view reads (collaborative.add_to_views): the opening, then `speaker:text` lines."""
+    parts = opening if isinstance(opening, list) else [opening]
+    said = [(r.speaker or "game", r.text) for r in parts[1:]] + said
+    return "\n".join([parts[0]] + [f"{who}:{text}" for who, text in said]) + "\n"
+
+
+def replies(reply):
+    return [(r.speaker or "game", r.text) for r in reply] if isinstance(reply, list) else [("game", reply)]
+
+
+def test_with_roles_the_random_player_sits_in_a_seat_and_the_context_is_self_plays():
+    """Self-play trains `roles: {X: policy, O: policy}`; the same policy against the random player, its seat a
+    role, reads the very context it trained on: both seats named, the random player's moves as its seat's turns."""
+    # As X: the policy plays 5, the random player answers.
+    vs_random = seated({"opponent": "random", "actorPlays": "first"}, "X")
+    ep = episode()
+    opening = vs_random.reset(ep)
+    assert opening == "tic_tac_toe (1-9, row by row): X is X, O is O. .../.../..."
+    answer = vs_random.step(ep, Message("X", "5", [], []))
+    o_move = ep.state["game"].moves[1]
+    assert [who for who, _ in replies(answer)] == ["game", "O", "game"]
+    self_play = env({"name": "tic_tac_toe", "opponent": "actors"}, actors=("X", "O"))
+    sp = episode()
+    sp_opening = self_play.reset(sp)
+    sp_said = [("X", "5")] + replies(self_play.step(sp, Message("X", "5", [], []))) + [("O", str(o_move))]
+    sp_said += replies(self_play.step(sp, Message("O", str(o_move), [], [])))
+    assert read(opening, [("X", "5")] + replies(answer)) == read(sp_opening, sp_said)
+    assert vs_random.next_speaker(ep, 1) == "X"
+    # As O: the random player opens as X; the policy's view reads as O's does in self-play.
+    as_o = seated({"opponent": "random", "actorPlays": "second"}, "O")
+    ep_o = episode()
+    opening_o = as_o.reset(ep_o)
+    x_move = ep_o.state["game"].moves[0]
+    sp_o = episode()
+    sp_opening_o = self_play.reset(sp_o)
+    sp_said_o = [("X", str(x_move))] + replies(self_play.step(sp_o, Message("X", str(x_move), [], [])))
+    assert read(opening_o, []) == read(sp_opening_o, sp_said_o)
+    assert as_o.next_speaker(ep_o, 0) == "O"
+    # Scores and metrics stay the role's; the random player scores nothing.
+    while not ep.done:
+        vs_random.step(ep, Message("X", str(ep.state["game"].legal_moves()[0]), [], []))
+    assert set(vs_random.score(ep)) == {"X"} and set(vs_random.metrics([ep])) == {f"game/X/{w}" for w in ("win", "draw", "loss", "forfeit", "unfinished")}
+
+
+def test_a_role_named_after_a_mark_plays_that_mark():
+    spec = {"name": "g", "actors": ["policy"], "roles": {"O": "policy"}, "game": {"opponent": "random", "actorPlays": "first"}}
+    assert 'needs actorPlays "second"' in dict(game_issues(spec, 0))["environments.0.roles"]
+    assert not game_issues({**spec, "game": {"opponent": "random", "actorPlays": "second"}}, 0)
+    assert not game_issues({**spec, "roles": {"me": "policy"}, "game": {"opponent": "random", "actorPlays": "alternate"}}, 0)
+
+
+def test_show_legal_moves_lists_them_under_every_board_the_player_reads():
+    g = env({"name": "tic_tac_toe", "opponent": "random", "showLegalMoves": True})
+    ep = episode()
+    assert g.reset(ep).endswith(".../.../...\nlegal: 1 2 3 4 5 6 7 8 9")
+    reply = g.step(ep, Message("me", "5", [], []))
+    game = ep.state["game"]
+    assert reply.endswith(game.render() + "\nlegal: " + " ".join(map(str, game.legal_moves())))
+    assert "5" not in reply.split("legal: ")[1] and str(game.moves[1]) not in reply.split("legal: ")[1]
+    while not ep.done:
+        reply = g.step(ep, Message("me", str(game.legal_moves()[0]), [], []))
+    assert "legal" not in reply  # a finished game lists nothing

@@ -31,6 +31,7 @@ CASES = [
     ("a url that is not http", {"kind": "remote", "url": "ftp://x"}, "environments.0.url", r"does not match '\^\(https\?"),  # the schema's words
     ("a grpc url with a path", {"kind": "remote", "url": "grpc://envhost:8101/env"}, "environments.0.url", r"does not match '\^\(https\?"),
     ("two actors against the random player", {"kind": "game", "actors": ["student", "student"]}, "environments.0.actors", r"exactly one actor"),
+    ("a role named O playing X against the random player", {"kind": "game", "roles": {"O": "student"}}, "environments.0.roles", r'needs actorPlays "second"'),
     ("one actor in a game between actors", {"kind": "game", "game": {"opponent": "actors"}}, "environments.0.actors", r"exactly two"),
     ("a side between actors", {"kind": "game", "actors": ["student", "student"], "game": {"opponent": "actors", "actorPlays": "second"}},
      "environments.0.game.actorPlays", r'only for opponent "random"'),

@@ -408,7 +408,7 @@ export const GameEnvironmentSettings = z
     actorPlays: z.enum(["first", "second", "alternate"]).default("first"),
     /** Added per legal move (component `legal_moves`): shaping while a model learns what a move looks like. */
     legalMoveReward: z.number().min(0).max(100).default(0),
-    /** chess: list the legal moves (SAN) under every board, so a model can learn to pick one; absent: off. */
+    /** List the legal moves under every board the player to move reads (chess: SAN; tic_tac_toe, connect_four: their numbers), so a model can learn to pick one; absent: off. */
     showLegalMoves: z.boolean().optional(),
     /** chess: the board as its FEN line (compact) or chess.js's 8-line ASCII diagram; absent: fen. */
     board: z.enum(["fen", "ascii"]).optional(),
@@ -966,6 +966,12 @@ export const RunSpec = z
         }
         if (opponent === "actors" && seats !== 2) {
           ctx.addIssue({ code: "custom", path: seatPath, message: `a game between actors has exactly two ${byRole ? "roles " : ""}(the first plays X and moves first)` });
+        }
+        // Against the random player a role named after a mark plays it (the random player sits in the other seat).
+        const onlyRole = byRole && opponent === "random" && seats === 1 ? Object.keys(env.roles ?? {})[0] : undefined;
+        const side = onlyRole === "X" ? "first" : onlyRole === "O" ? "second" : undefined;
+        if (side !== undefined && (env.game?.actorPlays ?? "first") !== side) {
+          ctx.addIssue({ code: "custom", path: seatPath, message: `the role "${onlyRole}" plays ${onlyRole}: against the random player it needs actorPlays "${side}" (the random player sits in the other mark's seat)` });
         }
         if (opponent === "actors" && (env.game?.actorPlays ?? "first") !== "first") {
           ctx.addIssue({ code: "custom", path: ["environments", i, "game", "actorPlays"], message: 'only for opponent "random": between actors the first actor plays X' });

@@ -44,6 +44,7 @@ describe("game and remote environments", () => {
     ["two actors against the random player", { kind: "game", actors: ["student", "student"] }, "environments.0.actors", /exactly one actor/],
     ["one actor in a game between actors", { kind: "game", game: { opponent: "actors" } }, "environments.0.actors", /exactly two/],
     ["a side between actors", { kind: "game", actors: ["student", "student"], game: { opponent: "actors", actorPlays: "second" } }, "environments.0.game.actorPlays", /only for opponent "random"/],
+    ["a role named O playing X against the random player", { kind: "game", roles: { O: "student" } }, "environments.0.roles", /needs actorPlays "second"/],
     ["a negative legal-move reward", { kind: "game", game: { legalMoveReward: -1 } }, "environments.0.game.legalMoveReward", /./],
     ["a chess move format on another game", { kind: "game", game: { name: "connect_four", moveFormat: "index" } }, "environments.0.game.moveFormat", /only chess takes moveFormat/],
     ["a chess cutoff rule on another game", { kind: "game", game: { cutoff: "material" } }, "environments.0.game.cutoff", /only chess takes cutoff/],

@@ -67,6 +67,8 @@ class ActingEnvironment(CollaborativeEnvironment):
         systems = {a: s for a in self.roles if (s := self.system_text(a, row, row_index)) is not None}
         e = Episode(row_index, group, sample_index, schedule, user, systems, {}, visibility=self.visibility, row=dict(row))
         opening = self.impl.reset(e)
+        # A list: the opening, then environment messages that follow it (a game's opponent moving first).
+        opening, *said = opening if isinstance(opening, list) else [opening]
         if opening is not None:
             e.user = str(opening)
         for actor in self.roles:
@@ -76,6 +78,8 @@ class ActingEnvironment(CollaborativeEnvironment):
             prefix = (e.systems[actor] + SEPARATOR if actor in e.systems else "") + (e.user + SEPARATOR if e.user else "")
             view.extend(tokenizers[actor].encode(prefix, False) if prefix else [])  # type: ignore[union-attr]
             e.views[actor] = view
+        for r in _replies(said):
+            append_message(e, Message(r.speaker or self.impl.speaker, r.text, [], [], role="environment", to=r.to), tokenizers)
         return e
 
     def play(

@@ -89,9 +89,10 @@ class Environment:
     def setup(self) -> None:
         """Called once, after the handles are set and before the first episode."""
 
-    def reset(self, episode: "Episode") -> str | None:
+    def reset(self, episode: "Episode") -> str | list[str | Reply] | None:
         """A new episode (`episode.row`, `episode.state` is yours). Return the opening message, or
-        None to keep the one the spec's `prompt` rendered."""
+        None to keep the one the spec's `prompt` rendered; or a list: the opening (or None), then
+        messages of the environment that follow it, as `step` returns them."""
         return None
 
     def next_speaker(self, episode: "Episode", turn: int) -> str | None:

@@ -14,6 +14,14 @@
 The game speaks as the environment between moves (never trained on): the opening names the board
 and the side, then after each move the opponent's reply and the board (rows top to bottom, `/`
 between rows, `.` empty). A move is the first whole number in the actor's message.
+`showLegalMoves: true` lists the legal moves under every board the player to move reads
+(`\nlegal: 1 2 4`, as chess does), so a model can copy a legal move instead of counting cells.
+
+With `roles` against the random player, every seat is named as in self-play: the random player sits in
+the other mark's seat, named by that mark (`X is X, O is O.`), and its moves are turns of that seat
+(`O:3`, then the game's board), so a policy trained by self-play with `roles: {X: policy, O: policy}`
+reads, against the random player, exactly the context it trained on. A role named after a mark must
+play that mark.
 
 Illegal moves: a message with no number, or a number that is not a legal move, forfeits the game
 on the spot: the offender scores -1, its opponent 0, and the environment says so.
@@ -30,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..environment_api import Environment
+from ..environment_api import Environment, Reply
 from ...spec import SpecError
 from ...spec.runspec_types import Environment as EnvironmentSection, to_dict
 from .chess import CHESS_MISSING, ChessEnvironment, chess_available, chess_setting_issues
@@ -40,6 +48,7 @@ from .registry import GAME_KINDS, GameKind, Requirement, game_names, register_ga
 
 OPPONENTS = ("random", "actors")
 SIDES = ("first", "second", "alternate")
+SEATED = "seated"  # not a spec field: set when the environment has `roles` (the module's docstring)
 DEFAULTS: dict[str, Any] = {"name": "tic_tac_toe", "opponent": "random", "actorPlays": "first", "legalMoveReward": 0.0}
 
 
@@ -72,6 +81,10 @@ def game_issues(env_spec: dict[str, Any], index: int, pettingzoo: bool | None = 
         issues.append((seat_field, "a game between actors has exactly two " + ("roles (the first plays X and moves first)" if by_role else "(the first plays X and moves first)")))
     if settings["actorPlays"] not in SIDES:
         issues.append((f"{p}.game.actorPlays", f'must be one of {", ".join(SIDES)}'))
+    elif by_role and settings["opponent"] == "random" and len(seats) == 1 and seats[0] in MARKS:
+        side = {"X": "first", "O": "second"}[seats[0]]
+        if settings["actorPlays"] != side:
+            issues.append((seat_field, f'the role "{seats[0]}" plays {seats[0]}: against the random player it needs actorPlays "{side}" (the random player sits in the other mark\'s seat)'))
     elif settings["opponent"] == "actors" and settings["actorPlays"] != "first":
         issues.append((f"{p}.game.actorPlays", 'only for opponent "random": between actors the first actor plays X'))
     issues.extend(chess_setting_issues(settings, p))  # moveFormat, cutoff: chess only (games/chess.py)
@@ -120,6 +133,8 @@ class GameEnvironment(Environment):
         if issues:
             raise SpecError.at(*issues[0])
         settings = game_settings(document)
+        if document.get("roles"):
+            settings[SEATED] = True  # every seat named, the random player's by its mark (the module's docstring)
         return GAME_KINDS[settings["name"]].make(index, settings, max_turns, _name_seed(name))
 
     # -- who plays which side
@@ -135,17 +150,32 @@ class GameEnvironment(Environment):
         lo, hi = game.move_range
         return f"{lo}-{hi}, {'row by row' if game.name == 'tic_tac_toe' else 'columns'}"
 
-    def reset(self, episode: Any) -> str:
+    @property
+    def seated(self) -> bool:
+        """Every seat named and every move a turn of its seat (`roles` given: the module's docstring)."""
+        return bool(self.settings.get(SEATED))
+
+    def board(self, game: BoardGame) -> str:
+        """The board, and the legal moves under it while the game goes on (`showLegalMoves`)."""
+        listed = self.settings.get("showLegalMoves") and not game.over
+        return game.render() + (f"\nlegal: {' '.join(map(str, game.legal_moves()))}" if listed else "")
+
+    def reset(self, episode: Any) -> str | list[str | Reply]:
         game = BoardGame.new(self.settings["name"])
         players = self.players(episode)
         episode.state.update(game=game, players=players)
-        opening = ""
-        if players[0] is None:  # the random player moves first
-            move = random_move(game, self.rng)
+        seats = [name if name is not None or not self.seated else MARKS[k] for k, name in enumerate(players)]
+        sides = ", ".join(f"{name} is {MARKS[k]}" for k, name in enumerate(seats) if name is not None)
+        head = f"{game.name} ({self._move_hint(game)}): {sides}. "
+        if players[0] is not None:
+            return head + self.board(game)
+        move = random_move(game, self.rng)  # the random player moves first
+        if self.seated:  # as a turn of its seat, between two boards, as self-play shows it
+            empty = head + self.board(game)
             game.play(move)
-            opening = f"{MARKS[0]} plays {move}. "
-        sides = ", ".join(f"{name} is {MARKS[k]}" for k, name in enumerate(players) if name is not None)
-        return f"{game.name} ({self._move_hint(game)}): {sides}. {opening}{game.render()}"
+            return [empty, Reply(str(move), speaker=MARKS[0]), Reply(self.board(game))]
+        game.play(move)
+        return f"{head}{MARKS[0]} plays {move}. {self.board(game)}"
 
     def next_speaker(self, episode: Any, turn: int) -> str | None:
         game: BoardGame = episode.state["game"]
@@ -153,7 +183,7 @@ class GameEnvironment(Environment):
             return None
         return episode.state["players"][game.to_move]
 
-    def step(self, episode: Any, message: Any) -> str:
+    def step(self, episode: Any, message: Any) -> str | list[Reply]:
         game: BoardGame = episode.state["game"]
         player = game.to_move
         move = parse_move(message.text)
@@ -163,16 +193,22 @@ class GameEnvironment(Environment):
             said = "no move" if move is None else f"illegal move {move}"
             return f"{said}: {game.outcome_text()}. {game.render()}"
         game.play(move)
-        text = ""
-        opponent = episode.state["players"][game.to_move] if not game.over else "x"
-        if not game.over and opponent is None:
-            reply = random_move(game, self.rng)
+        if game.over or episode.state["players"][game.to_move] is not None:
+            return self._after_move(episode, game)
+        reply = random_move(game, self.rng)
+        if self.seated:  # the random player's move as a turn of its seat, between two boards, as self-play shows it
+            before = self.board(game)
             game.play(reply)
-            text = f"{MARKS[1 - player]} plays {reply}. "
+            return [Reply(before), Reply(str(reply), speaker=MARKS[1 - player]), Reply(self._after_move(episode, game))]
+        game.play(reply)
+        return f"{MARKS[1 - player]} plays {reply}. {self._after_move(episode, game)}"
+
+    def _after_move(self, episode: Any, game: BoardGame) -> str:
+        """The board after a legal move, with the outcome when it ended the game."""
         if game.over:
             episode.done = True
-            return f"{text}{game.render()} {game.outcome_text()}"
-        return f"{text}{game.render()}"
+            return f"{game.render()} {game.outcome_text()}"
+        return self.board(game)
 
     def metrics(self, episodes: Any) -> dict[str, float]:
         """Per actor (named `game/<actor>/<what>`; acting.py reports each under its actor as `game/<what>`):

@@ -78,6 +78,8 @@ class EnvServer:
         session = Session(episode)
         self.sessions[req.session] = session
         message = self.env.reset(episode)
+        if isinstance(message, list):  # Environment.reset may add messages after its opening; this protocol has none
+            raise TypeError("reset returned messages after its opening: the remote protocol's reset answers one opening message")
         nxt = self._next(session)
         done = episode.done or nxt is None
         if done:
