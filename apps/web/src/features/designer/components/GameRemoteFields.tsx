@@ -51,22 +51,20 @@ export function GameRemoteFields(props: {
             unavailable={chessUnavailable ? { chess: chessUnavailable } : undefined}
           />
           {game.name === "chess" && (
-            <>
-              <SelectField
-                label="Board in the transcript"
-                value={game.board}
-                defaultValue="fen"
-                options={["fen", "ascii"] as const}
-                onChange={(v) => put("board", v)}
-                error={issues["game.board"]}
-                hint="fen: one compact line; ascii: chess.js's 8-line diagram."
-              />
-              <label className="checkbox">
-                <input type="checkbox" checked={game.showLegalMoves === true} onChange={(e) => put("showLegalMoves", e.target.checked || undefined)} />
-                List the legal moves under every board
-              </label>
-            </>
+            <SelectField
+              label="Board in the transcript"
+              value={game.board}
+              defaultValue="fen"
+              options={["fen", "ascii"] as const}
+              onChange={(v) => put("board", v)}
+              error={issues["game.board"]}
+              hint="fen: one compact line; ascii: chess.js's 8-line diagram."
+            />
           )}
+          <label className="checkbox">
+            <input type="checkbox" checked={game.showLegalMoves === true} onChange={(e) => put("showLegalMoves", e.target.checked || undefined)} />
+            List the legal moves under every board ({game.name === "chess" ? "SAN" : "cell or column numbers"})
+          </label>
           <SelectField
             label="Opponent"
             value={game.opponent}
