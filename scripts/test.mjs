@@ -139,7 +139,7 @@ async function main() {
       for (const pkg of ["gpu-runtime", "kernels"]) {
         const code = await run(
           join(root, ".venv/bin/python"),
-          ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", `--junitxml=${join(reports, `pytest-${pkg}.xml`)}`],
+          ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", "--durations=25", `--junitxml=${join(reports, `pytest-${pkg}.xml`)}`],
           { cwd: join(root, pkg), env, label: `pytest: ${pkg}` },
         );
         worst = Math.max(worst, code === 5 ? 1 : code); // 5 = no tests collected: a defect, not a pass

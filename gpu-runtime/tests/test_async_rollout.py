@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from runtime_helpers import TEST_THREADS, demo_input, small_spec
@@ -45,6 +46,22 @@ def spec(steps=4, k=None, **trainer):
     return s
 
 
+# A run's time here is mostly its producer process's start (spawn re-imports torch and transformers): tests that
+# only read a run of the same spec share one, each keeping its own assertions. Tests that change a run (monkeypatch,
+# stop, pause, kill) run their own.
+@pytest.fixture(scope="module")
+def k1_four_steps(tmp_path_factory) -> tuple[Any, "_SegmentsAt"]:
+    """spec(steps=4, k=1), with this process's weight slots noted while step 2 reports."""
+    events = _SegmentsAt(2)
+    return run_spec(spec(steps=4, k=1), events=events, work_dir=wd(tmp_path_factory.mktemp("k1-four-steps"))), events
+
+
+@pytest.fixture(scope="module")
+def k1_five_steps(tmp_path_factory) -> Any:
+    """spec(steps=5, k=1)."""
+    return run_spec(spec(steps=5, k=1), work_dir=wd(tmp_path_factory.mktemp("k1-five-steps")))
+
+
 @pytest.mark.parametrize("variant", ["plain", "dynamic+tis+eval+checkpoints"])
 def test_k0_is_the_synchronous_loop_bit_for_bit(tmp_path: Path, variant: str):
     def make(k):
@@ -71,8 +88,8 @@ def test_k0_is_the_synchronous_loop_bit_for_bit(tmp_path: Path, variant: str):
 
 
 @pytest.mark.parametrize("k", [1, 2])
-def test_staleness_never_exceeds_k(tmp_path: Path, k: int):
-    run = run_spec(spec(steps=5, k=k), work_dir=wd(tmp_path))
+def test_staleness_never_exceeds_k(tmp_path: Path, k: int, request: pytest.FixtureRequest):
+    run = request.getfixturevalue("k1_five_steps") if k == 1 else run_spec(spec(steps=5, k=k), work_dir=wd(tmp_path))
     assert run.state == "succeeded", run.message
     lags = run.metrics("staleness/max")
     assert lags == run.metrics("staleness/mean")  # one weights version per batch
@@ -81,9 +98,10 @@ def test_staleness_never_exceeds_k(tmp_path: Path, k: int):
     assert lags == [float(min(t - 1, k)) for t in range(1, 6)]
 
 
-def test_an_async_run_is_the_same_run_each_time(tmp_path: Path):
-    a = run_spec(spec(steps=4, k=1), work_dir=wd(tmp_path / "a"))
+def test_an_async_run_is_the_same_run_each_time(tmp_path: Path, k1_four_steps):
+    a, _ = k1_four_steps
     b = run_spec(spec(steps=4, k=1), work_dir=wd(tmp_path / "b"))
+    assert a.state == b.state == "succeeded", (a.message, b.message)
     assert per_step(a.events) == per_step(b.events) and episodes(a.events) == episodes(b.events)
 
 
@@ -127,9 +145,9 @@ class _StopAt(EventWriter):
         return out
 
 
-def test_stop_after_step_saves_what_is_in_flight_and_resume_is_exact(tmp_path: Path):
+def test_stop_after_step_saves_what_is_in_flight_and_resume_is_exact(tmp_path: Path, k1_five_steps):
     k = 1
-    straight = run_spec(spec(steps=5, k=k), work_dir=wd(tmp_path / "straight"))
+    straight = k1_five_steps
     assert straight.state == "succeeded", straight.message
 
     control = RunControl()
@@ -225,9 +243,12 @@ class _SegmentsAt(EventWriter):
 
 
 @pytest.mark.parametrize("k", [1, 2])
-def test_k_on_cpu_samples_in_a_producer_process_that_ends_with_the_run(tmp_path: Path, k: int):
-    events = _SegmentsAt(2)
-    run = run_spec(spec(steps=4, k=k), events=events, work_dir=wd(tmp_path))
+def test_k_on_cpu_samples_in_a_producer_process_that_ends_with_the_run(tmp_path: Path, k: int, request: pytest.FixtureRequest):
+    if k == 1:
+        run, events = request.getfixturevalue("k1_four_steps")
+    else:
+        events = _SegmentsAt(2)
+        run = run_spec(spec(steps=4, k=k), events=events, work_dir=wd(tmp_path))
     assert run.state == "succeeded", run.message
     logs = [e["message"] for e in run.events if e["type"] == "log"]
     assert any("asynchronous rollouts: a producer process (pid" in m for m in logs), logs
@@ -335,8 +356,9 @@ class _PauseAt(EventWriter):
         return out
 
 
-def test_a_pause_waits_at_the_trainers_step_boundary_and_changes_nothing(tmp_path: Path):
-    straight = run_spec(spec(steps=4, k=1), work_dir=wd(tmp_path / "straight"))
+def test_a_pause_waits_at_the_trainers_step_boundary_and_changes_nothing(tmp_path: Path, k1_four_steps):
+    straight, _ = k1_four_steps
+    assert straight.state == "succeeded", straight.message
     control = RunControl()
     paused = run_spec(spec(steps=4, k=1), events=_PauseAt(control, 2), work_dir=wd(tmp_path / "paused"), control=control)
     assert paused.state == "succeeded", paused.message

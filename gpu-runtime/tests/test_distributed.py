@@ -72,8 +72,13 @@ def _rank_processes(work_dir: Path) -> list[str]:
     return alive
 
 
-def test_fsdp2_two_ranks_equal_one_process_and_resume_exactly(tmp_path):
-    one = _run(tmp_path / "one", _spec("torch", None))
+@pytest.fixture(scope="module")
+def one(tmp_path_factory):
+    """The one-process reference both two-rank comparisons read (run once; each test keeps its assertions)."""
+    return _run(tmp_path_factory.mktemp("one"), _spec("torch", None))
+
+
+def test_fsdp2_two_ranks_equal_one_process_and_resume_exactly(tmp_path, one):
     assert one.state == "succeeded", one.message
     two = _run(tmp_path / "fsdp2", _spec("fsdp2", 2, checkpointEvery=3))
     assert two.state == "succeeded", two.message
@@ -94,8 +99,8 @@ def test_fsdp2_two_ranks_equal_one_process_and_resume_exactly(tmp_path):
     assert not _rank_processes(tmp_path / "fsdp2")
 
 
-def test_data_parallel_two_ranks_with_micro_batches_equal_one_process(tmp_path):
-    one = _run(tmp_path / "one", _spec("torch", None))
+def test_data_parallel_two_ranks_with_micro_batches_equal_one_process(tmp_path, one):
+    assert one.state == "succeeded", one.message
     two = _run(tmp_path / "ddp", _spec("torch", 2, microBatchSize=3))  # 8 rows: 4 per rank, 3 + 1 each
     assert two.state == "succeeded", two.message
     _assert_same_steps(one, two, range(1, STEPS + 1))

@@ -92,8 +92,15 @@ def test_a_lora_actor_broadcasts_its_adapter_only_and_the_workers_match_bitwise(
     assert spy.compared == [1, 2] and spy.params and all("lora" in name for _, name in spy.params)
 
 
-def test_each_step_reports_the_pools_busy_idle_and_sync_seconds(tmp_path: Path):
-    run = run_spec(spec(steps=2), events=EventWriter(keep=True), work_dir=wd(tmp_path))
+@pytest.fixture(scope="module")
+def two_steps(tmp_path_factory):
+    """spec(steps=2), run once for the tests that only read it (each keeps its own assertions): most of a run's time
+    here is starting the worker processes (spawn re-imports torch and transformers)."""
+    return run_spec(spec(steps=2), events=EventWriter(keep=True), work_dir=wd(tmp_path_factory.mktemp("two-steps")))
+
+
+def test_each_step_reports_the_pools_busy_idle_and_sync_seconds(two_steps):
+    run = two_steps
     assert run.state == "succeeded", run.message
     pooled = [e for e in run.events if e["type"] == "metric" and POOL <= set(e["values"])]
     assert [e["step"] for e in pooled] == [1, 2]
@@ -104,12 +111,12 @@ def test_each_step_reports_the_pools_busy_idle_and_sync_seconds(tmp_path: Path):
     assert any("rollout workers: 2 processes (pids" in e.get("message", "") for e in run.events)
 
 
-def test_the_workers_sample_the_synchronous_loops_rows(tmp_path: Path):
+def test_the_workers_sample_the_synchronous_loops_rows(tmp_path: Path, two_steps):
     """The trainer draws the rows (the run's samplers) and splits them: the prompts match the synchronous run's."""
     sync_spec = spec(steps=2)
     del sync_spec["rollout"]
     sync = run_spec(sync_spec, events=EventWriter(keep=True), work_dir=wd(tmp_path / "sync"))
-    pool = run_spec(spec(steps=2), events=EventWriter(keep=True), work_dir=wd(tmp_path / "pool"))
+    pool = two_steps
     assert sync.state == pool.state == "succeeded", (sync.message, pool.message)
 
     def prompts(events):  # in order, with their group numbers: one part per environment, as the sync loop makes

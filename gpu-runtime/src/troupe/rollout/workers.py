@@ -77,7 +77,7 @@ from ..engines.rollout import HFEngine
 from ..rewards.binding import bind_rewards
 from ..spec.runspec_types import Algorithm, RolloutWorkers
 from ..host.system import seed_everything
-from .async_process import WeightSlots, _get, _put, _reimported_main, _sampling_actors, _trained
+from .async_process import WeightSlots, _get, _put, _reimported_main, _sampling_actors, _trained, exit_without_teardown
 from .copy_blockers import CopyRefusals, copy_blockers
 from .async_rollout import IN_FLIGHT_FILE, ProducedBatch, batch_from_state, batch_state, produce_batch
 from .placement import HOST, WorkerPlacement, placement_of, take_device, weight_group
@@ -622,6 +622,7 @@ def _worker_main(index: int, port: int, size: int, placement: WorkerPlacement, c
                 slots.close(unlink=trainer_gone)
         for reward in closing:  # sandboxed reward workers
             getattr(reward, "close", lambda: None)()
+        exit_without_teardown(out)  # also after the early returns above (async_process.exit_without_teardown says why)
 
 
 def _next(commands: Any, parent: Any) -> Any:
