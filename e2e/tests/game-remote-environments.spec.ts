@@ -27,6 +27,8 @@ test("environments: a board game and a remote environment, each with its setting
   await expect(page.getByTestId("game-fields")).toBeVisible();
   await page.getByLabel("Game", { exact: true }).selectOption("connect_four");
   await page.getByLabel("Reward per legal move").fill("0.2");
+  // Every board game lists its legal moves when asked (connect-four: column numbers), not chess alone.
+  await page.getByRole("checkbox", { name: "List the legal moves under every board (cell or column numbers)" }).check();
   await page.getByRole("checkbox", { name: player }).check();
   await page.getByLabel("Dataset", { exact: true }).selectOption("echo_letter");
   // No reward is needed: the game scores its episodes.
